@@ -1,0 +1,1 @@
+"""signoff: agent turns that pause, durably, for a human sign-off."""
