@@ -1,0 +1,43 @@
+"""A loaded agent: its configuration plus the tools, rules and skills it runs with."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+from signoff.budget import Budget
+from signoff.skills import skills_index
+
+if TYPE_CHECKING:
+    from pathlib import Path
+
+    from signoff.agents.config import AgentConfig
+    from signoff.gate import RuleSet
+    from signoff.skills import Skill
+    from signoff.tools import Tool
+
+__all__ = ["Agent"]
+
+
+@dataclass(frozen=True, kw_only=True)
+class Agent:
+    name: str
+    directory: Path
+    config: AgentConfig
+    tools: dict[str, Tool]
+    rules: RuleSet
+    skills: dict[str, Skill]
+
+    @property
+    def system_prompt(self) -> str:
+        """The configured prompt followed by the skills index, if any."""
+        index = skills_index(self.skills)
+        return f"{self.config.system.strip()}\n\n{index}" if index else self.config.system.strip()
+
+    @property
+    def budget(self) -> Budget:
+        return Budget(tokens=self.config.budget.tokens, nudge_at=self.config.budget.nudge_at)
+
+    @property
+    def max_turns(self) -> int:
+        return self.config.max_turns

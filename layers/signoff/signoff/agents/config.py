@@ -1,0 +1,76 @@
+"""``agent.yaml``: the validated shape of an agent's configuration."""
+
+from __future__ import annotations
+
+import re
+from typing import Annotated, Any, Literal
+
+from pydantic import BaseModel, BeforeValidator, ConfigDict, Field
+from pydantic.alias_generators import to_camel
+
+__all__ = ["AgentConfig", "BudgetSettings", "ModelSettings", "ScheduleSettings", "seconds"]
+
+_DURATION = re.compile(r"^\s*(\d+(?:\.\d+)?)\s*([smhd]?)\s*$")
+_UNIT = {"": 1, "s": 1, "m": 60, "h": 3600, "d": 86400}
+
+
+def seconds(value: Any) -> Any:
+    """``"24h"``, ``"30m"``, ``"90s"``, ``"2d"`` or a number of seconds → seconds."""
+    if isinstance(value, str):
+        found = _DURATION.match(value)
+        if not found:
+            raise ValueError("a duration like '90s', '30m', '24h', '2d' or a number of seconds")
+        return float(found.group(1)) * _UNIT[found.group(2)]
+    return value
+
+
+Duration = Annotated[float, BeforeValidator(seconds), Field(gt=0)]
+
+
+class _Config(BaseModel):
+    model_config = ConfigDict(
+        extra="forbid", frozen=True, alias_generator=to_camel, populate_by_name=True
+    )
+
+
+class ModelSettings(_Config):
+    """Which model an agent talks to. ``script`` is for the scripted provider."""
+
+    provider: Literal["scripted", "openai", "anthropic", "bedrock"] = "scripted"
+    model: str = "script"
+    script: str = "script.yaml"
+    base_url: str | None = None
+    api_key_env: str | None = None
+    region: str | None = None
+    max_tokens: int = Field(default=1024, gt=0)
+
+
+class BudgetSettings(_Config):
+    tokens: int = Field(default=8000, gt=0)
+    nudge_at: float = Field(default=0.8, gt=0, le=1)
+
+
+class ScheduleSettings(_Config):
+    """An EventBridge schedule that sends the agent a message."""
+
+    expression: str
+    message: str
+    tenant: str = "default"
+
+
+NotifyEvent = Literal["approval", "question", "run_start", "run_finish", "stuck"]
+
+
+class AgentConfig(_Config):
+    """The contents of ``agents/<name>/agent.yaml``."""
+
+    description: str = ""
+    system: str
+    model: ModelSettings = ModelSettings()
+    max_turns: int = Field(default=10, gt=0, le=200)
+    budget: BudgetSettings = BudgetSettings()
+    approval_timeout: Duration = 86400.0
+    remind_after: Duration | None = None
+    session_key: str | None = None
+    notify: dict[str, list[NotifyEvent]] = Field(default_factory=dict)
+    schedule: ScheduleSettings | None = None

@@ -1,0 +1,53 @@
+"""The resolved configuration of an agent, as shown to people: never a secret."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+from signoff.models.factory import effective_settings
+
+if TYPE_CHECKING:
+    from signoff.agents.agent import Agent
+
+__all__ = ["describe_agent"]
+
+
+def describe_agent(agent: Agent) -> dict[str, Any]:
+    """Prompt, model, tools, rules, skills, notify and schedule of ``agent``.
+
+    Model settings name the environment variable that holds a key, never its value.
+    """
+    config = agent.config
+    model = effective_settings(config.model)
+    return {
+        "name": agent.name,
+        "description": config.description,
+        "systemPrompt": agent.system_prompt,
+        "model": model.model_dump(by_alias=True, exclude_none=True),
+        "maxTurns": config.max_turns,
+        "budget": config.budget.model_dump(by_alias=True),
+        "approvalTimeoutSeconds": config.approval_timeout,
+        "tools": [
+            {
+                "name": tool.name,
+                "description": tool.description,
+                "parameters": tool.parameters,
+                "safe": tool.safe,
+                "idempotent": tool.idempotent,
+            }
+            for tool in agent.tools.values()
+        ],
+        "rules": {
+            "source": str(agent.directory / "actauth.yml"),
+            "defaultDecision": agent.rules.default_decision,
+            "rules": [
+                rule.model_dump(mode="json", exclude_none=True) for rule in agent.rules.rules
+            ],
+        },
+        "skills": [
+            {"name": skill.name, "description": skill.description}
+            for skill in agent.skills.values()
+        ],
+        "notify": config.notify,
+        "schedule": config.schedule.model_dump(by_alias=True) if config.schedule else None,
+    }

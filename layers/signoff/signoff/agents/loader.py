@@ -1,0 +1,119 @@
+"""Finding and loading ``agents/<name>/`` folders.
+
+An agent folder holds ``agent.yaml`` (required), ``actauth.yml`` (the rules; a
+missing file means every call is asked about), ``tools.py`` (``@tool``
+functions) and ``skills/<skill>/SKILL.md``. Every problem is reported as a
+``ConfigError`` naming the file and the field.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import sys
+from pathlib import Path
+
+
+import yaml
+from pydantic import ValidationError
+
+from signoff.agents.agent import Agent
+from signoff.agents.config import AgentConfig
+from signoff.errors import ConfigError, UnknownAgent
+from signoff.gate import RuleSet, load_rules
+from signoff.skills import discover_skills
+from signoff.tools import Tool
+
+__all__ = ["AgentCatalog", "load_agent"]
+
+RESERVED_TOOLS = frozenset({"ask_user", "Skill"})
+
+
+class AgentCatalog:
+    """The agents under one root folder, loaded once each on first use."""
+
+    def __init__(self, root: Path) -> None:
+        self.root = root
+        self._loaded: dict[str, Agent] = {}
+
+    def names(self) -> list[str]:
+        if not self.root.is_dir():
+            return []
+        return sorted(p.parent.name for p in self.root.glob("*/agent.yaml"))
+
+    def get(self, name: str) -> Agent:
+        """The agent called ``name``.
+
+        Raises:
+            UnknownAgent: no such folder.
+            ConfigError: the agent's files are invalid.
+        """
+        if name not in self._loaded:
+            if name not in self.names():
+                raise UnknownAgent(name, self.names())
+            self._loaded[name] = load_agent(self.root / name)
+        return self._loaded[name]
+
+
+def load_agent(directory: Path) -> Agent:
+    """Load and validate the agent in ``directory``.
+
+    Raises:
+        ConfigError: a file is missing, unreadable or invalid.
+    """
+    name = directory.name
+    config = _load_config(directory / "agent.yaml")
+    rules_file = directory / "actauth.yml"
+    rules = load_rules(rules_file, name) if rules_file.exists() else RuleSet()
+    return Agent(
+        name=name,
+        directory=directory,
+        config=config,
+        tools=_load_tools(directory / "tools.py", name),
+        rules=rules,
+        skills=discover_skills(directory / "skills"),
+    )
+
+
+def _load_config(path: Path) -> AgentConfig:
+    try:
+        raw = yaml.safe_load(path.read_text(encoding="utf-8"))
+    except FileNotFoundError as exc:
+        raise ConfigError(str(path), "", "file not found") from exc
+    except yaml.YAMLError as exc:
+        raise ConfigError(str(path), "", f"invalid YAML: {exc}") from exc
+    if not isinstance(raw, dict):
+        raise ConfigError(str(path), "", "must be a mapping of settings")
+    try:
+        return AgentConfig.model_validate(raw)
+    except ValidationError as exc:
+        err = exc.errors(include_url=False)[0]
+        field = ".".join(str(p) for p in err["loc"]) or "(root)"
+        raise ConfigError(str(path), field, err["msg"]) from exc
+
+
+def _load_tools(path: Path, agent: str) -> dict[str, Tool]:
+    if not path.exists():
+        return {}
+    module_name = f"signoff_agent_tools.{agent.replace('-', '_')}"
+    spec = importlib.util.spec_from_file_location(module_name, path)
+    if spec is None or spec.loader is None:
+        raise ConfigError(str(path), "", "cannot be imported")
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[module_name] = module
+    try:
+        spec.loader.exec_module(module)
+    except Exception as exc:  # any error in user code is a config error of that file
+        sys.modules.pop(module_name, None)
+        raise ConfigError(str(path), "", f"import failed: {type(exc).__name__}: {exc}") from exc
+    tools: dict[str, Tool] = {}
+    for attribute, value in vars(module).items():
+        if not isinstance(value, Tool):
+            continue
+        if value.name in RESERVED_TOOLS:
+            raise ConfigError(str(path), attribute, f"{value.name!r} is a system tool name")
+        if value.name in tools:
+            raise ConfigError(str(path), attribute, f"duplicate tool name {value.name!r}")
+        tools[value.name] = value
+    return tools
+
+

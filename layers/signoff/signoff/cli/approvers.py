@@ -1,0 +1,68 @@
+"""Live approvers for the terminal: one that asks, one that answers from flags."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, TextIO
+
+from signoff.engine import Answered, Approved, Denied
+from signoff.errors import UsageError
+from signoff.events import ApprovalPending, QuestionPending
+
+if TYPE_CHECKING:
+    from signoff.engine import Resolution
+
+__all__ = ["FlagApprover", "TerminalApprover"]
+
+
+@dataclass(frozen=True)
+class TerminalApprover:
+    """Asks on the terminal and waits for the answer."""
+
+    tty_in: TextIO
+    tty_out: TextIO
+
+    def __call__(self, pending: ApprovalPending | QuestionPending, call_id: str) -> Resolution:
+        if isinstance(pending, QuestionPending):
+            options = f" [{' / '.join(pending.options)}]" if pending.options else ""
+            answer = self._ask(f"{pending.question}{options}\n> ")
+            return Answered(call_id=call_id, answer=answer, actor="terminal")
+        while True:
+            reply = self._ask(f"Approve {pending.tool} {pending.args}? [y/n] ").strip().lower()
+            if reply in ("y", "yes"):
+                return Approved(call_id=call_id, actor="terminal")
+            if reply in ("n", "no"):
+                return Denied(call_id=call_id, actor="terminal")
+
+    def _ask(self, prompt: str) -> str:
+        self.tty_out.write(prompt)
+        self.tty_out.flush()
+        line = self.tty_in.readline()
+        if not line:
+            raise UsageError("the terminal closed before a decision was given")
+        return line.rstrip("\n")
+
+
+@dataclass(frozen=True)
+class FlagApprover:
+    """Answers from ``--approve`` / ``--deny`` / ``--answer``; refuses what they don't cover."""
+
+    decision: str | None
+    answer: str | None
+
+    def __call__(self, pending: ApprovalPending | QuestionPending, call_id: str) -> Resolution:
+        if isinstance(pending, QuestionPending):
+            if self.answer is None:
+                raise UsageError(
+                    f"the agent asks {pending.question!r} and there is no terminal to answer on;"
+                    " rerun with --answer TEXT"
+                )
+            return Answered(call_id=call_id, answer=self.answer, actor="cli-flag")
+        if self.decision == "approve":
+            return Approved(call_id=call_id, actor="cli-flag")
+        if self.decision == "deny":
+            return Denied(call_id=call_id, actor="cli-flag")
+        raise UsageError(
+            f"{pending.tool} needs approval ({pending.reason}) and there is no terminal to ask on;"
+            " rerun with --approve or --deny (it was not run)"
+        )

@@ -1,0 +1,194 @@
+"""``signoff run | agents | config``: agent turns in the terminal.
+
+Exit codes: 0 the turn finished, 1 an error, 2 a usage error (bad arguments,
+an unknown agent, an approval that no terminal or flag can answer).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import re
+import sys
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from pydantic import TypeAdapter
+
+from signoff.errors import ConfigError, SignoffError, UnknownAgent, UsageError
+from signoff.events import dump
+from signoff.ids import new_id
+from signoff.messages import Message
+
+if TYPE_CHECKING:
+    from collections.abc import Sequence
+
+    from signoff.events import LoopEvent
+    from signoff.live import LiveApprover
+
+__all__ = ["main"]
+
+EXIT_OK, EXIT_ERROR, EXIT_USAGE = 0, 1, 2
+_HISTORY = TypeAdapter(list[Message])
+_SESSION_ID = re.compile(r"^[A-Za-z0-9_.-]{1,128}$")
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = _parser()
+    args = parser.parse_args(argv)
+    try:
+        result: int = args.command(args)
+        return result
+    except UnknownAgent as exc:
+        print(f"signoff: {exc}", file=sys.stderr)
+        return EXIT_USAGE
+    except UsageError as exc:
+        print(f"signoff: {exc}", file=sys.stderr)
+        return EXIT_USAGE
+    except ConfigError as exc:
+        print(f"signoff: invalid configuration: {exc}", file=sys.stderr)
+        return EXIT_ERROR
+    except SignoffError as exc:
+        print(f"signoff: {exc}", file=sys.stderr)
+        return EXIT_ERROR
+
+
+def _parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="signoff", description="Agent turns that pause for a human sign-off."
+    )
+    parser.add_argument(
+        "--agents",
+        type=Path,
+        default=None,
+        help="folder of agents (default: $SIGNOFF_AGENTS_DIR or ./agents)",
+    )
+    commands = parser.add_subparsers(required=True, metavar="command")
+
+    run = commands.add_parser("run", help="run one turn of an agent")
+    run.add_argument("agent")
+    run.add_argument("message")
+    run.add_argument("--json", action="store_true", help="NDJSON events on stdout")
+    run.add_argument("--session", help="continue this session (default: a new one)")
+    run.add_argument("--tenant", default="default")
+    run.add_argument("--env", default="production", dest="environment")
+    decision = run.add_mutually_exclusive_group()
+    decision.add_argument("--approve", action="store_const", const="approve", dest="decision")
+    decision.add_argument("--deny", action="store_const", const="deny", dest="decision")
+    run.add_argument("--answer", help="the answer to give if the agent asks a question")
+    run.set_defaults(command=_run)
+
+    agents = commands.add_parser("agents", help="list the agents")
+    agents.set_defaults(command=_agents)
+
+    schema = commands.add_parser("schema", help="print the LoopEvent JSON Schema")
+    schema.set_defaults(command=_schema)
+
+    config = commands.add_parser("config", help="print an agent's resolved config (no secrets)")
+    config.add_argument("agent")
+    config.set_defaults(command=_config)
+    return parser
+
+
+def _catalog(args: argparse.Namespace) -> Any:
+    from signoff.agents import AgentCatalog
+
+    root = args.agents or Path(os.environ.get("SIGNOFF_AGENTS_DIR", "agents"))
+    return AgentCatalog(root)
+
+
+def _agents(args: argparse.Namespace) -> int:
+    catalog = _catalog(args)
+    names = catalog.names()
+    if not names:
+        print(f"signoff: no agents under {catalog.root}", file=sys.stderr)
+        return EXIT_ERROR
+    for name in names:
+        print(f"{name}\t{catalog.get(name).config.description}")
+    return EXIT_OK
+
+
+def _schema(_: argparse.Namespace) -> int:
+    from signoff.events import loop_event_schema
+
+    print(json.dumps(loop_event_schema(), indent=2))
+    return EXIT_OK
+
+
+def _config(args: argparse.Namespace) -> int:
+    from signoff.agents.describe import describe_agent
+
+    print(json.dumps(describe_agent(_catalog(args).get(args.agent)), indent=2))
+    return EXIT_OK
+
+
+def _run(args: argparse.Namespace) -> int:
+    from signoff.cli.approvers import FlagApprover, TerminalApprover
+    from signoff.cli.render import render
+    from signoff.clock import SystemClock
+    from signoff.engine import Engine
+    from signoff.live import run_live
+    from signoff.models.factory import build_model
+
+    agent = _catalog(args).get(args.agent)
+    session_id = args.session or new_id()
+    if not _SESSION_ID.match(session_id):
+        raise UsageError(f"--session {session_id!r}: use letters, digits, '.', '_' or '-'")
+    store = _SessionFile(session_id)
+    history = store.load()
+
+    def sink(event: LoopEvent) -> None:
+        if args.json:
+            print(json.dumps(dump(event), ensure_ascii=False), flush=True)
+        elif (line := render(event)) is not None:
+            print(line, file=sys.stderr, flush=True)
+
+    approver: LiveApprover
+    interactive = args.decision is None and args.answer is None and sys.stdin.isatty()
+    if interactive:
+        approver = TerminalApprover(sys.stdin, sys.stderr)
+    else:
+        approver = FlagApprover(args.decision, args.answer)
+    engine = Engine(
+        agent=agent,
+        model=build_model(agent.config.model, agent.directory),
+        clock=SystemClock(),
+        max_tokens=agent.config.model.max_tokens,
+    )
+    finished = run_live(
+        engine,
+        message=args.message,
+        history=history,
+        tenant=args.tenant,
+        environment=args.environment,
+        session_id=session_id,
+        approver=approver,
+        sink=sink,
+    )
+    # Saved only when the turn finished, so a session never holds an unanswered call.
+    store.save(history)
+    if not args.json:
+        print(finished.text)
+    return EXIT_OK
+
+
+class _SessionFile:
+    """The terminal's session history, one JSON file per session under $SIGNOFF_HOME."""
+
+    def __init__(self, session_id: str) -> None:
+        home = Path(os.environ.get("SIGNOFF_HOME", Path.home() / ".signoff"))
+        self.path = home / "sessions" / f"{session_id}.json"
+
+    def load(self) -> list[Message]:
+        if not self.path.exists():
+            return []
+        return _HISTORY.validate_json(self.path.read_bytes())
+
+    def save(self, history: list[Message]) -> None:
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        self.path.write_bytes(_HISTORY.dump_json(history))
+
+
+if __name__ == "__main__":
+    sys.exit(main())

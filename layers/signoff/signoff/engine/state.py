@@ -1,0 +1,141 @@
+"""The values a turn is made of: its resumable state, resolutions and outcomes.
+
+A pause is data and a resume is a new call: ``TurnState`` is everything a
+paused turn needs besides the conversation itself (which lives in the session
+log), so it stays small however long the session gets.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Literal
+
+from pydantic import BaseModel, ConfigDict
+
+from signoff.messages import ToolCall  # noqa: TC001 - pydantic needs it at runtime
+
+if TYPE_CHECKING:
+    from signoff.events import ApprovalPending, LoopEvent, QuestionPending
+
+__all__ = [
+    "Answered",
+    "Approved",
+    "CallState",
+    "Continue",
+    "Denied",
+    "Finished",
+    "Outcome",
+    "Paused",
+    "Resolution",
+    "TurnState",
+]
+
+STATE_VERSION = 1
+
+CallStatus = Literal[
+    "undecided",  # the gate has not looked at it yet
+    "allowed",  # will run once the whole batch is decided
+    "awaiting",  # a human (or the asker of a question) must decide
+    "denied",  # refused by a rule or a human; never runs
+    "skipped",  # a sibling was denied, so it never runs
+    "started",  # handed to the tool runner; its result is not recorded yet
+    "done",  # result recorded
+]
+
+
+class CallState(BaseModel):
+    """One tool call of the current batch and how far it got."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    call: ToolCall
+    status: CallStatus = "undecided"
+    decision: Literal["allow", "ask", "deny"] | None = None
+    reason: str = ""
+    # Set by a human resolution: who decided, and what an ask_user was answered.
+    decided_by: str | None = None
+    human_denied: bool = False
+    answer: str | None = None
+    # The result as the model will see it.
+    status_text: str | None = None
+    content: str | None = None
+    is_error: bool = False
+
+
+class TurnState(BaseModel):
+    """Where a turn stands, without the conversation itself."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    version: int = STATE_VERSION
+    agent: str
+    tenant: str
+    environment: str
+    session_id: str
+    run_id: str
+    model_calls: int = 0
+    # The prompt starts at this index of the session history; earlier messages
+    # were compacted away (and are still in the log).
+    window_start: int = 0
+    omitted: int = 0
+    # Provider-reported size of the last prompt + answer, and the history length then.
+    last_usage_tokens: int | None = None
+    last_usage_at: int = 0
+    last_text: str = ""
+    batch: list[CallState] = []
+    # Id of the pending item the turn waits on, and the call it is about.
+    pending_id: str | None = None
+    awaiting_call: str | None = None
+
+
+@dataclass(frozen=True, kw_only=True)
+class Approved:
+    call_id: str
+    actor: str = "human"
+
+
+@dataclass(frozen=True, kw_only=True)
+class Denied:
+    call_id: str
+    actor: str = "human"
+    reason: str = ""
+
+
+@dataclass(frozen=True, kw_only=True)
+class Answered:
+    call_id: str
+    answer: str
+    actor: str = "human"
+
+
+Resolution = Approved | Denied | Answered
+
+
+@dataclass(frozen=True, kw_only=True)
+class Finished:
+    """The turn is over."""
+
+    state: TurnState
+    text: str
+    stop_reason: Literal["max_turns", "denied"] | None = None
+    events: list[LoopEvent] = field(default_factory=list)
+
+
+@dataclass(frozen=True, kw_only=True)
+class Paused:
+    """The turn waits for a human; ``pending`` is the approval or question event."""
+
+    state: TurnState
+    pending: ApprovalPending | QuestionPending
+    events: list[LoopEvent] = field(default_factory=list)
+
+
+@dataclass(frozen=True, kw_only=True)
+class Continue:
+    """The turn yielded before its deadline; continue it with ``Engine.proceed``."""
+
+    state: TurnState
+    events: list[LoopEvent] = field(default_factory=list)
+
+
+Outcome = Finished | Paused | Continue

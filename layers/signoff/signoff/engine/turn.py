@@ -1,0 +1,480 @@
+"""The turn engine: model → gate → tools → model … until done or a pause.
+
+``Engine.start`` runs a new user message, ``Engine.resume`` continues a paused
+turn with a human's resolution, ``Engine.proceed`` continues a turn that
+yielded before its deadline. Each returns ``Finished``, ``Paused`` or
+``Continue``; none of them blocks on a human. The conversation is a list the
+caller owns: the engine only ever appends to it.
+"""
+
+from __future__ import annotations
+
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+from signoff.budget import compact, estimate_tokens
+from signoff.clock import iso
+from signoff.engine import system_tools
+from signoff.engine.state import (
+    Answered,
+    Approved,
+    CallState,
+    Continue,
+    Denied,
+    Finished,
+    Outcome,
+    Paused,
+    Resolution,
+    TurnState,
+)
+from signoff.engine.toollane import ToolRun, encode_result, run_lane
+from signoff.errors import PromptTooLong, ResolutionError, UnknownPending
+from signoff.events import (
+    ActauthDecision,
+    ApprovalPending,
+    AssistantText,
+    LoopDenied,
+    LoopDone,
+    LoopEvent,
+    LoopMaxTurns,
+    LoopSkipped,
+    PendingScope,
+    PromptCompaction,
+    QuestionPending,
+    SkillLoaded,
+    ToolResult,
+)
+from signoff.gate import Scope, decide
+from signoff.ids import new_id
+from signoff.messages import (
+    AssistantMessage,
+    Message,
+    ModelRequest,
+    ModelResponse,
+    ToolResultMessage,
+    UserMessage,
+)
+from signoff.tools import ToolArgumentsInvalid, ToolContext
+
+if TYPE_CHECKING:
+    from collections.abc import Callable
+
+    from signoff.agents import Agent
+    from signoff.clock import Clock
+    from signoff.messages import ToolSpec
+    from signoff.models.base import ModelCall
+
+__all__ = ["Engine"]
+
+
+
+@dataclass(kw_only=True)
+class _Run:
+    """One call into the engine: the state it advances and what it emitted."""
+
+    state: TurnState
+    history: list[Message]
+    sink: Callable[[LoopEvent], None] | None
+    deadline: float | None
+    events: list[LoopEvent] = field(default_factory=list)
+
+    def emit(self, event: LoopEvent) -> None:
+        self.events.append(event)
+        if self.sink is not None:
+            self.sink(event)
+
+
+class Engine:
+    """Drives turns of one agent against one model."""
+
+    def __init__(
+        self,
+        *,
+        agent: Agent,
+        model: ModelCall,
+        clock: Clock,
+        new_id: Callable[[], str] = new_id,
+        checkpoint: Callable[[TurnState, list[Message]], None] | None = None,
+        max_workers: int = 8,
+        deadline_margin: float = 0.0,
+        max_tokens: int = 1024,
+    ) -> None:
+        self.agent = agent
+        self.model = model
+        self.clock = clock
+        self.new_id = new_id
+        self.checkpoint = checkpoint
+        self.deadline_margin = deadline_margin
+        self.max_tokens = max_tokens
+        self._pool = ThreadPoolExecutor(max_workers=max_workers, thread_name_prefix="toollane")
+        specs: list[ToolSpec] = [t.spec for t in agent.tools.values()]
+        specs.append(system_tools.ask_user_spec())
+        if agent.skills:
+            specs.append(system_tools.skill_spec(sorted(agent.skills)))
+        self._specs = tuple(specs)
+
+    # -- the three entry points -------------------------------------------------------
+
+    def start(
+        self,
+        *,
+        history: list[Message],
+        message: str,
+        tenant: str,
+        environment: str,
+        session_id: str,
+        run_id: str | None = None,
+        sink: Callable[[LoopEvent], None] | None = None,
+        deadline: float | None = None,
+    ) -> Outcome:
+        """Run a new user message to its end or its first pause."""
+        state = TurnState(
+            agent=self.agent.name,
+            tenant=tenant,
+            environment=environment,
+            session_id=session_id,
+            run_id=run_id or self.new_id(),
+        )
+        history.append(UserMessage(content=message))
+        return self._drive(_Run(state=state, history=history, sink=sink, deadline=deadline))
+
+    def resume(
+        self,
+        state: TurnState,
+        history: list[Message],
+        resolution: Resolution,
+        *,
+        sink: Callable[[LoopEvent], None] | None = None,
+        deadline: float | None = None,
+    ) -> Outcome:
+        """Apply a human's resolution to a paused turn and run on.
+
+        Raises:
+            UnknownPending: the resolution is for a call the turn is not waiting on.
+            ResolutionError: an answer for an approval, or a decision for a question.
+        """
+        state = state.model_copy(deep=True)
+        run = _Run(state=state, history=history, sink=sink, deadline=deadline)
+        if state.awaiting_call is None or resolution.call_id != state.awaiting_call:
+            raise UnknownPending(resolution.call_id, state.awaiting_call)
+        waiting = next(cs for cs in state.batch if cs.call.id == state.awaiting_call)
+        self._apply(run, waiting, resolution)
+        state.pending_id = None
+        state.awaiting_call = None
+        return self._drive(run)
+
+    def proceed(
+        self,
+        state: TurnState,
+        history: list[Message],
+        *,
+        sink: Callable[[LoopEvent], None] | None = None,
+        deadline: float | None = None,
+    ) -> Outcome:
+        """Continue a turn that returned ``Continue`` (or whose process died)."""
+        state = state.model_copy(deep=True)
+        return self._drive(_Run(state=state, history=history, sink=sink, deadline=deadline))
+
+    # -- the loop ---------------------------------------------------------------------
+
+    def _drive(self, run: _Run) -> Outcome:
+        state = run.state
+        while True:
+            if state.batch:
+                outcome = self._advance_batch(run)
+                if outcome is not None:
+                    return outcome
+                continue
+            if state.model_calls >= self.agent.max_turns:
+                run.emit(LoopMaxTurns(max_turns=self.agent.max_turns))
+                return Finished(
+                    state=state, text=state.last_text, stop_reason="max_turns", events=run.events
+                )
+            if self._out_of_time(run):
+                return Continue(state=state, events=run.events)
+            response = self._call_model(run)
+            state.model_calls += 1
+            if response.text:
+                state.last_text = response.text
+            if not response.tool_calls:
+                run.history.append(AssistantMessage(content=response.text))
+                run.emit(LoopDone(text=response.text))
+                return Finished(state=state, text=response.text, events=run.events)
+            if response.text:
+                run.emit(AssistantText(text=response.text))
+            run.history.append(
+                AssistantMessage(content=response.text, tool_calls=response.tool_calls)
+            )
+            state.batch = [CallState(call=call) for call in response.tool_calls]
+
+    def _out_of_time(self, run: _Run) -> bool:
+        if run.deadline is None:
+            return False
+        return self.clock.monotonic() >= run.deadline - self.deadline_margin
+
+    # -- the model call, with the budget in front of it ---------------------------------
+
+    def _call_model(self, run: _Run) -> ModelResponse:
+        state = run.state
+        window = run.history[state.window_start :]
+        if state.last_usage_tokens is not None:
+            used = state.last_usage_tokens + estimate_tokens(
+                "", run.history[state.last_usage_at :]
+            )
+        else:
+            used = estimate_tokens(self._system(state), window)
+        budget = self.agent.budget
+        check = budget.check(used)
+        run.emit(check)
+        nudge = check.nudge if check.action == "nudge" else None
+        if check.action == "over_hard_limit":
+            self._compact(run, target=int(budget.tokens * budget.nudge_at))
+        try:
+            response = self.model(self._request(run, nudge))
+        except PromptTooLong:
+            # One retry with half the prompt; a second rejection is the caller's error.
+            current = estimate_tokens(self._system(state), run.history[state.window_start :])
+            self._compact(run, target=max(1, current // 2))
+            response = self.model(self._request(run, nudge))
+        if response.usage is not None:
+            state.last_usage_tokens = response.usage.total
+            state.last_usage_at = len(run.history)
+        return response
+
+    def _system(self, state: TurnState, nudge: str | None = None) -> str:
+        parts = [self.agent.system_prompt]
+        if state.window_start:
+            parts.append(
+                f"[{state.window_start} earlier messages were omitted to fit the context budget.]"
+            )
+        if nudge:
+            parts.append(nudge)
+        return "\n\n".join(parts)
+
+    def _request(self, run: _Run, nudge: str | None) -> ModelRequest:
+        return ModelRequest(
+            system=self._system(run.state, nudge),
+            messages=tuple(run.history[run.state.window_start :]),
+            tools=self._specs,
+            max_tokens=self.max_tokens,
+        )
+
+    def _compact(self, run: _Run, *, target: int) -> None:
+        state = run.state
+        window = run.history[state.window_start :]
+        kept = [m for m in compact(window, system=self._system(state), target_tokens=target)]
+        kept_count = sum(1 for m in kept if any(m is w for w in window))
+        before = len(window)
+        state.window_start = len(run.history) - kept_count
+        state.last_usage_tokens = None
+        run.emit(PromptCompaction(from_=before, to=kept_count))
+
+    # -- one batch of tool calls --------------------------------------------------------
+
+    def _advance_batch(self, run: _Run) -> Outcome | None:
+        state = run.state
+        for cs in state.batch:
+            if cs.status == "undecided":
+                pending = self._gate(run, cs)
+                if pending is not None:
+                    return Paused(state=state, pending=pending, events=run.events)
+        denied = [cs for cs in state.batch if cs.status == "denied"]
+        if denied:
+            self._skip_siblings(run, [cs.call.name for cs in denied])
+        else:
+            runs = [self._tool_run(run, cs) for cs in state.batch if cs.status in ("allowed", "started")]
+            finished = run_lane(
+                runs,
+                pool=self._pool,
+                emit=run.emit,
+                before_solo=lambda _cs: self._save(run),
+                out_of_time=lambda: self._out_of_time(run),
+            )
+            if not finished:
+                return Continue(state=state, events=run.events)
+        for cs in state.batch:
+            run.history.append(
+                ToolResultMessage(
+                    call_id=cs.call.id,
+                    name=cs.call.name,
+                    content=cs.content or "",
+                    is_error=cs.is_error,
+                )
+            )
+        human_denied = [cs.call.name for cs in state.batch if cs.human_denied]
+        state.batch = []
+        self._save(run)
+        if human_denied:
+            run.emit(LoopDenied(denied_tools=human_denied))
+            text = f"Not done: {', '.join(human_denied)} was denied."
+            return Finished(state=state, text=text, stop_reason="denied", events=run.events)
+        return None
+
+    def _gate(self, run: _Run, cs: CallState) -> ApprovalPending | QuestionPending | None:
+        """Decide one call; the pending event when a human must answer."""
+        state = run.state
+        call = cs.call
+        blocked = any(other.status == "denied" for other in state.batch)
+        if call.name == system_tools.ASK_USER:
+            if blocked:
+                cs.status = "allowed"  # skipped with its siblings
+                return None
+            cs.status = "awaiting"
+            return self._pause_question(run, cs)
+        if call.name == system_tools.SKILL and self.agent.skills:
+            cs.status = "allowed"
+            cs.reason = "system tool"
+            return None
+        scope = Scope(tenant=state.tenant, environment=state.environment, agent=state.agent)
+        verdict = decide(self.agent.rules, call.name, call.args, scope)
+        cs.decision = verdict.decision
+        cs.reason = verdict.reason
+        run.emit(ActauthDecision(tool=call.name, decision=verdict.decision, reason=verdict.reason))
+        if verdict.decision == "deny":
+            self._deny(run, cs, f"Denied: {verdict.reason}.")
+            return None
+        if blocked:
+            cs.status = "allowed"  # skipped with its siblings
+            return None
+        problem = self._invalid(cs)
+        if problem is not None:
+            cs.status = "done"
+            cs.content, cs.is_error, cs.status_text = f"Error: {problem}", True, "Error."
+            run.emit(
+                ToolResult(
+                    id=call.id, tool=call.name, args=call.args, detail_text=problem, status_text="Error."
+                )
+            )
+            return None
+        if verdict.decision == "allow":
+            cs.status = "allowed"
+            return None
+        cs.status = "awaiting"
+        return self._pause_approval(run, cs)
+
+    def _invalid(self, cs: CallState) -> str | None:
+        tool = self.agent.tools.get(cs.call.name)
+        if tool is None:
+            known = ", ".join(sorted(self.agent.tools)) or "none"
+            return f"unknown tool {cs.call.name!r}; available tools: {known}"
+        try:
+            tool.validate(cs.call.args)
+        except ToolArgumentsInvalid as exc:
+            return str(exc)
+        return None
+
+    def _pause_approval(self, run: _Run, cs: CallState) -> ApprovalPending:
+        state = run.state
+        pending = ApprovalPending(
+            id=self.new_id(),
+            tool=cs.call.name,
+            args=cs.call.args,
+            scope=PendingScope(tenant=state.tenant, environment=state.environment, agent=state.agent),
+            reason=cs.reason,
+            requested_at=iso(self.clock.now()),
+        )
+        state.pending_id, state.awaiting_call = pending.id, cs.call.id
+        run.emit(pending)
+        return pending
+
+    def _pause_question(self, run: _Run, cs: CallState) -> QuestionPending:
+        state = run.state
+        options = cs.call.args.get("options")
+        pending = QuestionPending(
+            id=self.new_id(),
+            question=str(cs.call.args.get("question", "")),
+            options=[str(o) for o in options] if isinstance(options, list) and options else None,
+            agent=state.agent,
+            session_id=state.session_id,
+            requested_at=iso(self.clock.now()),
+        )
+        state.pending_id, state.awaiting_call = pending.id, cs.call.id
+        run.emit(pending)
+        return pending
+
+    def _apply(self, run: _Run, cs: CallState, resolution: Resolution) -> None:
+        is_question = cs.call.name == system_tools.ASK_USER
+        cs.decided_by = resolution.actor
+        if isinstance(resolution, Answered):
+            if not is_question:
+                raise ResolutionError(f"call {cs.call.id!r} needs approve or deny, not an answer")
+            cs.status, cs.answer = "done", resolution.answer
+            cs.content, cs.status_text = resolution.answer, "Answered."
+            run.emit(
+                ToolResult(
+                    id=cs.call.id,
+                    tool=cs.call.name,
+                    args=cs.call.args,
+                    detail_text=resolution.answer,
+                    status_text="Answered.",
+                )
+            )
+            return
+        if is_question:
+            raise ResolutionError(f"call {cs.call.id!r} is a question; it needs an answer")
+        if isinstance(resolution, Approved):
+            cs.status = "allowed"
+            cs.reason = f"{cs.reason}; approved by {resolution.actor}"
+            return
+        assert isinstance(resolution, Denied)
+        cs.human_denied = True
+        why = f" ({resolution.reason})" if resolution.reason else ""
+        self._deny(run, cs, f"Denied by {resolution.actor}{why}.")
+
+    def _deny(self, run: _Run, cs: CallState, message: str) -> None:
+        cs.status = "denied"
+        cs.content, cs.is_error, cs.status_text = message, True, "Denied."
+        call = cs.call
+        run.emit(
+            ToolResult(id=call.id, tool=call.name, args=call.args, detail_text=message, status_text="Denied.")
+        )
+
+    def _skip_siblings(self, run: _Run, denied_tools: list[str]) -> None:
+        for cs in run.state.batch:
+            if cs.status in ("denied", "done"):
+                continue
+            cs.status = "skipped"
+            cs.content = f"Skipped: not run because {', '.join(denied_tools)} was denied in the same batch."
+            cs.is_error, cs.status_text = True, "Skipped."
+            call = cs.call
+            run.emit(LoopSkipped(name=call.name, denied_tools=denied_tools))
+            run.emit(ToolResult(id=call.id, tool=call.name, args=call.args, status_text="Skipped."))
+
+    # -- running one call ---------------------------------------------------------------
+
+    def _tool_run(self, run: _Run, cs: CallState) -> ToolRun:
+        state = run.state
+        call = cs.call
+        if call.name == system_tools.SKILL:
+            return ToolRun(state=cs, safe=True, run=lambda: self._load_skill(call.args))
+        tool = self.agent.tools[call.name]
+        if cs.status == "started" and not (tool.safe or tool.idempotent):
+            # A crash left this call's outcome unknown: never run a side effect twice.
+            message = "interrupted — outcome unknown; the call may or may not have taken effect"
+            return ToolRun(state=cs, safe=True, run=lambda: (message, True, []))
+        context = ToolContext(
+            agent=state.agent,
+            tenant=state.tenant,
+            environment=state.environment,
+            session_id=state.session_id,
+            run_id=state.run_id,
+            call_id=call.id,
+        )
+
+        def execute() -> tuple[str, bool, list[LoopEvent]]:
+            return encode_result(tool.call(tool.validate(call.args), context)), False, []
+
+        return ToolRun(state=cs, safe=tool.safe, run=execute)
+
+    def _load_skill(self, args: dict[str, Any]) -> tuple[str, bool, list[LoopEvent]]:
+        name = str(args.get("name", ""))
+        skill = self.agent.skills.get(name)
+        if skill is None:
+            known = ", ".join(sorted(self.agent.skills))
+            return f"unknown skill {name!r}; skills: {known}", True, []
+        return skill.body, False, [SkillLoaded(skill=name)]
+
+    def _save(self, run: _Run) -> None:
+        if self.checkpoint is not None:
+            self.checkpoint(run.state, run.history)

@@ -1,0 +1,174 @@
+"""Anthropic's Messages API over httpx."""
+
+from __future__ import annotations
+
+import os
+from typing import TYPE_CHECKING, Any, Literal
+
+from signoff.errors import ModelRejected
+from signoff.messages import (
+    AssistantMessage,
+    ModelResponse,
+    ToolCall,
+    ToolResultMessage,
+    Usage,
+    UserMessage,
+)
+from signoff.models._http import build_client, post_json
+
+if TYPE_CHECKING:
+    import httpx
+
+    from signoff.messages import Message, ModelRequest
+    from signoff.models._http import ProviderError
+
+__all__ = ["ANTHROPIC_VERSION", "AnthropicMessages"]
+
+ANTHROPIC_VERSION = "2023-06-01"
+
+_PROVIDER = "anthropic"
+_DEFAULT_BASE_URL = "https://api.anthropic.com"
+_STOPS: dict[str, Literal["end", "tool_use", "max_tokens"]] = {
+    "tool_use": "tool_use",
+    "max_tokens": "max_tokens",
+}
+
+
+class AnthropicMessages:
+    """A ``ModelCall`` over ``POST {base_url}/v1/messages``."""
+
+    def __init__(self, *, model: str, client: httpx.Client) -> None:
+        self.model = model
+        self.client = client
+
+    @classmethod
+    def from_settings(
+        cls,
+        *,
+        model: str,
+        base_url: str | None = None,
+        api_key_env: str = "ANTHROPIC_API_KEY",
+        timeout: float = 60.0,
+        transport: httpx.BaseTransport | None = None,
+    ) -> AnthropicMessages:
+        """Builds the adapter and its client from the key in ``api_key_env``."""
+        headers = {
+            "anthropic-version": ANTHROPIC_VERSION,
+            "content-type": "application/json",
+        }
+        api_key = os.environ.get(api_key_env)
+        if api_key:
+            headers["x-api-key"] = api_key
+        client = build_client(
+            base_url=base_url or _DEFAULT_BASE_URL,
+            headers=headers,
+            timeout=timeout,
+            transport=transport,
+        )
+        return cls(model=model, client=client)
+
+    def __call__(self, request: ModelRequest) -> ModelResponse:
+        """Sends one Messages API request.
+
+        Raises:
+            ModelUnavailable: rate limit, overload, server error, timeout or connection failure.
+            PromptTooLong: the prompt exceeds the model's context window.
+            ModelRejected: any other refusal, or a reply of an unexpected shape.
+        """
+        body = self.request_body(request)
+        reply = post_json(self.client, "/v1/messages", body, provider=_PROVIDER, too_long=_too_long)
+        try:
+            return _response(reply)
+        except (KeyError, IndexError, TypeError, ValueError) as exc:
+            raise ModelRejected(
+                f"{_PROVIDER}: unexpected response shape ({exc!r})", provider=_PROVIDER
+            ) from exc
+
+    def request_body(self, request: ModelRequest) -> dict[str, Any]:
+        """The JSON body for ``request``."""
+        body: dict[str, Any] = {"model": self.model, "max_tokens": request.max_tokens}
+        if request.system:
+            body["system"] = request.system
+        body["messages"] = _messages(request.messages)
+        if request.tools:
+            body["tools"] = [
+                {
+                    "name": tool.name,
+                    "description": tool.description,
+                    "input_schema": tool.parameters,
+                }
+                for tool in request.tools
+            ]
+        return body
+
+
+def _messages(messages: tuple[Message, ...]) -> list[dict[str, Any]]:
+    """Content-block messages; adjacent same-role messages merge, as the API requires."""
+    wire: list[dict[str, Any]] = []
+    for message in messages:
+        role = "assistant" if isinstance(message, AssistantMessage) else "user"
+        blocks = _blocks(message)
+        if wire and wire[-1]["role"] == role:
+            wire[-1]["content"].extend(blocks)
+        else:
+            wire.append({"role": role, "content": blocks})
+    for entry in wire:
+        if entry["role"] == "user":
+            # The API wants tool_result blocks before any text in the same user message.
+            entry["content"].sort(key=lambda block: block["type"] != "tool_result")
+    return wire
+
+
+def _blocks(message: Message) -> list[dict[str, Any]]:
+    if isinstance(message, UserMessage):
+        return [{"type": "text", "text": message.content}]
+    if isinstance(message, ToolResultMessage):
+        block: dict[str, Any] = {
+            "type": "tool_result",
+            "tool_use_id": message.call_id,
+            "content": message.content,
+        }
+        if message.is_error:
+            block["is_error"] = True
+        return [block]
+    # The API rejects empty text blocks, so a bare tool call carries none.
+    blocks: list[dict[str, Any]] = (
+        [{"type": "text", "text": message.content}] if message.content else []
+    )
+    blocks.extend(
+        {"type": "tool_use", "id": call.id, "name": call.name, "input": call.args}
+        for call in message.tool_calls
+    )
+    return blocks
+
+
+def _response(reply: dict[str, Any]) -> ModelResponse:
+    texts: list[str] = []
+    calls: list[ToolCall] = []
+    for block in reply["content"]:
+        if block["type"] == "text":
+            texts.append(block["text"])
+        elif block["type"] == "tool_use":
+            calls.append(ToolCall(id=block["id"], name=block["name"], args=block["input"]))
+    stop: Literal["end", "tool_use", "max_tokens"] = (
+        "tool_use" if calls else _STOPS.get(reply.get("stop_reason") or "", "end")
+    )
+    return ModelResponse(
+        text="".join(texts), tool_calls=tuple(calls), usage=_usage(reply.get("usage")), stop=stop
+    )
+
+
+def _usage(usage: dict[str, Any] | None) -> Usage | None:
+    if not usage:
+        return None
+    # Cached prompt tokens are reported apart but still fill the context window.
+    prompt = (
+        usage["input_tokens"]
+        + (usage.get("cache_creation_input_tokens") or 0)
+        + (usage.get("cache_read_input_tokens") or 0)
+    )
+    return Usage(input_tokens=prompt, output_tokens=usage["output_tokens"])
+
+
+def _too_long(error: ProviderError) -> bool:
+    return "prompt is too long" in error.message.lower()

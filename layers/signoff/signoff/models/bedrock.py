@@ -1,0 +1,211 @@
+"""Amazon Bedrock's Converse API over a boto3 ``bedrock-runtime`` client.
+
+botocore is imported only inside functions: loading it costs a Lambda cold start
+time that agents on other providers should not pay.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any, Literal
+
+from signoff.errors import ModelRejected, ModelUnavailable, PromptTooLong
+from signoff.messages import (
+    AssistantMessage,
+    ModelResponse,
+    ToolCall,
+    ToolResultMessage,
+    Usage,
+    UserMessage,
+)
+
+if TYPE_CHECKING:
+    from mypy_boto3_bedrock_runtime import BedrockRuntimeClient
+    from mypy_boto3_bedrock_runtime.type_defs import ConverseResponseTypeDef, TokenUsageTypeDef
+
+    from signoff.messages import Message, ModelRequest
+
+__all__ = ["BedrockConverse"]
+
+_PROVIDER = "bedrock"
+_UNAVAILABLE_CODES = frozenset(
+    {
+        "ThrottlingException",
+        "ServiceUnavailableException",
+        "ModelNotReadyException",
+        "InternalServerException",
+        "ModelTimeoutException",
+    }
+)
+_TOO_LONG_MARKERS = ("too long", "maximum context length")
+_STOPS: dict[str, Literal["end", "tool_use", "max_tokens"]] = {
+    "tool_use": "tool_use",
+    "max_tokens": "max_tokens",
+}
+
+
+class BedrockConverse:
+    """A ``ModelCall`` over ``bedrock-runtime`` ``Converse``."""
+
+    def __init__(self, model: str, client: BedrockRuntimeClient) -> None:
+        self.model = model
+        self.client = client
+
+    @classmethod
+    def from_settings(
+        cls, *, model: str, region: str | None = None, timeout: float = 60.0
+    ) -> BedrockConverse:
+        """Builds the adapter with its own client; retries are left to ``Recovering``."""
+        import boto3
+        from botocore.config import Config
+
+        config = Config(
+            read_timeout=timeout,
+            connect_timeout=min(timeout, 10.0),
+            retries={"total_max_attempts": 1},
+        )
+        client = boto3.client("bedrock-runtime", region_name=region, config=config)
+        return cls(model, client)
+
+    def __call__(self, request: ModelRequest) -> ModelResponse:
+        """Sends one Converse request.
+
+        Raises:
+            ModelUnavailable: throttling, an unready or failing service, timeout or connection
+                failure.
+            PromptTooLong: the prompt exceeds the model's context window.
+            ModelRejected: any other refusal, or a reply of an unexpected shape.
+        """
+        from botocore.exceptions import BotoCoreError, ClientError, HTTPClientError
+        from botocore.exceptions import ConnectionError as BotoConnectionError
+
+        params = self.request_params(request)
+        try:
+            reply = self.client.converse(**params)
+        except ClientError as exc:
+            raise _translate(exc.response) from exc
+        except (BotoConnectionError, HTTPClientError) as exc:
+            raise ModelUnavailable(
+                f"{_PROVIDER}: connection failed or timed out ({type(exc).__name__})",
+                provider=_PROVIDER,
+            ) from exc
+        except BotoCoreError as exc:
+            raise ModelRejected(
+                f"{_PROVIDER}: request could not be sent ({type(exc).__name__})",
+                provider=_PROVIDER,
+            ) from exc
+        try:
+            return _response(reply)
+        except (KeyError, IndexError, TypeError, ValueError) as exc:
+            raise ModelRejected(
+                f"{_PROVIDER}: unexpected response shape ({exc!r})", provider=_PROVIDER
+            ) from exc
+
+    def request_params(self, request: ModelRequest) -> dict[str, Any]:
+        """The keyword arguments of ``client.converse`` for ``request``."""
+        params: dict[str, Any] = {"modelId": self.model}
+        if request.system:
+            params["system"] = [{"text": request.system}]
+        params["messages"] = _messages(request.messages)
+        params["inferenceConfig"] = {"maxTokens": request.max_tokens}
+        if request.tools:
+            params["toolConfig"] = {
+                "tools": [
+                    {
+                        "toolSpec": {
+                            "name": tool.name,
+                            "description": tool.description,
+                            "inputSchema": {"json": tool.parameters},
+                        }
+                    }
+                    for tool in request.tools
+                ]
+            }
+        return params
+
+
+def _messages(messages: tuple[Message, ...]) -> list[dict[str, Any]]:
+    """Converse messages; adjacent same-role messages merge, as roles must alternate."""
+    wire: list[dict[str, Any]] = []
+    for message in messages:
+        role = "assistant" if isinstance(message, AssistantMessage) else "user"
+        blocks = _blocks(message)
+        if wire and wire[-1]["role"] == role:
+            wire[-1]["content"].extend(blocks)
+        else:
+            wire.append({"role": role, "content": blocks})
+    return wire
+
+
+def _blocks(message: Message) -> list[dict[str, Any]]:
+    if isinstance(message, UserMessage):
+        return [{"text": message.content}]
+    if isinstance(message, ToolResultMessage):
+        return [
+            {
+                "toolResult": {
+                    "toolUseId": message.call_id,
+                    "content": [{"text": message.content}],
+                    "status": "error" if message.is_error else "success",
+                }
+            }
+        ]
+    # Converse rejects blank text blocks, so a bare tool call carries none.
+    blocks: list[dict[str, Any]] = [{"text": message.content}] if message.content else []
+    blocks.extend(
+        {"toolUse": {"toolUseId": call.id, "name": call.name, "input": call.args}}
+        for call in message.tool_calls
+    )
+    return blocks
+
+
+def _response(reply: ConverseResponseTypeDef) -> ModelResponse:
+    texts: list[str] = []
+    calls: list[ToolCall] = []
+    for block in reply["output"]["message"]["content"]:
+        if "text" in block:
+            texts.append(block["text"])
+        elif "toolUse" in block:
+            use = block["toolUse"]
+            calls.append(ToolCall(id=use["toolUseId"], name=use["name"], args=use["input"]))
+    stop: Literal["end", "tool_use", "max_tokens"] = (
+        "tool_use" if calls else _STOPS.get(reply["stopReason"], "end")
+    )
+    usage = reply.get("usage")
+    return ModelResponse(
+        text="".join(texts),
+        tool_calls=tuple(calls),
+        usage=_usage(usage) if usage else None,
+        stop=stop,
+    )
+
+
+def _usage(usage: TokenUsageTypeDef) -> Usage:
+    # Cached prompt tokens are reported apart but still fill the context window.
+    prompt = (
+        usage["inputTokens"]
+        + usage.get("cacheReadInputTokens", 0)
+        + usage.get("cacheWriteInputTokens", 0)
+    )
+    return Usage(input_tokens=prompt, output_tokens=usage["outputTokens"])
+
+
+def _translate(response: Any) -> ModelUnavailable | PromptTooLong | ModelRejected:
+    """Maps a botocore ``ClientError`` response to our error tree."""
+    from signoff.models._http import retry_after  # only on failure: it loads httpx
+
+    error = response.get("Error", {})
+    meta = response.get("ResponseMetadata", {})
+    code = str(error.get("Code", ""))
+    text = str(error.get("Message", ""))
+    status = meta.get("HTTPStatusCode")
+    message = f"{_PROVIDER} {code or 'error'}: {text}"
+    if code in _UNAVAILABLE_CODES or status in (429, 500, 502, 503, 504):
+        return ModelUnavailable(
+            message,
+            provider=_PROVIDER,
+            status=status,
+            retry_after=retry_after(meta.get("HTTPHeaders") or {}),
+        )
+    if code == "ValidationException" and any(m in text.lower() for m in _TOO_LONG_MARKERS):
+        return PromptTooLong(message, provider=_PROVIDER, status=status)
+    return ModelRejected(message, provider=_PROVIDER, status=status)

@@ -1,0 +1,184 @@
+"""OpenAI-compatible chat completions: OpenAI, DeepSeek, Ollama, vLLM."""
+
+from __future__ import annotations
+
+import json
+import os
+from typing import TYPE_CHECKING, Any, Literal
+
+from signoff.errors import ModelRejected
+from signoff.messages import (
+    ModelResponse,
+    ToolCall,
+    ToolResultMessage,
+    Usage,
+    UserMessage,
+)
+from signoff.models._http import build_client, post_json
+
+if TYPE_CHECKING:
+    import httpx
+
+    from signoff.messages import Message, ModelRequest, ToolSpec
+    from signoff.models._http import ProviderError
+
+__all__ = ["OpenAIChat"]
+
+_PROVIDER = "openai"
+_DEFAULT_BASE_URL = "https://api.openai.com/v1"
+
+
+class OpenAIChat:
+    """A ``ModelCall`` over ``POST {base_url}/chat/completions``."""
+
+    def __init__(
+        self, *, model: str, client: httpx.Client, max_tokens_field: str = "max_tokens"
+    ) -> None:
+        self.model = model
+        self.client = client
+        # Newer OpenAI models take "max_completion_tokens" and refuse "max_tokens".
+        self.max_tokens_field = max_tokens_field
+
+    @classmethod
+    def from_settings(
+        cls,
+        *,
+        model: str,
+        base_url: str | None = None,
+        api_key_env: str = "OPENAI_API_KEY",
+        timeout: float = 60.0,
+        max_tokens_field: str = "max_tokens",
+        transport: httpx.BaseTransport | None = None,
+    ) -> OpenAIChat:
+        """Builds the adapter and its client; without a key (Ollama) no Authorization is sent."""
+        headers = {"content-type": "application/json"}
+        api_key = os.environ.get(api_key_env)
+        if api_key:
+            headers["authorization"] = f"Bearer {api_key}"
+        client = build_client(
+            base_url=base_url or _DEFAULT_BASE_URL,
+            headers=headers,
+            timeout=timeout,
+            transport=transport,
+        )
+        return cls(model=model, client=client, max_tokens_field=max_tokens_field)
+
+    def __call__(self, request: ModelRequest) -> ModelResponse:
+        """Sends one chat completion request.
+
+        Raises:
+            ModelUnavailable: rate limit, server error, timeout or connection failure.
+            PromptTooLong: the prompt exceeds the model's context length.
+            ModelRejected: any other refusal, or a reply of an unexpected shape.
+        """
+        body = self.request_body(request)
+        reply = post_json(
+            self.client, "/chat/completions", body, provider=_PROVIDER, too_long=_too_long
+        )
+        try:
+            return _response(reply)
+        except (KeyError, IndexError, TypeError, ValueError) as exc:
+            raise ModelRejected(
+                f"{_PROVIDER}: unexpected response shape ({exc!r})", provider=_PROVIDER
+            ) from exc
+
+    def request_body(self, request: ModelRequest) -> dict[str, Any]:
+        """The JSON body for ``request``."""
+        messages: list[dict[str, Any]] = []
+        if request.system:
+            messages.append({"role": "system", "content": request.system})
+        messages.extend(_message(message) for message in request.messages)
+        body: dict[str, Any] = {
+            "model": self.model,
+            "messages": messages,
+            self.max_tokens_field: request.max_tokens,
+        }
+        if request.tools:
+            body["tools"] = [_tool(tool) for tool in request.tools]
+        return body
+
+
+def _message(message: Message) -> dict[str, Any]:
+    if isinstance(message, UserMessage):
+        return {"role": "user", "content": message.content}
+    if isinstance(message, ToolResultMessage):
+        return {"role": "tool", "tool_call_id": message.call_id, "content": message.content}
+    wire: dict[str, Any] = {"role": "assistant", "content": message.content}
+    if message.tool_calls:
+        wire["content"] = message.content or None
+        wire["tool_calls"] = [
+            {
+                "id": call.id,
+                "type": "function",
+                "function": {
+                    "name": call.name,
+                    "arguments": json.dumps(call.args, ensure_ascii=False),
+                },
+            }
+            for call in message.tool_calls
+        ]
+    return wire
+
+
+def _tool(tool: ToolSpec) -> dict[str, Any]:
+    return {
+        "type": "function",
+        "function": {
+            "name": tool.name,
+            "description": tool.description,
+            "parameters": tool.parameters,
+        },
+    }
+
+
+def _response(reply: dict[str, Any]) -> ModelResponse:
+    choice = reply["choices"][0]
+    message = choice["message"]
+    calls = tuple(
+        ToolCall(
+            id=call["id"],
+            name=call["function"]["name"],
+            args=_arguments(call["function"].get("arguments")),
+        )
+        for call in message.get("tool_calls") or ()
+    )
+    usage = reply.get("usage")
+    return ModelResponse(
+        text=message.get("content") or "",
+        tool_calls=calls,
+        usage=(
+            Usage(input_tokens=usage["prompt_tokens"], output_tokens=usage["completion_tokens"])
+            if usage
+            else None
+        ),
+        stop=_stop(choice.get("finish_reason"), has_calls=bool(calls)),
+    )
+
+
+def _arguments(raw: object) -> dict[str, Any]:
+    """Decodes a tool call's arguments; anything but a JSON object is kept raw for the engine."""
+    if isinstance(raw, dict):
+        return raw
+    if raw is None or raw == "":
+        return {}
+    text = str(raw)
+    try:
+        decoded = json.loads(text)
+    except ValueError:
+        return {"_raw": text}
+    return decoded if isinstance(decoded, dict) else {"_raw": text}
+
+
+def _stop(reason: object, *, has_calls: bool) -> Literal["end", "tool_use", "max_tokens"]:
+    # Some compatible servers (older Ollama) report "stop" even when they made tool calls.
+    if has_calls:
+        return "tool_use"
+    if reason == "length":
+        return "max_tokens"
+    return "end"
+
+
+def _too_long(error: ProviderError) -> bool:
+    return (
+        error.code == "context_length_exceeded" or "maximum context length" in error.message.lower()
+    )

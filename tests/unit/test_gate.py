@@ -1,0 +1,556 @@
+"""The gate: loading ``actauth.yml`` and deciding tool calls."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+from signoff.errors import ConfigError, UsageError
+from signoff.gate import Condition, GateDecision, Rule, RuleSet, Scope, decide, holds, load_rules
+
+REPO = Path(__file__).resolve().parents[2]
+CUSTOMER_SERVICE = REPO / "agents" / "customer-service" / "actauth.yml"
+
+
+def scope(tenant: str = "globex", environment: str = "production") -> Scope:
+    return Scope(tenant=tenant, environment=environment, agent="customer-service")
+
+
+def rule(
+    name: str, scope: str = "*/*", tool: str = "t", decision: str = "allow", **extra: Any
+) -> Rule:
+    return Rule.model_validate(
+        {"name": name, "scope": scope, "tool": tool, "decision": decision, **extra}
+    )
+
+
+def when(data: Any) -> Condition:
+    return Condition.model_validate(data)
+
+
+# --- the customer-service rules, as checked in ---------------------------------
+
+
+@pytest.fixture(scope="module")
+def customer_service() -> RuleSet:
+    return load_rules(CUSTOMER_SERVICE, "customer-service")
+
+
+@pytest.mark.parametrize(
+    ("tool", "tenant", "environment", "decision", "reason"),
+    [
+        ("issue_refund", "globex", "staging", "allow", "matched rule 'refund-staging-allowed'"),
+        (
+            "issue_refund",
+            "acme-corp",
+            "production",
+            "allow",
+            "matched rule 'refund-acme-production-allowed'",
+        ),
+        (
+            "issue_refund",
+            "globex",
+            "production",
+            "ask",
+            "matched rule 'refund-production-needs-approval'",
+        ),
+        (
+            "issue_refund",
+            "acme-corp-eu",
+            "production",
+            "ask",
+            "matched rule 'refund-production-needs-approval'",
+        ),
+        ("issue_refund", "globex", "dev", "deny", "no rule matched; default decision 'deny'"),
+        (
+            "delete_account",
+            "acme-corp",
+            "staging",
+            "deny",
+            "no rule matched; default decision 'deny'",
+        ),
+        ("lookup_order", "globex", "production", "allow", "matched rule 'lookup-order-anywhere'"),
+        (
+            "get_shipment_details",
+            "globex",
+            "dev",
+            "allow",
+            "matched rule 'shipment-details-anywhere'",
+        ),
+        ("send_email", "acme-corp", "production", "allow", "matched rule 'send-email-anywhere'"),
+    ],
+)
+def test_customer_service_rules(
+    customer_service: RuleSet,
+    tool: str,
+    tenant: str,
+    environment: str,
+    decision: str,
+    reason: str,
+) -> None:
+    # Given the checked-in rules, when a call is gated, then the table's answer comes back.
+    result = decide(customer_service, tool, {"orderId": "A-1001"}, scope(tenant, environment))
+
+    assert result.decision == decision
+    assert result.reason == reason
+    assert result.rule == (None if decision == "deny" else reason.split("'")[1])
+
+
+def test_customer_service_rules_are_bound_to_their_agent(customer_service: RuleSet) -> None:
+    # Given the rules of customer-service, when another agent asks, then nothing matches.
+    other = Scope(tenant="acme-corp", environment="staging", agent="billing")
+
+    assert all(r.scope.endswith("/customer-service") for r in customer_service.rules)
+    assert decide(customer_service, "lookup_order", {}, other).decision == "deny"
+
+
+# --- specificity ---------------------------------------------------------------
+
+
+def test_more_literal_scope_segments_win_whatever_the_order() -> None:
+    rules = RuleSet(
+        rules=(
+            rule("any-any", "*/*", decision="deny"),
+            rule("tenant-any", "acme/*", decision="ask"),
+            rule("tenant-env", "acme/prod", decision="allow"),
+            rule("any-env", "*/prod", decision="deny"),
+        )
+    )
+
+    result = decide(rules, "t", {}, Scope(tenant="acme", environment="prod", agent="a"))
+
+    assert result == GateDecision(
+        decision="allow", reason="matched rule 'tenant-env'", rule="tenant-env"
+    )
+
+
+def test_a_literal_agent_segment_counts_as_specificity() -> None:
+    rules = RuleSet(
+        rules=(rule("two-literal", "acme/prod", decision="deny"), rule("three", "acme/prod/a"))
+    )
+
+    assert (
+        decide(rules, "t", {}, Scope(tenant="acme", environment="prod", agent="a")).rule == "three"
+    )
+    assert decide(rules, "t", {}, Scope(tenant="acme", environment="prod", agent="b")).rule == (
+        "two-literal"
+    )
+
+
+def test_a_glob_inside_a_segment_matches_but_is_not_literal() -> None:
+    rules = RuleSet(
+        rules=(rule("acme-glob", "acme-*/prod", decision="deny"), rule("any", "*/prod"))
+    )
+
+    assert decide(rules, "t", {}, Scope(tenant="acme-eu", environment="prod", agent="a")).rule == (
+        "acme-glob"
+    )
+    assert decide(rules, "t", {}, Scope(tenant="globex", environment="prod", agent="a")).rule == (
+        "any"
+    )
+
+
+def test_literal_tool_beats_a_glob_at_equal_scope() -> None:
+    rules = RuleSet(
+        rules=(
+            rule("all-refunds", tool="issue_*", decision="deny"),
+            rule("this-refund", tool="issue_refund", decision="allow"),
+        )
+    )
+
+    assert decide(rules, "issue_refund", {}, scope()).rule == "this-refund"
+    assert decide(rules, "issue_voucher", {}, scope()).rule == "all-refunds"
+
+
+def test_scope_outranks_tool_literalness() -> None:
+    rules = RuleSet(
+        rules=(
+            rule("literal-tool", "*/*", tool="issue_refund"),
+            rule("specific-scope", "globex/*", tool="*", decision="deny"),
+        )
+    )
+
+    assert decide(rules, "issue_refund", {}, scope()).rule == "specific-scope"
+
+
+def test_a_rule_with_when_beats_one_without_and_falls_through_when_false() -> None:
+    big = {"field": "amount", "op": "gt", "value": 100}
+    rules = RuleSet(
+        rules=(rule("plain"), rule("big-amounts", decision="ask", when=big)),
+        default_decision="deny",
+    )
+
+    assert decide(rules, "t", {"amount": 500}, scope()).rule == "big-amounts"
+    assert decide(rules, "t", {"amount": 5}, scope()).rule == "plain"
+    assert decide(rules, "t", {}, scope()).rule == "plain"
+
+
+def test_ties_go_to_the_earlier_rule() -> None:
+    rules = RuleSet(rules=(rule("first", decision="deny"), rule("second", decision="allow")))
+
+    assert decide(rules, "t", {}, scope()) == GateDecision(
+        decision="deny", reason="matched rule 'first'", rule="first"
+    )
+
+
+def test_no_match_falls_back_to_the_default_which_defaults_to_ask() -> None:
+    result = decide(RuleSet(rules=(rule("other", tool="x"),)), "t", {}, scope())
+
+    assert result == GateDecision(
+        decision="ask", reason="no rule matched; default decision 'ask'", rule=None
+    )
+
+
+def test_scope_and_tool_match_case_sensitively() -> None:
+    rules = RuleSet(rules=(rule("acme", "acme/prod", tool="Refund"),), default_decision="deny")
+
+    assert (
+        decide(rules, "refund", {}, Scope(tenant="acme", environment="prod", agent="a")).rule
+        is None
+    )
+    assert (
+        decide(rules, "Refund", {}, Scope(tenant="ACME", environment="prod", agent="a")).rule
+        is None
+    )
+
+
+# --- conditions ----------------------------------------------------------------
+
+ARGS = {
+    "amount": 150,
+    "ratio": 0.5,
+    "currency": "EUR",
+    "note": "refund for damaged item",
+    "tags": ["vip", "repeat", 3],
+    "confirmed": True,
+    "missing_value": None,
+    "customer": {"tier": "gold", "address": {"country": "DE"}},
+}
+
+
+@pytest.mark.parametrize(
+    ("field", "op", "value", "expected"),
+    [
+        ("amount", "eq", 150, True),
+        ("amount", "eq", 150.0, True),
+        ("amount", "eq", "150", False),
+        ("confirmed", "eq", True, True),
+        ("confirmed", "eq", 1, False),
+        ("missing_value", "eq", None, True),
+        ("currency", "ne", "USD", True),
+        ("currency", "ne", "EUR", False),
+        ("amount", "gt", 100, True),
+        ("amount", "gt", 150, False),
+        ("amount", "gte", 150, True),
+        ("amount", "lt", 150, False),
+        ("amount", "lte", 150, True),
+        ("ratio", "lt", 1, True),
+        ("currency", "gt", "ABC", True),
+        ("currency", "in", ["EUR", "GBP"], True),
+        ("currency", "in", ["USD"], False),
+        ("confirmed", "in", [1], False),
+        ("note", "contains", "damaged", True),
+        ("note", "contains", "lost", False),
+        ("tags", "contains", "vip", True),
+        ("tags", "contains", 3, True),
+        ("tags", "contains", "gold", False),
+        ("customer.tier", "eq", "gold", True),
+        ("customer.address.country", "in", ["DE", "AT"], True),
+    ],
+)
+def test_every_op(field: str, op: str, value: Any, expected: bool) -> None:
+    assert holds(when({"field": field, "op": op, "value": value}), ARGS) is expected
+
+
+@pytest.mark.parametrize("op", ["eq", "ne", "gt", "gte", "lt", "lte", "in", "contains"])
+@pytest.mark.parametrize("field", ["absent", "customer.absent", "amount.deeper", "note.x"])
+def test_a_missing_field_is_false_for_every_op(op: str, field: str) -> None:
+    value: Any = ["x"] if op == "in" else "x"
+
+    assert holds(when({"field": field, "op": op, "value": value}), ARGS) is False
+
+
+@pytest.mark.parametrize(
+    ("field", "op", "value"),
+    [
+        ("currency", "gt", 100),
+        ("amount", "lt", "1000"),
+        ("confirmed", "gte", 0),
+        ("tags", "gt", 1),
+        ("customer", "lte", "gold"),
+        ("missing_value", "lt", 1),
+        ("amount", "contains", 1),
+        ("customer", "contains", "tier"),
+        ("note", "contains", 1),
+    ],
+)
+def test_incomparable_types_are_false_not_errors(field: str, op: str, value: Any) -> None:
+    assert holds(when({"field": field, "op": op, "value": value}), ARGS) is False
+
+
+def test_nested_all_and_any() -> None:
+    condition = when(
+        {
+            "any": [
+                {"field": "customer.tier", "op": "eq", "value": "platinum"},
+                [
+                    {"field": "amount", "op": "gt", "value": 100},
+                    {"any": [{"field": "currency", "op": "eq", "value": "EUR"}]},
+                ],
+            ]
+        }
+    )
+
+    assert holds(condition, ARGS) is True
+    assert holds(condition, {**ARGS, "currency": "USD"}) is False
+    assert holds(condition, {**ARGS, "amount": 1}) is False
+    assert holds(condition, {"customer": {"tier": "platinum"}}) is True
+
+
+def test_a_list_of_conditions_means_all() -> None:
+    listed = when(
+        [{"field": "amount", "op": "gt", "value": 100}, {"field": "a", "op": "eq", "value": 1}]
+    )
+
+    assert listed.all_ is not None
+    assert len(listed.all_) == 2
+    assert holds(listed, {"amount": 101, "a": 1}) is True
+    assert holds(listed, {"amount": 101, "a": 2}) is False
+
+
+# --- loading -------------------------------------------------------------------
+
+GOOD_RULE = "  - name: {name}\n    scope: '*/*'\n    tool: t\n    decision: ask\n"
+
+
+def write(tmp_path: Path, text: str) -> Path:
+    path = tmp_path / "actauth.yml"
+    path.write_text(text, encoding="utf-8")
+    return path
+
+
+def test_load_reads_when_and_keeps_the_default(tmp_path: Path) -> None:
+    path = write(
+        tmp_path,
+        "rules:\n"
+        "  - name: big\n"
+        "    scope: '*/prod'\n"
+        "    tool: issue_refund\n"
+        "    decision: ask\n"
+        "    when:\n"
+        "      - {field: amount, op: gt, value: 100}\n"
+        "      - any: [{field: currency, op: in, value: [EUR, USD]}]\n"
+        "  - name: elsewhere\n"
+        "    scope: 'acme/prod/billing'\n"
+        "    tool: '*'\n"
+        "    decision: deny\n",
+    )
+
+    rules = load_rules(path, "shop")
+
+    assert rules.default_decision == "ask"
+    assert [r.scope for r in rules.rules] == ["*/prod/shop", "acme/prod/billing"]
+    prod = Scope(tenant="t", environment="prod", agent="shop")
+    assert decide(rules, "issue_refund", {"amount": 200, "currency": "EUR"}, prod).decision == "ask"
+    assert decide(rules, "issue_refund", {"amount": 200, "currency": "JPY"}, prod).rule is None
+
+
+def test_an_empty_file_is_no_rules_with_the_default_ask(tmp_path: Path) -> None:
+    assert load_rules(write(tmp_path, ""), "shop") == RuleSet()
+
+
+@pytest.mark.parametrize(
+    ("text", "field", "problem"),
+    [
+        (
+            "rules:\n  - name: refund-prod\n    scope: '*/*'\n    tool: t\n    decision: maybe\n",
+            "rules[0] 'refund-prod'.decision",
+            "expected 'allow', 'ask' or 'deny', got 'maybe'",
+        ),
+        (
+            "rules:\n"
+            + GOOD_RULE.format(name="a")
+            + GOOD_RULE.format(name="b")
+            + "  - name: refund-prod\n    scope: '*/*'\n    tool: t\n    decision: alow\n",
+            "rules[2] 'refund-prod'.decision",
+            "expected 'allow', 'ask' or 'deny', got 'alow'",
+        ),
+        (
+            "rules:\n  - name: a\n    scope: '*/*'\n    tool: t\n    decision: ask\n"
+            "    colour: red\n",
+            "rules[0] 'a'.colour",
+            "unknown key",
+        ),
+        ("default_decision: deny\nrulez: []\n", "rulez", "unknown key"),
+        (
+            "default_decision: never\n",
+            "default_decision",
+            "expected 'allow', 'ask' or 'deny', got 'never'",
+        ),
+        (
+            "rules:\n  - name: a\n    scope: '*/*'\n    tool: t\n    decision: ask\n"
+            "    when: {field: amount, op: like, value: 1}\n",
+            "rules[0] 'a'.when.op",
+            "expected 'eq', 'ne', 'gt', 'gte', 'lt', 'lte', 'in' or 'contains', got 'like'",
+        ),
+        (
+            "rules:\n  - name: a\n    scope: '*/*'\n    tool: t\n    decision: ask\n"
+            "    when:\n"
+            "      all: [{field: x, op: eq, value: 1}, {any: [{field: y, op: in, value: 3}]}]\n",
+            "rules[0] 'a'.when.all[1].any[0].value",
+            "op 'in' needs a list value",
+        ),
+        (
+            "rules:\n  - name: a\n    scope: '*/*'\n    tool: t\n    decision: ask\n"
+            "    when: {field: amount, op: gt, value: [1]}\n",
+            "rules[0] 'a'.when.value",
+            "op 'gt' needs a number or a string value",
+        ),
+        (
+            "rules:\n  - name: a\n    scope: '*/*'\n    tool: t\n    decision: ask\n"
+            "    when: {field: amount, op: gt}\n",
+            "rules[0] 'a'.when",
+            "a condition needs field, op and value; missing ['value']",
+        ),
+        (
+            "rules:\n  - name: a\n    scope: '*/*'\n    tool: t\n    decision: ask\n"
+            "    when: {field: amount, op: gt, value: 1, any: []}\n",
+            "rules[0] 'a'.when",
+            "a condition is one of {field, op, value}, {all: [...]}, {any: [...]}",
+        ),
+        (
+            "rules:\n  - name: a\n    scope: '*/*'\n    tool: t\n    decision: ask\n    when: []\n",
+            "rules[0] 'a'.when",
+            "an 'all' group needs at least one condition",
+        ),
+        (
+            "rules:\n  - name: a\n    scope: '*/*'\n    tool: t\n    decision: ask\n"
+            "    when: 'amount > 100'\n",
+            "rules[0] 'a'.when",
+            "expected a mapping",
+        ),
+        (
+            "rules:\n  - name: a\n    scope: 'acme/prod/agent/extra'\n"
+            "    tool: t\n    decision: ask\n",
+            "rules[0] 'a'.scope",
+            "'acme/prod/agent/extra' is not tenant/environment or tenant/environment/agent",
+        ),
+        (
+            "rules:\n  - name: a\n    scope: 'acme'\n    tool: t\n    decision: ask\n",
+            "rules[0] 'a'.scope",
+            "'acme' is not tenant/environment or tenant/environment/agent",
+        ),
+        (
+            "rules:\n  - name: ''\n    scope: '*/*'\n    tool: t\n    decision: ask\n",
+            "rules[0].name",
+            "must not be empty",
+        ),
+        ("rules:\n  - scope: '*/*'\n    tool: t\n    decision: ask\n", "rules[0].name", "required"),
+        (
+            "rules:\n"
+            + GOOD_RULE.format(name="dup")
+            + GOOD_RULE.format(name="b")
+            + GOOD_RULE.format(name="dup"),
+            "rules[2] 'dup'.name",
+            "duplicate rule name; rules[0] already uses it",
+        ),
+        ("rules:\n  a: 1\n", "rules", "expected a list"),
+        ("rules:\n  - just-a-string\n", "rules[0]", "expected a mapping"),
+        ("- a\n- b\n", "", "expected a mapping with default_decision and rules"),
+        (
+            "rules: [\n",
+            "",
+            "invalid YAML: expected the node content, but found '<stream end>' (line 2, column 1)",
+        ),
+        (
+            "rules:\n  - name: a\n    scope: '*/*'\n    tool: t\n"
+            "    decision: deny\n    decision: allow\n",
+            "",
+            "invalid YAML: duplicate key 'decision' (line 6, column 5)",
+        ),
+    ],
+)
+def test_a_malformed_file_names_the_file_and_field(
+    tmp_path: Path, text: str, field: str, problem: str
+) -> None:
+    path = write(tmp_path, text)
+
+    with pytest.raises(ConfigError) as caught:
+        load_rules(path, "shop")
+
+    assert (caught.value.file, caught.value.field, caught.value.problem) == (
+        str(path),
+        field,
+        problem,
+    )
+
+
+def test_a_missing_file_is_a_config_error(tmp_path: Path) -> None:
+    path = tmp_path / "nope.yml"
+
+    with pytest.raises(ConfigError) as caught:
+        load_rules(path, "shop")
+
+    assert (caught.value.file, caught.value.field, caught.value.problem) == (
+        str(path),
+        "",
+        "file not found",
+    )
+
+
+@pytest.mark.parametrize("agent", ["", "a/b"])
+def test_the_agent_must_be_one_scope_segment(tmp_path: Path, agent: str) -> None:
+    with pytest.raises(UsageError):
+        load_rules(write(tmp_path, ""), agent)
+
+
+# --- decide never raises -------------------------------------------------------
+
+JSON = st.recursive(
+    st.none() | st.booleans() | st.integers() | st.floats() | st.text(max_size=5),
+    lambda inner: (
+        st.lists(inner, max_size=3) | st.dictionaries(st.sampled_from("abc"), inner, max_size=3)
+    ),
+    max_leaves=12,
+)
+ORDERED = st.integers() | st.floats() | st.text(max_size=3)
+LEAF_VALUES = {"eq": JSON, "ne": JSON, "in": st.lists(JSON, max_size=3), "contains": JSON}
+LEAF_VALUES |= {op: ORDERED for op in ("gt", "gte", "lt", "lte")}
+FIELDS = st.sampled_from(["a", "b", "a.b", "a.c.a"])
+LEAVES = st.one_of(
+    [
+        st.fixed_dictionaries({"field": FIELDS, "op": st.just(op), "value": values})
+        for op, values in LEAF_VALUES.items()
+    ]
+)
+CONDITIONS = st.recursive(
+    LEAVES,
+    lambda inner: (
+        st.fixed_dictionaries({"all": st.lists(inner, min_size=1, max_size=3)})
+        | st.fixed_dictionaries({"any": st.lists(inner, min_size=1, max_size=3)})
+        | st.lists(inner, min_size=1, max_size=3)
+    ),
+    max_leaves=6,
+)
+
+
+@given(
+    conditions=st.lists(CONDITIONS, max_size=4),
+    args=st.dictionaries(st.sampled_from("abc"), JSON, max_size=3),
+)
+def test_decide_never_raises(conditions: list[Any], args: dict[str, Any]) -> None:
+    rules = RuleSet(
+        rules=tuple(
+            rule(f"r{index}", decision="ask", when=condition)
+            for index, condition in enumerate(conditions)
+        ),
+        default_decision="deny",
+    )
+
+    result = decide(rules, "t", args, scope())
+
+    assert result.decision in ("ask", "deny")
+    assert (result.rule is None) == (result.decision == "deny")
