@@ -125,7 +125,7 @@ def tool(
 
 
 def _build(fn: Callable[..., Any], *, safe: bool, idempotent: bool, name: str | None) -> Tool:
-    hints = get_type_hints(fn)
+    hints = get_type_hints(fn, include_extras=True)
     fields: dict[str, Any] = {}
     context_param: str | None = None
     for param in inspect.signature(fn).parameters.values():

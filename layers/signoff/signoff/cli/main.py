@@ -119,7 +119,7 @@ def _schema(_: argparse.Namespace) -> int:
 def _config(args: argparse.Namespace) -> int:
     from signoff.agents.describe import describe_agent
 
-    print(json.dumps(describe_agent(_catalog(args).get(args.agent)), indent=2))
+    print(json.dumps(describe_agent(_catalog(args).get(args.agent)), indent=2, ensure_ascii=False))
     return EXIT_OK
 
 

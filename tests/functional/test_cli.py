@@ -1,0 +1,144 @@
+"""The ``signoff`` command as a user runs it: a real subprocess, real sample agents."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from tests.conftest import ROOT, validate_event
+
+REFUND = "order A-1001 arrived broken, can you refund it?"
+
+
+def signoff(*args: str, home: Path, env_extra: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
+    env = {**os.environ, "SIGNOFF_HOME": str(home), **(env_extra or {})}
+    env.pop("SIGNOFF_MODEL", None)
+    return subprocess.run(
+        [sys.executable, "-m", "signoff.cli.main", *args],
+        cwd=ROOT,
+        env=env,
+        capture_output=True,
+        text=True,
+        stdin=subprocess.DEVNULL,
+        timeout=60,
+        check=False,
+    )
+
+
+def ndjson(stdout: str) -> list[dict[str, Any]]:
+    lines = [json.loads(line) for line in stdout.splitlines()]
+    for line in lines:
+        validate_event(line)
+    return lines
+
+
+def test_staging_refund_runs_without_approval(tmp_path: Path) -> None:
+    done = signoff("run", "customer-service", "--json", "--env", "staging", REFUND, home=tmp_path)
+    assert done.returncode == 0, done.stderr
+    events = ndjson(done.stdout)
+    assert events[0]["type"] == "session" and events[-1]["type"] == "done"
+    refund = [e for e in events if e["type"] == "tool:result" and e["tool"] == "issue_refund"]
+    assert [e["statusText"] for e in refund] == ["Approved."]
+    assert "approval:pending" not in [e["type"] for e in events]
+    assert events[-1]["text"].startswith("Refunded 42.0 USD for order A-1001")
+    assert "stopReason" not in events[-1]
+
+
+def test_production_refund_denied_with_the_flag(tmp_path: Path) -> None:
+    done = signoff("run", "customer-service", "--json", "--env", "production", "--deny", REFUND, home=tmp_path)
+    assert done.returncode == 0, done.stderr
+    events = ndjson(done.stdout)
+    kinds = [e["type"] for e in events]
+    decision = next(e for e in events if e["type"] == "actauth:decision" and e["tool"] == "issue_refund")
+    assert decision["decision"] == "ask"
+    assert decision["reason"] == "matched rule 'refund-production-needs-approval'"
+    refund = next(e for e in events if e["type"] == "tool:result" and e["tool"] == "issue_refund")
+    assert refund["statusText"] == "Denied."
+    assert kinds[-2:] == ["loop:denied", "done"]
+    assert events[-1]["stopReason"] == "denied"
+    assert not any(e["type"] == "tool:started" and e["tool"] == "issue_refund" for e in events)
+
+
+def test_production_refund_approved_with_the_flag(tmp_path: Path) -> None:
+    done = signoff("run", "customer-service", "--json", "--approve", REFUND, home=tmp_path)
+    events = ndjson(done.stdout)
+    refund = next(e for e in events if e["type"] == "tool:result" and e["tool"] == "issue_refund")
+    assert refund["statusText"] == "Approved."
+
+
+def test_ask_without_a_terminal_or_flag_is_a_usage_error_and_runs_nothing(tmp_path: Path) -> None:
+    done = signoff("run", "customer-service", REFUND, home=tmp_path)
+    assert done.returncode == 2
+    assert "rerun with --approve or --deny" in done.stderr
+    assert "issue_refund → Approved." not in done.stderr
+
+
+def test_plain_mode_prints_the_answer_on_stdout_and_events_on_stderr(tmp_path: Path) -> None:
+    done = signoff("run", "customer-service", "--env", "staging", REFUND, home=tmp_path)
+    assert done.returncode == 0
+    assert done.stdout.strip() == (
+        "Refunded 42.0 USD for order A-1001 to the original payment method."
+    )
+    assert "gate: issue_refund → allow (matched rule 'refund-staging-allowed')" in done.stderr
+
+
+def test_question_answered_with_the_flag_continues_the_session(tmp_path: Path) -> None:
+    done = signoff(
+        "run", "customer-service", "--json", "--env", "staging", "--answer", "A-1002",
+        "--session", "s1", "I want my money back", home=tmp_path,
+    )
+    assert done.returncode == 0, done.stderr
+    events = ndjson(done.stdout)
+    assert [e["type"] for e in events].count("question:pending") == 1
+    assert events[-1]["text"] == "Refunded 58.5 USD for order A-1002."
+    saved = json.loads((tmp_path / "sessions" / "s1.json").read_text())
+    assert saved[0] == {"role": "user", "content": "I want my money back"}
+    # the same session continues with the history
+    again = signoff("run", "customer-service", "--json", "--session", "s1", "thanks", home=tmp_path)
+    assert again.returncode == 0
+    assert len(json.loads((tmp_path / "sessions" / "s1.json").read_text())) == len(saved) + 2
+
+
+def test_unknown_agent_lists_the_agents(tmp_path: Path) -> None:
+    done = signoff("run", "nobody", "hi", home=tmp_path)
+    assert done.returncode == 2
+    assert "unknown agent 'nobody'; agents: customer-service, daily-digest" in done.stderr
+
+
+def test_bad_usage_exits_2(tmp_path: Path) -> None:
+    assert signoff("run", home=tmp_path).returncode == 2
+    assert signoff("run", "customer-service", "--approve", "--deny", "x", home=tmp_path).returncode == 2
+    bad = signoff("run", "customer-service", "--session", "../etc", "x", home=tmp_path)
+    assert bad.returncode == 2 and "--session" in bad.stderr
+
+
+def test_agents_and_config_commands(tmp_path: Path) -> None:
+    listing = signoff("agents", home=tmp_path)
+    assert listing.returncode == 0
+    assert [line.split("\t")[0] for line in listing.stdout.splitlines()] == ["customer-service", "daily-digest"]
+    config = signoff("config", "customer-service", home=tmp_path, env_extra={"OPENAI_API_KEY": "sk-secret-1"})
+    described = json.loads(config.stdout)
+    assert described["rules"]["defaultDecision"] == "deny"
+    assert "sk-secret-1" not in config.stdout
+
+
+def test_invalid_agent_config_is_exit_1_naming_file_and_field(tmp_path: Path) -> None:
+    agents = tmp_path / "agents" / "bad"
+    agents.mkdir(parents=True)
+    (agents / "agent.yaml").write_text("system: hi\nmaxTurns: -1\n")
+    done = signoff("--agents", str(tmp_path / "agents"), "run", "bad", "hi", home=tmp_path)
+    assert done.returncode == 1
+    assert f"{agents / 'agent.yaml'}: maxTurns:" in done.stderr
+
+
+@pytest.mark.parametrize("agent", ["daily-digest"])
+def test_daily_digest_runs(tmp_path: Path, agent: str) -> None:
+    done = signoff("run", agent, "--json", "Summarise today's orders.", home=tmp_path)
+    events = ndjson(done.stdout)
+    assert events[-1]["text"] == "Daily digest: 3 orders today, 120.4 USD in revenue."

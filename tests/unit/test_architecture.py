@@ -1,0 +1,45 @@
+"""Conventions turned into tests: the engine core imports no vendor SDK."""
+
+from __future__ import annotations
+
+import ast
+from pathlib import Path
+
+PACKAGE = Path(__file__).resolve().parents[2] / "layers" / "signoff" / "signoff"
+# Adapters talk to the outside world; everything else is the core.
+ADAPTER_MODULES = {"models/openai.py", "models/anthropic.py", "models/bedrock.py", "models/_http.py"}
+ADAPTER_PACKAGES = {"store", "channels", "aws", "local"}
+FORBIDDEN = {"boto3", "botocore", "httpx"}
+
+
+def _imports(path: Path) -> set[str]:
+    names: set[str] = set()
+    for node in ast.walk(ast.parse(path.read_text(), filename=str(path))):
+        if isinstance(node, ast.Import):
+            names |= {alias.name.split(".")[0] for alias in node.names}
+        elif isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
+            names.add(node.module.split(".")[0])
+    return names
+
+
+def _is_adapter(relative: str) -> bool:
+    parts = relative.split("/")
+    return relative in ADAPTER_MODULES or (len(parts) > 1 and parts[0] in ADAPTER_PACKAGES and parts[-1] != "base.py")
+
+
+def test_core_modules_import_no_vendor_sdk() -> None:
+    offenders = {}
+    for path in sorted(PACKAGE.rglob("*.py")):
+        relative = path.relative_to(PACKAGE).as_posix()
+        if _is_adapter(relative):
+            continue
+        leaked = _imports(path) & FORBIDDEN
+        if leaked:
+            offenders[relative] = sorted(leaked)
+    assert offenders == {}, f"core modules importing vendor SDKs: {offenders}"
+
+
+def test_the_check_sees_adapter_imports() -> None:
+    # guards against a check that can never fail: the adapters do import them
+    assert "httpx" in _imports(PACKAGE / "models" / "openai.py")
+    assert "boto3" in _imports(PACKAGE / "models" / "bedrock.py")
