@@ -38,7 +38,9 @@ OUTBOX: list[dict[str, object]] = []
 
 
 @tool(safe=True)
-def lookup_order(orderId: Annotated[str, Field(description="Order id, e.g. A-1001")]) -> dict[str, object]:
+def lookup_order(
+    orderId: Annotated[str, Field(description="Order id, e.g. A-1001")],
+) -> dict[str, object]:
     """Look up an order: items, total paid, status and shipment id."""
     order = ORDERS.get(orderId)
     if order is None:
@@ -70,7 +72,12 @@ def issue_refund(
         raise ValueError(f"refund {amount} exceeds the order total {total}")
     refund = REFUNDS.setdefault(
         ctx.idempotency_key,
-        {"orderId": orderId, "amount": amount, "currency": order["currency"], "refundId": f"R-{orderId}"},
+        {
+            "orderId": orderId,
+            "amount": amount,
+            "currency": order["currency"],
+            "refundId": f"R-{orderId}",
+        },
     )
     return refund
 

@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING
 import httpx
 import pytest
 from botocore.stub import Stubber
+
 from signoff.errors import ModelRejected, ModelUnavailable, PromptTooLong
 from signoff.messages import (
     AssistantMessage,
@@ -30,7 +31,6 @@ from signoff.models.anthropic import AnthropicMessages
 from signoff.models.bedrock import BedrockConverse
 from signoff.models.openai import OpenAIChat
 from signoff.models.recovery import Recovering
-
 from tests.fixtures.recorded import (
     RecordedBedrock,
     RecordedTransport,
@@ -348,8 +348,8 @@ def test_anthropic_puts_tool_results_before_text_in_one_user_message() -> None:
             "messages": (
                 UserMessage(content="Weather in Oslo?"),
                 AssistantMessage(tool_calls=(OSLO_CALL,)),
-                ToolResultMessage(call_id="call_oslo", name="get_weather", content="-3 °C"),
                 UserMessage(content="And in Celsius, please."),
+                ToolResultMessage(call_id="call_oslo", name="get_weather", content="-3 °C"),
             )
         }
     )
@@ -426,15 +426,21 @@ def test_retry_after_parsing(headers: dict[str, str], expected: float | None) ->
     assert retry_after(headers, now=lambda: midnight) == expected
 
 
-@pytest.mark.parametrize("api_key", ["sk-live-5f1e2d3c4b5a", "vllm-local-secret-42"])
+@pytest.mark.parametrize(
+    ("api_key", "echoed"),
+    [
+        ("vllm-local-secret-42", "vllm-local-secret-42"),
+        ("sk-live-5f1e2d3c4b5a", "sk-live-****************4b5a"),
+    ],
+)
 def test_error_messages_never_echo_the_api_key(
-    api_key: str, monkeypatch: pytest.MonkeyPatch
+    api_key: str, echoed: str, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    # Given a server whose 401 message quotes the key it was sent
+    # Given a server whose 401 message quotes the key it was sent, whole or masked
     monkeypatch.setenv("VLLM_API_KEY", api_key)
     transport = httpx.MockTransport(
         lambda request: httpx.Response(
-            401, json={"error": {"message": f"Incorrect API key provided: {api_key}."}}
+            401, json={"error": {"message": f"Incorrect API key provided: {echoed}."}}
         )
     )
     model = OpenAIChat.from_settings(
@@ -449,4 +455,14 @@ def test_error_messages_never_echo_the_api_key(
 
     # Then the message keeps the provider's words but not the key
     assert "Incorrect API key provided" in str(caught.value)
-    assert api_key not in str(caught.value)
+    assert echoed not in str(caught.value)
+    assert api_key[-4:] not in str(caught.value)
+
+
+def test_bedrock_from_settings_leaves_retries_to_recovering() -> None:
+    model = BedrockConverse.from_settings(model="amazon.nova-lite-v1:0", region="eu-west-1")
+
+    assert model.model == "amazon.nova-lite-v1:0"
+    assert model.client.meta.region_name == "eu-west-1"
+    assert model.client.meta.config.retries["total_max_attempts"] == 1
+    assert model.client.meta.config.read_timeout == 60.0

@@ -6,17 +6,21 @@ import json
 import os
 import subprocess
 import sys
-from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import pytest
 
 from tests.conftest import ROOT, validate_event
 
+if TYPE_CHECKING:
+    from pathlib import Path
+
 REFUND = "order A-1001 arrived broken, can you refund it?"
 
 
-def signoff(*args: str, home: Path, env_extra: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
+def signoff(
+    *args: str, home: Path, env_extra: dict[str, str] | None = None
+) -> subprocess.CompletedProcess[str]:
     env = {**os.environ, "SIGNOFF_HOME": str(home), **(env_extra or {})}
     env.pop("SIGNOFF_MODEL", None)
     return subprocess.run(
@@ -51,11 +55,15 @@ def test_staging_refund_runs_without_approval(tmp_path: Path) -> None:
 
 
 def test_production_refund_denied_with_the_flag(tmp_path: Path) -> None:
-    done = signoff("run", "customer-service", "--json", "--env", "production", "--deny", REFUND, home=tmp_path)
+    done = signoff(
+        "run", "customer-service", "--json", "--env", "production", "--deny", REFUND, home=tmp_path
+    )
     assert done.returncode == 0, done.stderr
     events = ndjson(done.stdout)
     kinds = [e["type"] for e in events]
-    decision = next(e for e in events if e["type"] == "actauth:decision" and e["tool"] == "issue_refund")
+    decision = next(
+        e for e in events if e["type"] == "actauth:decision" and e["tool"] == "issue_refund"
+    )
     assert decision["decision"] == "ask"
     assert decision["reason"] == "matched rule 'refund-production-needs-approval'"
     refund = next(e for e in events if e["type"] == "tool:result" and e["tool"] == "issue_refund")
@@ -90,8 +98,17 @@ def test_plain_mode_prints_the_answer_on_stdout_and_events_on_stderr(tmp_path: P
 
 def test_question_answered_with_the_flag_continues_the_session(tmp_path: Path) -> None:
     done = signoff(
-        "run", "customer-service", "--json", "--env", "staging", "--answer", "A-1002",
-        "--session", "s1", "I want my money back", home=tmp_path,
+        "run",
+        "customer-service",
+        "--json",
+        "--env",
+        "staging",
+        "--answer",
+        "A-1002",
+        "--session",
+        "s1",
+        "I want my money back",
+        home=tmp_path,
     )
     assert done.returncode == 0, done.stderr
     events = ndjson(done.stdout)
@@ -113,7 +130,10 @@ def test_unknown_agent_lists_the_agents(tmp_path: Path) -> None:
 
 def test_bad_usage_exits_2(tmp_path: Path) -> None:
     assert signoff("run", home=tmp_path).returncode == 2
-    assert signoff("run", "customer-service", "--approve", "--deny", "x", home=tmp_path).returncode == 2
+    assert (
+        signoff("run", "customer-service", "--approve", "--deny", "x", home=tmp_path).returncode
+        == 2
+    )
     bad = signoff("run", "customer-service", "--session", "../etc", "x", home=tmp_path)
     assert bad.returncode == 2 and "--session" in bad.stderr
 
@@ -121,8 +141,13 @@ def test_bad_usage_exits_2(tmp_path: Path) -> None:
 def test_agents_and_config_commands(tmp_path: Path) -> None:
     listing = signoff("agents", home=tmp_path)
     assert listing.returncode == 0
-    assert [line.split("\t")[0] for line in listing.stdout.splitlines()] == ["customer-service", "daily-digest"]
-    config = signoff("config", "customer-service", home=tmp_path, env_extra={"OPENAI_API_KEY": "sk-secret-1"})
+    assert [line.split("\t")[0] for line in listing.stdout.splitlines()] == [
+        "customer-service",
+        "daily-digest",
+    ]
+    config = signoff(
+        "config", "customer-service", home=tmp_path, env_extra={"OPENAI_API_KEY": "sk-secret-1"}
+    )
     described = json.loads(config.stdout)
     assert described["rules"]["defaultDecision"] == "deny"
     assert "sk-secret-1" not in config.stdout

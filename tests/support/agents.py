@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterable
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import yaml
 
@@ -16,8 +16,10 @@ from signoff.gate import RuleSet
 from signoff.live import run_live
 from signoff.messages import Message, ModelRequest, ModelResponse, ToolCall
 from signoff.models.scripted import ScriptedModel
-from signoff.skills import Skill
-from signoff.tools import Tool
+
+if TYPE_CHECKING:
+    from signoff.skills import Skill
+    from signoff.tools import Tool
 
 ALLOW_ALL = "default_decision: allow"
 

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from collections import defaultdict
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from signoff.engine.system_tools import ASK_USER, SKILL
 from signoff.events import (
@@ -22,7 +22,9 @@ from signoff.events import (
     ToolResult,
     ToolStarted,
 )
-from signoff.messages import ModelRequest
+
+if TYPE_CHECKING:
+    from signoff.messages import ModelRequest
 
 TERMINAL = (LoopDone, LoopMaxTurns, LoopDenied)
 
@@ -81,7 +83,9 @@ def check_turn(events: list[LoopEvent], requests: list[ModelRequest], requested:
             human_denied.append(call.name)
         if call.name != ASK_USER and call.name != SKILL:
             decided = [
-                i for i, e in enumerate(events) if isinstance(e, ActauthDecision) and e.tool == call.name
+                i
+                for i, e in enumerate(events)
+                if isinstance(e, ActauthDecision) and e.tool == call.name
             ]
             assert decided and min(decided) < result_at
 

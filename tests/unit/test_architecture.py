@@ -7,7 +7,12 @@ from pathlib import Path
 
 PACKAGE = Path(__file__).resolve().parents[2] / "layers" / "signoff" / "signoff"
 # Adapters talk to the outside world; everything else is the core.
-ADAPTER_MODULES = {"models/openai.py", "models/anthropic.py", "models/bedrock.py", "models/_http.py"}
+ADAPTER_MODULES = {
+    "models/openai.py",
+    "models/anthropic.py",
+    "models/bedrock.py",
+    "models/_http.py",
+}
 ADAPTER_PACKAGES = {"store", "channels", "aws", "local"}
 FORBIDDEN = {"boto3", "botocore", "httpx"}
 
@@ -24,7 +29,9 @@ def _imports(path: Path) -> set[str]:
 
 def _is_adapter(relative: str) -> bool:
     parts = relative.split("/")
-    return relative in ADAPTER_MODULES or (len(parts) > 1 and parts[0] in ADAPTER_PACKAGES and parts[-1] != "base.py")
+    return relative in ADAPTER_MODULES or (
+        len(parts) > 1 and parts[0] in ADAPTER_PACKAGES and parts[-1] != "base.py"
+    )
 
 
 def test_core_modules_import_no_vendor_sdk() -> None:

@@ -7,6 +7,7 @@ from typing import Any
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
+
 from signoff.budget import DEFAULT_NUDGE, Budget, compact, estimate_tokens, omission_note
 from signoff.events import BudgetCheck, dump
 from signoff.messages import (

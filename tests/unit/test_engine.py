@@ -135,7 +135,10 @@ def test_ask_then_approve_runs_the_call() -> None:
     ]
     pending = events[3]
     assert isinstance(pending, ApprovalPending)
-    assert pending.scope.agent == "test-agent" and pending.reason == "matched rule 'refunds-need-approval'"
+    assert (
+        pending.scope.agent == "test-agent"
+        and pending.reason == "matched rule 'refunds-need-approval'"
+    )
     assert finished.text == "Refunded."
 
 
@@ -187,7 +190,9 @@ def test_max_turns_ends_with_a_synthetic_finish() -> None:
         (("explode", {}), "RuntimeError: boom"),
     ],
 )
-def test_bad_calls_become_errors_the_model_can_read(request_: tuple[str, dict[str, Any]], fragment: str) -> None:
+def test_bad_calls_become_errors_the_model_can_read(
+    request_: tuple[str, dict[str, Any]], fragment: str
+) -> None:
     model = playing(calls(request_), answer("sorry"))
     finished, events = run_turn(engine(agent(), model))
     result = next(e for e in events if e.type == "tool:result")
@@ -217,7 +222,7 @@ def test_safe_tools_run_concurrently() -> None:
         return n
 
     model = playing(calls(*[("wait_for_the_others", {"n": n}) for n in (1, 2, 3)]), answer("ok"))
-    finished, events = run_turn(engine(make_agent(wait_for_the_others), model))
+    _finished, events = run_turn(engine(make_agent(wait_for_the_others), model))
     results = [e for e in events if e.type == "tool:result"]
     # Run one at a time, the first call would wait 5 s on the barrier and break it.
     assert [r.status_text for r in results] == ["Approved."] * 3  # type: ignore[union-attr]
@@ -253,7 +258,9 @@ def test_tool_context_carries_a_stable_idempotency_key() -> None:
 
     model = playing(calls(("pay", {})), answer("ok"))
     eng = engine(make_agent(pay), model)
-    outcome = eng.start(history=[], message="go", tenant="t", environment="e", session_id="s", run_id="r1")
+    outcome = eng.start(
+        history=[], message="go", tenant="t", environment="e", session_id="s", run_id="r1"
+    )
     assert isinstance(outcome, Finished)
     assert "ctx" not in pay.parameters["properties"]
     assert seen[0].idempotency_key == f"r1:{seen[0].call_id}"
@@ -266,7 +273,9 @@ def test_question_pauses_and_the_answer_becomes_the_result() -> None:
     )
     eng = engine(agent(), model)
     history: list[Any] = []
-    outcome = eng.start(history=history, message="refund", tenant="t", environment="e", session_id="s")
+    outcome = eng.start(
+        history=history, message="refund", tenant="t", environment="e", session_id="s"
+    )
     assert isinstance(outcome, Paused)
     assert isinstance(outcome.pending, QuestionPending)
     assert outcome.pending.options == ["A-1", "A-2"]
@@ -286,7 +295,9 @@ def test_a_resolution_for_a_call_never_asked_about_is_refused() -> None:
     model = playing(calls(("refund", {"order": "A-1", "amount": 5})))
     eng = engine(agent(), model)
     history: list[Any] = []
-    paused = eng.start(history=history, message="go", tenant="t", environment="production", session_id="s")
+    paused = eng.start(
+        history=history, message="go", tenant="t", environment="production", session_id="s"
+    )
     assert isinstance(paused, Paused)
     with pytest.raises(UnknownPending):
         eng.resume(paused.state, history, Approved(call_id="never-asked"))
@@ -300,7 +311,9 @@ def test_two_asks_in_one_batch_pause_one_at_a_time() -> None:
     )
     eng = engine(agent(), model)
     history: list[Any] = []
-    first = eng.start(history=history, message="go", tenant="t", environment="production", session_id="s")
+    first = eng.start(
+        history=history, message="go", tenant="t", environment="production", session_id="s"
+    )
     assert isinstance(first, Paused) and first.pending.args["order"] == "A-1"
     second = eng.resume(first.state, history, Approved(call_id=first.state.awaiting_call or ""))
     assert isinstance(second, Paused) and second.pending.args["order"] == "A-2"
@@ -315,11 +328,15 @@ def test_denying_the_second_ask_skips_the_approved_first() -> None:
     )
     eng = engine(agent(), model)
     history: list[Any] = []
-    first = eng.start(history=history, message="go", tenant="t", environment="production", session_id="s")
+    first = eng.start(
+        history=history, message="go", tenant="t", environment="production", session_id="s"
+    )
     assert isinstance(first, Paused)
     second = eng.resume(first.state, history, Approved(call_id=first.state.awaiting_call or ""))
     assert isinstance(second, Paused)
-    done = eng.resume(second.state, history, Denied(call_id=second.state.awaiting_call or "", reason="too much"))
+    done = eng.resume(
+        second.state, history, Denied(call_id=second.state.awaiting_call or "", reason="too much")
+    )
     assert isinstance(done, Finished) and done.stop_reason == "denied"
     assert RAN == []
     assert types(done.events) == ["tool:result", "loop:skipped", "tool:result", "loop:denied"]
@@ -398,8 +415,12 @@ def test_deadline_yields_continue_and_continuing_gives_the_same_result() -> None
     eng = engine(make_agent(slow), script(), clock=clock)
     history: list[Any] = []
     outcome = eng.start(
-        history=history, message="go", tenant="default", environment="production",
-        session_id="s-1", deadline=clock.monotonic() + 5,
+        history=history,
+        message="go",
+        tenant="default",
+        environment="production",
+        session_id="s-1",
+        deadline=clock.monotonic() + 5,
     )
     # the first tool overran the deadline, so the turn yields before the next model call
     assert isinstance(outcome, Continue)

@@ -8,6 +8,7 @@ from typing import Any
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
+
 from signoff.errors import ConfigError, UsageError
 from signoff.gate import Condition, GateDecision, Rule, RuleSet, Scope, decide, holds, load_rules
 

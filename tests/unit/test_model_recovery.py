@@ -6,6 +6,7 @@ from collections import deque
 from typing import TYPE_CHECKING
 
 import pytest
+
 from signoff.errors import ModelError, ModelRejected, ModelUnavailable, PromptTooLong
 from signoff.messages import (
     AssistantMessage,

@@ -62,7 +62,13 @@ def test_protocol_examples_validate() -> None:
     validator = schema_validator()
     for example in [
         {"type": "session", "sessionId": "5a83c6b4"},
-        {"type": "budget:check", "action": "ok", "usedTokens": 2, "budgetTokens": 8000, "ratio": 0.00025},
+        {
+            "type": "budget:check",
+            "action": "ok",
+            "usedTokens": 2,
+            "budgetTokens": 8000,
+            "ratio": 0.00025,
+        },
         {
             "type": "tool:started",
             "id": "call_1",
@@ -75,7 +81,11 @@ def test_protocol_examples_validate() -> None:
             "id": "3f9c",
             "tool": "issue_refund",
             "args": {"orderId": "A-1001"},
-            "scope": {"tenant": "default", "environment": "production", "agent": "customer-service"},
+            "scope": {
+                "tenant": "default",
+                "environment": "production",
+                "agent": "customer-service",
+            },
             "reason": "matched rule 'refunds-need-approval'",
             "requestedAt": "2026-08-28T01:34:32.193Z",
         },

@@ -56,9 +56,7 @@ class ToolResultMessage(_Frozen):
     is_error: bool = False
 
 
-Message = Annotated[
-    UserMessage | AssistantMessage | ToolResultMessage, Field(discriminator="role")
-]
+Message = Annotated[UserMessage | AssistantMessage | ToolResultMessage, Field(discriminator="role")]
 
 
 class ToolSpec(_Frozen):

@@ -55,7 +55,9 @@ def skills_index(skills: dict[str, Skill]) -> str:
 def _parse(path: Path) -> Skill:
     text = path.read_text(encoding="utf-8")
     if not text.startswith("---"):
-        raise ConfigError(str(path), "frontmatter", "must start with a '---' YAML frontmatter block")
+        raise ConfigError(
+            str(path), "frontmatter", "must start with a '---' YAML frontmatter block"
+        )
     try:
         _, front, body = text.split("---", 2)
         meta = yaml.safe_load(front) or {}
@@ -66,4 +68,6 @@ def _parse(path: Path) -> Skill:
     for key in ("name", "description"):
         if not isinstance(meta.get(key), str) or not meta[key].strip():
             raise ConfigError(str(path), key, "is required and must be a non-empty string")
-    return Skill(name=meta["name"].strip(), description=meta["description"].strip(), body=body.strip())
+    return Skill(
+        name=meta["name"].strip(), description=meta["description"].strip(), body=body.strip()
+    )

@@ -137,7 +137,7 @@ def _build(fn: Callable[..., Any], *, safe: bool, idempotent: bool, name: str | 
             raise TypeError(f"tool {fn.__name__}: *args/**kwargs cannot be described to a model")
         default = ... if param.default is inspect.Parameter.empty else param.default
         fields[param.name] = (annotation, default)
-    arguments = create_model(  # type: ignore[call-overload]
+    arguments = create_model(
         f"{fn.__name__}_arguments",
         __config__=ConfigDict(extra="forbid"),
         **fields,

@@ -10,8 +10,7 @@ from __future__ import annotations
 
 import importlib.util
 import sys
-from pathlib import Path
-
+from typing import TYPE_CHECKING
 
 import yaml
 from pydantic import ValidationError
@@ -22,6 +21,9 @@ from signoff.errors import ConfigError, UnknownAgent
 from signoff.gate import RuleSet, load_rules
 from signoff.skills import discover_skills
 from signoff.tools import Tool
+
+if TYPE_CHECKING:
+    from pathlib import Path
 
 __all__ = ["AgentCatalog", "load_agent"]
 
@@ -115,5 +117,3 @@ def _load_tools(path: Path, agent: str) -> dict[str, Tool]:
             raise ConfigError(str(path), attribute, f"duplicate tool name {value.name!r}")
         tools[value.name] = value
     return tools
-
-

@@ -78,9 +78,10 @@ class TurnState(BaseModel):
     # were compacted away (and are still in the log).
     window_start: int = 0
     omitted: int = 0
-    # Provider-reported size of the last prompt + answer, and the history length then.
-    last_usage_tokens: int | None = None
-    last_usage_at: int = 0
+    # The prompt's size in tokens (provider-reported when known, else estimated)
+    # as of history index ``prompt_tokens_at``.
+    prompt_tokens: int | None = None
+    prompt_tokens_at: int = 0
     last_text: str = ""
     batch: list[CallState] = []
     # Id of the pending item the turn waits on, and the call it is about.

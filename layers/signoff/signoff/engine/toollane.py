@@ -48,8 +48,9 @@ def run_lane(
             return False
         for item in group:
             _start(item.state, emit)
-        if len(group) == 1 and not group[0].safe:
-            before_solo(group[0].state)
+        if len(group) == 1:
+            if not group[0].safe:
+                before_solo(group[0].state)
             outcomes = [_guarded(group[0].run)]
         else:
             futures = [pool.submit(_guarded, item.run) for item in group]

@@ -68,7 +68,6 @@ if TYPE_CHECKING:
 __all__ = ["Engine"]
 
 
-
 @dataclass(kw_only=True)
 class _Run:
     """One call into the engine: the state it advances and what it emitted."""
@@ -217,15 +216,8 @@ class Engine:
 
     def _call_model(self, run: _Run) -> ModelResponse:
         state = run.state
-        window = run.history[state.window_start :]
-        if state.last_usage_tokens is not None:
-            used = state.last_usage_tokens + estimate_tokens(
-                "", run.history[state.last_usage_at :]
-            )
-        else:
-            used = estimate_tokens(self._system(state), window)
         budget = self.agent.budget
-        check = budget.check(used)
+        check = budget.check(self._prompt_tokens(run))
         run.emit(check)
         nudge = check.nudge if check.action == "nudge" else None
         if check.action == "over_hard_limit":
@@ -238,9 +230,24 @@ class Engine:
             self._compact(run, target=max(1, current // 2))
             response = self.model(self._request(run, nudge))
         if response.usage is not None:
-            state.last_usage_tokens = response.usage.total
-            state.last_usage_at = len(run.history)
+            # The answer is appended next; the provider's count already covers it.
+            state.prompt_tokens = response.usage.total
+            state.prompt_tokens_at = len(run.history) + 1
         return response
+
+    def _prompt_tokens(self, run: _Run) -> int:
+        """The prompt's size: the last known count plus an estimate of what came since.
+
+        Counting only the new messages keeps a step's cost flat however long the
+        session is.
+        """
+        state = run.state
+        if state.prompt_tokens is None:
+            used = estimate_tokens(self._system(state), run.history[state.window_start :])
+        else:
+            used = state.prompt_tokens + estimate_tokens("", run.history[state.prompt_tokens_at :])
+        state.prompt_tokens, state.prompt_tokens_at = used, len(run.history)
+        return used
 
     def _system(self, state: TurnState, nudge: str | None = None) -> str:
         parts = [self.agent.system_prompt]
@@ -253,7 +260,8 @@ class Engine:
         return "\n\n".join(parts)
 
     def _request(self, run: _Run, nudge: str | None) -> ModelRequest:
-        return ModelRequest(
+        # The messages are validated models already; construct without re-validating them.
+        return ModelRequest.model_construct(
             system=self._system(run.state, nudge),
             messages=tuple(run.history[run.state.window_start :]),
             tools=self._specs,
@@ -267,7 +275,7 @@ class Engine:
         kept_count = sum(1 for m in kept if any(m is w for w in window))
         before = len(window)
         state.window_start = len(run.history) - kept_count
-        state.last_usage_tokens = None
+        state.prompt_tokens = None
         run.emit(PromptCompaction(from_=before, to=kept_count))
 
     # -- one batch of tool calls --------------------------------------------------------
@@ -283,7 +291,9 @@ class Engine:
         if denied:
             self._skip_siblings(run, [cs.call.name for cs in denied])
         else:
-            runs = [self._tool_run(run, cs) for cs in state.batch if cs.status in ("allowed", "started")]
+            runs = [
+                self._tool_run(run, cs) for cs in state.batch if cs.status in ("allowed", "started")
+            ]
             finished = run_lane(
                 runs,
                 pool=self._pool,
@@ -343,7 +353,11 @@ class Engine:
             cs.content, cs.is_error, cs.status_text = f"Error: {problem}", True, "Error."
             run.emit(
                 ToolResult(
-                    id=call.id, tool=call.name, args=call.args, detail_text=problem, status_text="Error."
+                    id=call.id,
+                    tool=call.name,
+                    args=call.args,
+                    detail_text=problem,
+                    status_text="Error.",
                 )
             )
             return None
@@ -370,7 +384,9 @@ class Engine:
             id=self.new_id(),
             tool=cs.call.name,
             args=cs.call.args,
-            scope=PendingScope(tenant=state.tenant, environment=state.environment, agent=state.agent),
+            scope=PendingScope(
+                tenant=state.tenant, environment=state.environment, agent=state.agent
+            ),
             reason=cs.reason,
             requested_at=iso(self.clock.now()),
         )
@@ -427,7 +443,13 @@ class Engine:
         cs.content, cs.is_error, cs.status_text = message, True, "Denied."
         call = cs.call
         run.emit(
-            ToolResult(id=call.id, tool=call.name, args=call.args, detail_text=message, status_text="Denied.")
+            ToolResult(
+                id=call.id,
+                tool=call.name,
+                args=call.args,
+                detail_text=message,
+                status_text="Denied.",
+            )
         )
 
     def _skip_siblings(self, run: _Run, denied_tools: list[str]) -> None:
@@ -435,7 +457,9 @@ class Engine:
             if cs.status in ("denied", "done"):
                 continue
             cs.status = "skipped"
-            cs.content = f"Skipped: not run because {', '.join(denied_tools)} was denied in the same batch."
+            cs.content = (
+                f"Skipped: not run because {', '.join(denied_tools)} was denied in the same batch."
+            )
             cs.is_error, cs.status_text = True, "Skipped."
             call = cs.call
             run.emit(LoopSkipped(name=call.name, denied_tools=denied_tools))

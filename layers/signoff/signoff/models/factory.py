@@ -11,12 +11,12 @@ from __future__ import annotations
 import os
 from typing import TYPE_CHECKING
 
-from signoff.agents.config import ModelSettings
 from signoff.errors import ConfigError
 
 if TYPE_CHECKING:
     from pathlib import Path
 
+    from signoff.agents.config import ModelSettings
     from signoff.models.base import ModelCall
 
 __all__ = ["build_model", "effective_settings"]
@@ -36,7 +36,9 @@ def effective_settings(settings: ModelSettings) -> ModelSettings:
     provider, _, model = override.partition(":")
     if provider not in ("scripted", "openai", "anthropic", "bedrock"):
         raise ConfigError(
-            "SIGNOFF_MODEL", "provider", f"{provider!r} is not scripted, openai, anthropic or bedrock"
+            "SIGNOFF_MODEL",
+            "provider",
+            f"{provider!r} is not scripted, openai, anthropic or bedrock",
         )
     changes: dict[str, object] = {"provider": provider}
     if model:
