@@ -2,7 +2,7 @@
 
 Workload: a scripted model asks for ``lookup(i)`` (a safe tool returning
 ``{"id": i, "status": "ok", "value": 2*i}``) once per step for N steps, then
-answers. Per step = (median run(N) − median run(0)) / N, so the fixed cost of a
+answers. Per step = (median run(N) - median run(0)) / N, so the fixed cost of a
 turn cancels out. Printed in microseconds for N = 20 and N = 100; the figure
 should be small and not grow with N.
 
