@@ -10,8 +10,14 @@
     │   ├── ModelUnavailable   transient: 429 / 5xx / timeout (retryable, retry_after)
     │   ├── PromptTooLong      the provider rejected the prompt as too large
     │   └── ModelRejected      permanent: bad key, bad request, unknown model
-    └── ResolutionError        a decision that cannot be applied
-        └── UnknownPending     a resolution for a call that was never asked about
+    ├── ResolutionError        a decision that cannot be applied
+    │   ├── UnknownPending     a resolution for a call that was never asked about
+    │   ├── AlreadyResolved    the pending item was resolved before (current item)
+    │   └── Expired            the pending item's time ran out (item)
+    ├── NotFound               no such session / pending item (kind, key)
+    ├── SessionBusy            another turn holds the session (session, status, pending)
+    ├── LeaseLost              this process no longer holds the session's lease
+    └── StoreUnavailable       the store failed transiently; retrying may succeed
 
 Adapters translate vendor errors into these (``raise ... from exc``); nothing above
 an adapter catches a botocore or httpx exception.
@@ -19,14 +25,22 @@ an adapter catches a botocore or httpx exception.
 
 from __future__ import annotations
 
+from typing import Any
+
 __all__ = [
+    "AlreadyResolved",
     "ConfigError",
+    "Expired",
+    "LeaseLost",
     "ModelError",
     "ModelRejected",
     "ModelUnavailable",
+    "NotFound",
     "PromptTooLong",
     "ResolutionError",
+    "SessionBusy",
     "SignoffError",
+    "StoreUnavailable",
     "UnknownAgent",
     "UnknownPending",
     "UsageError",
@@ -108,3 +122,54 @@ class UnknownPending(ResolutionError):
             f"no decision was asked for call {call_id!r}"
             + (f"; the turn is waiting on {asked!r}" if asked else "; the turn is not waiting")
         )
+
+
+class AlreadyResolved(ResolutionError):
+    """The pending item was resolved already; ``current`` is the item as it is now."""
+
+    def __init__(self, current: Any) -> None:
+        self.current = current
+        super().__init__(
+            f"pending item {current.id} is already {current.status}"
+            + (f" by {current.resolved_by}" if current.resolved_by else "")
+        )
+
+
+class Expired(ResolutionError):
+    """The pending item expired before it was resolved."""
+
+    def __init__(self, current: Any) -> None:
+        self.current = current
+        super().__init__(f"pending item {current.id} expired")
+
+
+class NotFound(SignoffError):
+    """No record of that kind with that key."""
+
+    def __init__(self, kind: str, key: str) -> None:
+        self.kind = kind
+        self.key = key
+        super().__init__(f"no {kind} {key!r}")
+
+
+class SessionBusy(SignoffError):
+    """Another turn holds the session, or it waits on a pending item."""
+
+    def __init__(self, session_id: str, *, status: str, pending_id: str | None = None) -> None:
+        self.session_id = session_id
+        self.status = status
+        self.pending_id = pending_id
+        waiting = f"; it waits on pending item {pending_id}" if pending_id else ""
+        super().__init__(f"session {session_id} is {status}{waiting}")
+
+
+class LeaseLost(SignoffError):
+    """The session's lease expired and was taken by another process."""
+
+    def __init__(self, session_id: str) -> None:
+        self.session_id = session_id
+        super().__init__(f"lost the lease on session {session_id}")
+
+
+class StoreUnavailable(SignoffError):
+    """The store failed in a way that retrying may fix (throttling, a timeout)."""

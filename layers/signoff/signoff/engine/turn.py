@@ -76,6 +76,7 @@ class _Run:
     history: list[Message]
     sink: Callable[[LoopEvent], None] | None
     deadline: float | None
+    checkpoint: Callable[[TurnState, list[Message]], None] | None = None
     events: list[LoopEvent] = field(default_factory=list)
 
     def emit(self, event: LoopEvent) -> None:
@@ -85,7 +86,12 @@ class _Run:
 
 
 class Engine:
-    """Drives turns of one agent against one model."""
+    """Drives turns of one agent against one model.
+
+    ``checkpoint`` (per call) is called with the state and the history whenever
+    what happened so far must be durable: after every batch of tool calls, and
+    before a call that is not ``safe`` runs (so a crash during it is detectable).
+    """
 
     def __init__(
         self,
@@ -94,7 +100,6 @@ class Engine:
         model: ModelCall,
         clock: Clock,
         new_id: Callable[[], str] = new_id,
-        checkpoint: Callable[[TurnState, list[Message]], None] | None = None,
         max_workers: int = 8,
         deadline_margin: float = 0.0,
         max_tokens: int = 1024,
@@ -103,7 +108,6 @@ class Engine:
         self.model = model
         self.clock = clock
         self.new_id = new_id
-        self.checkpoint = checkpoint
         self.deadline_margin = deadline_margin
         self.max_tokens = max_tokens
         self._pool = ThreadPoolExecutor(max_workers=max_workers, thread_name_prefix="toollane")
@@ -126,6 +130,7 @@ class Engine:
         run_id: str | None = None,
         sink: Callable[[LoopEvent], None] | None = None,
         deadline: float | None = None,
+        checkpoint: Callable[[TurnState, list[Message]], None] | None = None,
     ) -> Outcome:
         """Run a new user message to its end or its first pause."""
         state = TurnState(
@@ -136,7 +141,9 @@ class Engine:
             run_id=run_id or self.new_id(),
         )
         history.append(UserMessage(content=message))
-        return self._drive(_Run(state=state, history=history, sink=sink, deadline=deadline))
+        return self._drive(
+            _Run(state=state, history=history, sink=sink, deadline=deadline, checkpoint=checkpoint)
+        )
 
     def resume(
         self,
@@ -146,6 +153,7 @@ class Engine:
         *,
         sink: Callable[[LoopEvent], None] | None = None,
         deadline: float | None = None,
+        checkpoint: Callable[[TurnState, list[Message]], None] | None = None,
     ) -> Outcome:
         """Apply a human's resolution to a paused turn and run on.
 
@@ -154,7 +162,9 @@ class Engine:
             ResolutionError: an answer for an approval, or a decision for a question.
         """
         state = state.model_copy(deep=True)
-        run = _Run(state=state, history=history, sink=sink, deadline=deadline)
+        run = _Run(
+            state=state, history=history, sink=sink, deadline=deadline, checkpoint=checkpoint
+        )
         if state.awaiting_call is None or resolution.call_id != state.awaiting_call:
             raise UnknownPending(resolution.call_id, state.awaiting_call)
         waiting = next(cs for cs in state.batch if cs.call.id == state.awaiting_call)
@@ -170,10 +180,13 @@ class Engine:
         *,
         sink: Callable[[LoopEvent], None] | None = None,
         deadline: float | None = None,
+        checkpoint: Callable[[TurnState, list[Message]], None] | None = None,
     ) -> Outcome:
         """Continue a turn that returned ``Continue`` (or whose process died)."""
         state = state.model_copy(deep=True)
-        return self._drive(_Run(state=state, history=history, sink=sink, deadline=deadline))
+        return self._drive(
+            _Run(state=state, history=history, sink=sink, deadline=deadline, checkpoint=checkpoint)
+        )
 
     # -- the loop ---------------------------------------------------------------------
 
@@ -500,5 +513,5 @@ class Engine:
         return skill.body, False, [SkillLoaded(skill=name)]
 
     def _save(self, run: _Run) -> None:
-        if self.checkpoint is not None:
-            self.checkpoint(run.state, run.history)
+        if run.checkpoint is not None:
+            run.checkpoint(run.state, run.history)

@@ -1,0 +1,135 @@
+"""The journal of one invocation: what a turn added, written step by step.
+
+The engine calls ``step`` at its checkpoints; each step commits only the
+messages and events added since the previous one (one log chunk) together
+with the turn's state, in one atomic write guarded by the session lease. That
+is what keeps a step's cost flat however long the session gets.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+from signoff.events import ActauthDecision, dump
+from signoff.ids import new_id
+from signoff.store.records import AuditEntry, Commit, LogChunk
+
+if TYPE_CHECKING:
+    from signoff.clock import Clock
+    from signoff.engine import TurnState
+    from signoff.events import LoopEvent
+    from signoff.messages import Message
+    from signoff.store.base import Sessions
+    from signoff.store.records import OutboxRow, PendingItem, SessionRecord
+
+__all__ = ["Journal"]
+
+
+class Journal:
+    """Buffers a turn's events and new messages and commits them as log chunks."""
+
+    def __init__(
+        self,
+        *,
+        sessions: Sessions,
+        record: SessionRecord,
+        owner: str,
+        clock: Clock,
+        lease_ttl: float,
+        history_length: int,
+        run_events: list[dict[str, Any]],
+    ) -> None:
+        self.sessions = sessions
+        self.record = record
+        self.owner = owner
+        self.clock = clock
+        self.lease_ttl = lease_ttl
+        self._written = history_length
+        self._events: list[dict[str, Any]] = []
+        self._audit: list[AuditEntry] = []
+        # Every event of the current turn, including those of earlier invocations.
+        self.run_events = run_events
+
+    def event(self, event: LoopEvent) -> None:
+        wire = dump(event)
+        self._events.append(wire)
+        self.run_events.append(wire)
+        if isinstance(event, ActauthDecision):
+            self._audit.append(
+                AuditEntry(
+                    id=new_id(),
+                    subject=self.record.session_id,
+                    at=self.clock.now().timestamp(),
+                    kind="rule",
+                    decision=event.decision,
+                    actor="rules",
+                    tool=event.tool,
+                    reason=event.reason,
+                )
+            )
+
+    def step(self, state: TurnState, history: list[Message]) -> None:
+        """A checkpoint inside a running turn: keep the lease, renew it."""
+        self.commit(state, history, status="running", release=False)
+
+    def commit(
+        self,
+        state: TurnState | None,
+        history: list[Message],
+        *,
+        status: str,
+        release: bool,
+        pending: PendingItem | None = None,
+        outbox: list[OutboxRow] | None = None,
+        text: str | None = None,
+        stop_reason: str | None = None,
+        expires_at: float | None = None,
+    ) -> None:
+        """Write the state and everything new since the last commit, atomically.
+
+        Raises:
+            LeaseLost: another process took the session over.
+        """
+        now = self.clock.now().timestamp()
+        record = self.record
+        chunk = None
+        new_messages = history[self._written :]
+        if new_messages or self._events:
+            chunk = LogChunk(
+                session_id=record.session_id,
+                seq=record.next_seq,
+                run_id=state.run_id if state else "",
+                messages=list(new_messages),
+                events=list(self._events),
+                at=now,
+            )
+        updated = record.model_copy(
+            update={
+                "state": state,
+                "status": status,
+                "next_seq": record.next_seq + (1 if chunk else 0),
+                "message_count": len(history),
+                "pending_id": pending.id if pending else None,
+                "text": text,
+                "stop_reason": stop_reason,
+                "lease_owner": None if release else self.owner,
+                "lease_until": None if release else now + self.lease_ttl,
+                "updated_at": now,
+                "expires_at": expires_at,
+            }
+        )
+        self.sessions.commit(
+            Commit(
+                session=updated,
+                chunk=chunk,
+                pending=pending,
+                outbox=outbox or [],
+                audit=self._audit,
+                release=release,
+            ),
+            owner=self.owner,
+        )
+        self.record = updated
+        self._written = len(history)
+        self._events = []
+        self._audit = []

@@ -1,0 +1,28 @@
+"""What a durable turn call returns: finished, paused on a pending item, or still running."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any, Literal
+
+if TYPE_CHECKING:
+    from signoff.store.records import PendingItem
+
+__all__ = ["TurnResult"]
+
+
+@dataclass(frozen=True, kw_only=True)
+class TurnResult:
+    """The outcome of ``Turns.send`` / ``resolve`` / ``proceed``.
+
+    ``events`` are the wire form of every LoopEvent of the turn so far, in order
+    (a resumed turn's events include those from before its pause).
+    """
+
+    status: Literal["finished", "paused", "running"]
+    session_id: str
+    agent: str
+    events: list[dict[str, Any]] = field(default_factory=list)
+    text: str | None = None
+    stop_reason: str | None = None
+    pending: PendingItem | None = None

@@ -1,0 +1,388 @@
+"""Durable turns: run, pause to the store, resolve, and resume exactly once.
+
+``Turns`` is what every entry point calls — the Lambda handlers, the local
+stack, the tests. A pause commits the checkpoint, the pending item and its
+outbox rows in one transaction and only then enqueues the notification (best
+effort: the outbox is the truth). A resolution is one conditional write on the
+pending item; only its winner takes the session lease and resumes the turn.
+"""
+
+from __future__ import annotations
+
+import logging
+from typing import TYPE_CHECKING, Any, Literal
+
+from signoff.durable.journal import Journal
+from signoff.durable.results import TurnResult
+from signoff.engine import Answered, Approved, Denied, Engine, Finished, Paused
+from signoff.errors import NotFound, SessionBusy, SignoffError, UsageError
+from signoff.events import ApprovalPending
+from signoff.ids import new_id
+from signoff.store.records import AuditEntry, OutboxRow, PendingItem, SessionRecord
+
+if TYPE_CHECKING:
+    from collections.abc import Callable
+
+    from signoff.agents import Agent, AgentCatalog
+    from signoff.clock import Clock
+    from signoff.engine import Outcome, Resolution, TurnState
+    from signoff.events import QuestionPending
+    from signoff.messages import Message
+    from signoff.models.base import ModelCall
+    from signoff.queue.base import Queue
+    from signoff.store.base import Audit, ClaimFor, PendingItems, Sessions
+
+__all__ = ["Turns"]
+
+log = logging.getLogger(__name__)
+
+DAY = 86400.0
+
+
+class Turns:
+    """Runs agent turns whose pauses survive the process."""
+
+    def __init__(
+        self,
+        *,
+        catalog: AgentCatalog,
+        sessions: Sessions,
+        pending: PendingItems,
+        audit: Audit,
+        queue: Queue,
+        clock: Clock,
+        model_for: Callable[[Agent], ModelCall],
+        owner: str | None = None,
+        lease_ttl: float = 900.0,
+        retention: float = 30 * DAY,
+        deadline_margin: float = 0.0,
+    ) -> None:
+        self.catalog = catalog
+        self.sessions = sessions
+        self.pending = pending
+        self.audit = audit
+        self.queue = queue
+        self.clock = clock
+        self.model_for = model_for
+        self.owner = owner or new_id()
+        self.lease_ttl = lease_ttl
+        self.retention = retention
+        self.deadline_margin = deadline_margin
+        self._engines: dict[str, Engine] = {}
+
+    # -- entry points ------------------------------------------------------------------
+
+    def send(
+        self,
+        agent_name: str,
+        message: str,
+        *,
+        tenant: str,
+        environment: str,
+        session_id: str | None = None,
+        deadline: float | None = None,
+    ) -> TurnResult:
+        """Run one user message on a session (a new one unless ``session_id``).
+
+        Raises:
+            UnknownAgent: no such agent.
+            NotFound: the session belongs to another agent or tenant.
+            SessionBusy: a turn is running on the session, or it waits on a decision.
+        """
+        agent = self.catalog.get(agent_name)
+        session_id = session_id or new_id()
+        existing = self.sessions.load(session_id)
+        if existing is not None and (existing.agent != agent.name or existing.tenant != tenant):
+            raise NotFound("session", session_id)
+        fresh = SessionRecord(
+            session_id=session_id, agent=agent.name, tenant=tenant, environment=environment
+        )
+        record = self._claim(fresh, "message")
+        history, _ = self._history(record, run_from=record.next_seq)
+        journal = self._journal(record, history, [])
+        outcome = self._engine(agent).start(
+            history=history,
+            message=message,
+            tenant=tenant,
+            environment=environment,
+            session_id=session_id,
+            sink=journal.event,
+            deadline=deadline,
+            checkpoint=journal.step,
+        )
+        return self._settle(agent, journal, outcome, history)
+
+    def resolve(
+        self,
+        pending_id: str,
+        *,
+        decision: Literal["approve", "deny"] | None = None,
+        answer: str | None = None,
+        actor: str,
+        channel: str,
+        note: str | None = None,
+        deadline: float | None = None,
+    ) -> TurnResult:
+        """Apply the first valid resolution of a pending item and resume its turn.
+
+        Raises:
+            NotFound: no such pending item.
+            UsageError: an answer for an approval or a decision for a question.
+            AlreadyResolved: somebody resolved it first (carries the current item).
+            Expired: its time ran out.
+        """
+        item = self.pending.get(pending_id)
+        if item is None:
+            raise NotFound("pending item", pending_id)
+        if item.kind == "approval" and decision not in ("approve", "deny"):
+            raise UsageError("an approval is resolved with decision 'approve' or 'deny'")
+        if item.kind == "question" and (answer is None or decision is not None):
+            raise UsageError("a question is resolved with an answer")
+        status: Literal["approved", "denied", "answered"] = (
+            "answered"
+            if item.kind == "question"
+            else "approved"
+            if decision == "approve"
+            else "denied"
+        )
+        now = self.clock.now().timestamp()
+        won = self.pending.resolve(
+            pending_id,
+            status=status,
+            actor=actor,
+            channel=channel,
+            now=now,
+            answer=answer,
+            note=note,
+            retain_until=now + self.retention,
+        )
+        self.audit.record(
+            [
+                AuditEntry(
+                    id=new_id(),
+                    subject=won.session_id,
+                    at=now,
+                    kind="human",
+                    decision=status,
+                    actor=actor,
+                    channel=channel,
+                    pending_id=won.id,
+                    tool=won.tool,
+                    reason=note or "",
+                )
+            ]
+        )
+        return self.resume(won, deadline=deadline)
+
+    def resume(self, item: PendingItem, *, deadline: float | None = None) -> TurnResult:
+        """Continue the turn of a resolved item (also the sweeper's re-drive of one).
+
+        Raises:
+            SessionBusy: the session is not paused on this item (already resumed).
+        """
+        agent = self.catalog.get(item.agent)
+        record = self._claim(self._placeholder(item), "resume", pending_id=item.id)
+        history, run_events = self._history(record, run_from=record.run_start_seq)
+        state = self._state(record)
+        journal = self._journal(record, history, run_events)
+        outcome = self._engine(agent).resume(
+            state,
+            history,
+            self._resolution(item),
+            sink=journal.event,
+            deadline=deadline,
+            checkpoint=journal.step,
+        )
+        result = self._settle(agent, journal, outcome, history)
+        self.pending.mark_resumed(item.id)
+        return result
+
+    def proceed(self, session_id: str, *, deadline: float | None = None) -> TurnResult:
+        """Continue a turn that yielded before its deadline, or whose process died.
+
+        Raises:
+            NotFound: no such session.
+            SessionBusy: the turn is not running, or another live process holds it.
+        """
+        record = self.sessions.load(session_id)
+        if record is None:
+            raise NotFound("session", session_id)
+        agent = self.catalog.get(record.agent)
+        record = self._claim(record, "redrive")
+        history, run_events = self._history(record, run_from=record.run_start_seq)
+        journal = self._journal(record, history, run_events)
+        outcome = self._engine(agent).proceed(
+            self._state(record),
+            history,
+            sink=journal.event,
+            deadline=deadline,
+            checkpoint=journal.step,
+        )
+        return self._settle(agent, journal, outcome, history)
+
+    # -- the pieces ----------------------------------------------------------------------
+
+    def _engine(self, agent: Agent) -> Engine:
+        if agent.name not in self._engines:
+            self._engines[agent.name] = Engine(
+                agent=agent,
+                model=self.model_for(agent),
+                clock=self.clock,
+                deadline_margin=self.deadline_margin,
+                max_tokens=agent.config.model.max_tokens,
+            )
+        return self._engines[agent.name]
+
+    def _claim(
+        self, record: SessionRecord, purpose: ClaimFor, *, pending_id: str | None = None
+    ) -> SessionRecord:
+        now = self.clock.now().timestamp()
+        claimed = self.sessions.claim(
+            record,
+            purpose=purpose,
+            owner=self.owner,
+            until=now + self.lease_ttl,
+            now=now,
+            pending_id=pending_id,
+        )
+        if purpose == "message":
+            claimed = claimed.model_copy(update={"run_start_seq": claimed.next_seq})
+        return claimed
+
+    def _placeholder(self, item: PendingItem) -> SessionRecord:
+        return SessionRecord(
+            session_id=item.session_id,
+            agent=item.agent,
+            tenant=item.tenant,
+            environment=item.environment,
+        )
+
+    def _history(
+        self, record: SessionRecord, *, run_from: int
+    ) -> tuple[list[Message], list[dict[str, Any]]]:
+        """The conversation so far, and the events of the current turn."""
+        messages: list[Message] = []
+        events: list[dict[str, Any]] = []
+        for chunk in self.sessions.read_log(record.session_id):
+            messages.extend(chunk.messages)
+            if chunk.seq >= run_from:
+                events.extend(chunk.events)
+        return messages, events
+
+    def _state(self, record: SessionRecord) -> TurnState:
+        if record.state is None:
+            raise SessionBusy(record.session_id, status=record.status)
+        return record.state
+
+    def _journal(
+        self, record: SessionRecord, history: list[Message], run_events: list[dict[str, Any]]
+    ) -> Journal:
+        return Journal(
+            sessions=self.sessions,
+            record=record,
+            owner=self.owner,
+            clock=self.clock,
+            lease_ttl=self.lease_ttl,
+            history_length=len(history),
+            run_events=run_events,
+        )
+
+    def _resolution(self, item: PendingItem) -> Resolution:
+        actor = item.resolved_by or "unknown"
+        if item.status == "approved":
+            return Approved(call_id=item.call_id, actor=actor)
+        if item.status == "answered":
+            return Answered(call_id=item.call_id, answer=item.answer or "", actor=actor)
+        if item.status == "expired":
+            return Denied(call_id=item.call_id, actor="expiry", reason="expired")
+        if item.status == "denied":
+            return Denied(call_id=item.call_id, actor=actor, reason=item.note or "")
+        raise UsageError(f"pending item {item.id} is not resolved yet")
+
+    def _settle(
+        self, agent: Agent, journal: Journal, outcome: Outcome, history: list[Message]
+    ) -> TurnResult:
+        """Make the outcome durable and describe it."""
+        record = journal.record
+        now = self.clock.now().timestamp()
+        base = {"session_id": record.session_id, "agent": agent.name}
+        if isinstance(outcome, Finished):
+            journal.commit(
+                None,
+                history,
+                status="done",
+                release=True,
+                text=outcome.text,
+                stop_reason=outcome.stop_reason,
+                expires_at=now + self.retention,
+            )
+            return TurnResult(
+                status="finished",
+                events=journal.run_events,
+                text=outcome.text,
+                stop_reason=outcome.stop_reason,
+                **base,
+            )
+        if isinstance(outcome, Paused):
+            item = self._pending_item(agent, outcome.state, outcome.pending, now)
+            outbox = [
+                OutboxRow(
+                    pending_id=item.id,
+                    channel=channel,
+                    run_id=item.run_id,
+                    kind=item.kind,
+                    created_at=now,
+                )
+                for channel in item.channels
+            ]
+            journal.commit(
+                outcome.state, history, status="paused", release=True, pending=item, outbox=outbox
+            )
+            self._enqueue(item)
+            return TurnResult(status="paused", events=journal.run_events, pending=item, **base)
+        journal.commit(outcome.state, history, status="running", release=True)
+        return TurnResult(status="running", events=journal.run_events, **base)
+
+    def _pending_item(
+        self,
+        agent: Agent,
+        state: TurnState,
+        pending: ApprovalPending | QuestionPending,
+        now: float,
+    ) -> PendingItem:
+        common: dict[str, Any] = {
+            "id": pending.id,
+            "session_id": state.session_id,
+            "run_id": state.run_id,
+            "agent": agent.name,
+            "tenant": state.tenant,
+            "environment": state.environment,
+            "call_id": state.awaiting_call or "",
+            "requested_at": now,
+            "expires_at": now + agent.config.approval_timeout,
+        }
+        kind = "approval" if isinstance(pending, ApprovalPending) else "question"
+        common["channels"] = sorted(
+            channel for channel, wanted in agent.config.notify.items() if kind in wanted
+        )
+        if isinstance(pending, ApprovalPending):
+            return PendingItem(
+                kind="approval",
+                tool=pending.tool,
+                args=pending.args,
+                scope=pending.scope,
+                reason=pending.reason,
+                **common,
+            )
+        return PendingItem(
+            kind="question", question=pending.question, options=pending.options, **common
+        )
+
+    def _enqueue(self, item: PendingItem) -> None:
+        if not item.channels:
+            return
+        try:
+            self.queue.send({"pendingId": item.id, "sessionId": item.session_id})
+        except SignoffError:
+            # The outbox rows are committed; the sweeper re-enqueues what was never sent.
+            log.warning("enqueue failed after pause; the sweeper will re-send", exc_info=True)

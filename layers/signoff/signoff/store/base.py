@@ -1,0 +1,122 @@
+"""The store's ports: one per kind of thing a durable turn keeps.
+
+Every port has an in-memory adapter (``memory.py``) and a DynamoDB adapter
+(``dynamodb.py``); the contract suites in ``tests/contract/`` run against both.
+The session port owns the one atomic write of a turn (``commit``): a step's log
+chunk with its checkpoint, or a pause with its pending item and outbox rows.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Literal, Protocol
+
+if TYPE_CHECKING:
+    from collections.abc import Iterator
+
+    from signoff.store.records import (
+        AuditEntry,
+        Commit,
+        LogChunk,
+        OutboxRow,
+        PendingItem,
+        PendingStatus,
+        SessionRecord,
+    )
+
+__all__ = ["Audit", "Blobs", "ClaimFor", "Outbox", "PendingItems", "Sessions"]
+
+# Why a lease is taken: a new message (the session must be idle or done), a
+# resume (it must be paused on that pending item), or a re-drive of a turn whose
+# holder died (it must be running with an expired lease).
+ClaimFor = Literal["message", "resume", "redrive"]
+
+
+class Sessions(Protocol):
+    def load(self, session_id: str) -> SessionRecord | None:
+        """The session, or None (also when its retention has passed)."""
+
+    def claim(
+        self,
+        fresh: SessionRecord,
+        *,
+        purpose: ClaimFor,
+        owner: str,
+        until: float,
+        now: float,
+        pending_id: str | None = None,
+    ) -> SessionRecord:
+        """Take the session's lease; ``fresh`` is stored when the session is new.
+
+        Raises:
+            SessionBusy: the session is not in the state ``purpose`` needs.
+        """
+
+    def commit(self, commit: Commit, *, owner: str) -> None:
+        """Write ``commit`` atomically, if ``owner`` still holds the lease.
+
+        Raises:
+            LeaseLost: another owner holds the lease now.
+        """
+
+    def read_log(self, session_id: str, *, from_seq: int = 0) -> Iterator[LogChunk]:
+        """The session's log chunks from ``from_seq`` on, in order, paging as it goes."""
+
+
+class PendingItems(Protocol):
+    def get(self, pending_id: str) -> PendingItem | None:
+        """The item, or None (also when its retention has passed)."""
+
+    def resolve(
+        self,
+        pending_id: str,
+        *,
+        status: PendingStatus,
+        actor: str,
+        channel: str,
+        now: float,
+        answer: str | None = None,
+        note: str | None = None,
+        retain_until: float | None = None,
+    ) -> PendingItem:
+        """Move a pending item to ``status`` with one conditional write.
+
+        ``status="expired"`` is the sweeper's move and needs ``expires_at <= now``;
+        every other status needs ``expires_at > now``.
+
+        Raises:
+            NotFound: no such item.
+            AlreadyResolved: it left ``pending`` before; carries the current item.
+            Expired: its time ran out (even if no sweep has marked it yet).
+        """
+
+    def mark_resumed(self, pending_id: str) -> None:
+        """Record that the turn was resumed after the resolution."""
+
+    def due(self, now: float, *, limit: int = 100) -> list[PendingItem]:
+        """Pending items whose ``expires_at`` has passed, oldest first."""
+
+
+class Outbox(Protocol):
+    def rows(self, pending_id: str) -> list[OutboxRow]:
+        """Every channel's row of one pending item, by channel name."""
+
+    def mark_sent(self, pending_id: str, channel: str, *, at: float) -> None:
+        """Record ``notified_at``; only after the channel accepted the send."""
+
+    def unsent(self, *, created_before: float, limit: int = 100) -> list[OutboxRow]:
+        """Rows never sent (and not failed for good), oldest first."""
+
+
+class Audit(Protocol):
+    def record(self, entries: list[AuditEntry]) -> None: ...
+
+    def for_subject(self, subject: str) -> list[AuditEntry]:
+        """Every entry about one session, oldest first."""
+
+
+class Blobs(Protocol):
+    """Where values too large for one store item go."""
+
+    def put(self, key: str, data: bytes) -> None: ...
+
+    def get(self, key: str) -> bytes: ...

@@ -1,0 +1,151 @@
+"""What the durable store keeps: sessions, their log, pending items, outbox rows, audit.
+
+Times are epoch seconds (floats) so conditions compare numbers in every adapter.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from signoff.engine.state import TurnState  # noqa: TC001 - pydantic needs it at runtime
+from signoff.events import PendingScope  # noqa: TC001
+from signoff.messages import Message  # noqa: TC001
+
+__all__ = [
+    "AuditEntry",
+    "Commit",
+    "LogChunk",
+    "OutboxRow",
+    "PendingItem",
+    "PendingStatus",
+    "SessionRecord",
+    "SessionStatus",
+]
+
+SessionStatus = Literal["idle", "running", "paused", "done"]
+PendingStatus = Literal["pending", "approved", "denied", "answered", "expired"]
+
+
+class _Record(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+
+class SessionRecord(_Record):
+    """One conversation: where its current turn stands, and who may write it."""
+
+    session_id: str
+    agent: str
+    tenant: str
+    environment: str
+    status: SessionStatus = "idle"
+    # The checkpoint of the current turn (None between turns).
+    state: TurnState | None = None
+    # Log chunks are numbered 0, 1, 2, …; the next one gets ``next_seq``.
+    next_seq: int = 0
+    # The first chunk of the current turn, so a response can carry the turn's events.
+    run_start_seq: int = 0
+    message_count: int = 0
+    pending_id: str | None = None
+    text: str | None = None
+    stop_reason: str | None = None
+    # The lease: one turn per session at a time.
+    lease_owner: str | None = None
+    lease_until: float | None = None
+    updated_at: float = 0.0
+    # Epoch seconds after which the store may delete the record (finished sessions).
+    expires_at: float | None = None
+
+
+class LogChunk(_Record):
+    """What one step of a turn added: its messages and its events (wire form)."""
+
+    session_id: str
+    seq: int
+    run_id: str
+    messages: list[Message] = Field(default_factory=list)
+    events: list[dict[str, Any]] = Field(default_factory=list)
+    at: float = 0.0
+    expires_at: float | None = None
+
+
+class PendingItem(_Record):
+    """An approval or a question waiting for a human."""
+
+    id: str
+    kind: Literal["approval", "question"]
+    status: PendingStatus = "pending"
+    session_id: str
+    run_id: str
+    agent: str
+    tenant: str
+    environment: str
+    call_id: str
+    tool: str | None = None
+    args: dict[str, Any] | None = None
+    scope: PendingScope | None = None
+    reason: str | None = None
+    question: str | None = None
+    options: list[str] | None = None
+    channels: list[str] = Field(default_factory=list)
+    requested_at: float
+    expires_at: float
+    # Set by the one resolution that won.
+    resolved_by: str | None = None
+    resolved_via: str | None = None
+    resolved_at: float | None = None
+    answer: str | None = None
+    note: str | None = None
+    # Whether the turn was resumed after the resolution (the sweeper re-drives if not).
+    resumed: bool = False
+    # Epoch seconds after which the store may delete the item (resolved items).
+    retain_until: float | None = None
+
+
+class OutboxRow(_Record):
+    """One notification to send on one channel; ``notified_at`` is set only after success."""
+
+    pending_id: str
+    channel: str
+    run_id: str
+    kind: str
+    created_at: float
+    notified_at: float | None = None
+    attempts: int = 0
+    failed: bool = False
+    last_error: str | None = None
+    lock_owner: str | None = None
+    lock_until: float | None = None
+
+    @property
+    def idempotency_key(self) -> str:
+        return f"{self.run_id}:{self.pending_id}:{self.channel}"
+
+
+class AuditEntry(_Record):
+    """One decision: by a rule, by a human (with channel), or by expiry."""
+
+    id: str
+    subject: str  # the session id
+    at: float
+    kind: Literal["rule", "human", "expiry", "refusal"]
+    decision: str
+    actor: str
+    channel: str | None = None
+    pending_id: str | None = None
+    tool: str | None = None
+    reason: str = ""
+
+
+class Commit(_Record):
+    """One atomic write of a turn: the session, what the step added, and for a
+    pause the new pending item with its outbox rows."""
+
+    session: SessionRecord
+    chunk: LogChunk | None = None
+    pending: PendingItem | None = None
+    outbox: list[OutboxRow] = Field(default_factory=list)
+    audit: list[AuditEntry] = Field(default_factory=list)
+    # Keep the lease (a step inside a running turn) or give it up (pause, finish).
+    release: bool = False
