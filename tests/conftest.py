@@ -11,6 +11,7 @@ import pytest
 from jsonschema import Draft202012Validator
 
 from signoff import events
+from tests.support.aws import aws as aws  # the moto fixture, for every test folder
 
 ROOT = Path(__file__).resolve().parents[1]
 SCHEMA_FILE = ROOT / "protocol" / "loop-event.schema.json"

@@ -67,7 +67,7 @@ class AgentConfig(_Config):
     description: str = ""
     system: str
     model: ModelSettings = ModelSettings()
-    max_turns: int = Field(default=10, gt=0, le=200)
+    max_turns: int = Field(default=10, gt=0, le=1000)
     budget: BudgetSettings = BudgetSettings()
     approval_timeout: Duration = 86400.0
     remind_after: Duration | None = None

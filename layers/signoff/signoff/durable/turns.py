@@ -10,7 +10,7 @@ pending item; only its winner takes the session lease and resumes the turn.
 from __future__ import annotations
 
 import logging
-from typing import TYPE_CHECKING, Any, Literal
+from typing import TYPE_CHECKING, Any, Literal, Protocol
 
 from signoff.durable.journal import Journal
 from signoff.durable.results import TurnResult
@@ -23,7 +23,7 @@ from signoff.store.records import AuditEntry, OutboxRow, PendingItem, SessionRec
 if TYPE_CHECKING:
     from collections.abc import Callable
 
-    from signoff.agents import Agent, AgentCatalog
+    from signoff.agents import Agent
     from signoff.clock import Clock
     from signoff.engine import Outcome, Resolution, TurnState
     from signoff.events import QuestionPending
@@ -32,11 +32,17 @@ if TYPE_CHECKING:
     from signoff.queue.base import Queue
     from signoff.store.base import Audit, ClaimFor, PendingItems, Sessions
 
-__all__ = ["Turns"]
+__all__ = ["AgentSource", "Turns"]
 
 log = logging.getLogger(__name__)
 
 DAY = 86400.0
+
+
+class AgentSource(Protocol):
+    """Where agents come from: an ``AgentCatalog``, or a fixed set in tests."""
+
+    def get(self, name: str) -> Agent: ...
 
 
 class Turns:
@@ -45,7 +51,7 @@ class Turns:
     def __init__(
         self,
         *,
-        catalog: AgentCatalog,
+        catalog: AgentSource,
         sessions: Sessions,
         pending: PendingItems,
         audit: Audit,

@@ -1,0 +1,7 @@
+"""The queue port; its adapters (``memory``, ``sqs``) are imported where they are wired."""
+
+from __future__ import annotations
+
+from signoff.queue.base import Queue
+
+__all__ = ["Queue"]

@@ -1,0 +1,52 @@
+"""The queue port over SQS."""
+
+from __future__ import annotations
+
+import json
+import os
+from typing import TYPE_CHECKING, Any, Self
+
+from botocore.exceptions import BotoCoreError, ClientError
+
+from signoff.errors import StoreUnavailable, UsageError
+
+if TYPE_CHECKING:
+    from mypy_boto3_sqs.client import SQSClient
+
+__all__ = ["SqsQueue"]
+
+
+class SqsQueue:
+    """Messages to one SQS queue."""
+
+    def __init__(self, url: str, client: SQSClient) -> None:
+        self.url = url
+        self._client = client
+
+    @classmethod
+    def from_env(cls) -> Self:
+        """The queue named by ``SIGNOFF_NOTIFY_QUEUE_URL``, with a default boto3 client.
+
+        Raises:
+            UsageError: ``SIGNOFF_NOTIFY_QUEUE_URL`` is not set.
+        """
+        import boto3
+
+        url = os.environ.get("SIGNOFF_NOTIFY_QUEUE_URL")
+        if not url:
+            raise UsageError(
+                "SIGNOFF_NOTIFY_QUEUE_URL is not set; template.yaml sets it for every function"
+            )
+        return cls(url, boto3.client("sqs"))
+
+    def send(self, body: dict[str, Any]) -> None:
+        """Enqueue one JSON message.
+
+        Raises:
+            StoreUnavailable: SQS did not take it; the sweeper re-drives it.
+        """
+        text = json.dumps(body, separators=(",", ":"))
+        try:
+            self._client.send_message(QueueUrl=self.url, MessageBody=text)
+        except (ClientError, BotoCoreError) as exc:
+            raise StoreUnavailable(f"SQS send to {self.url} failed: {exc}") from exc

@@ -1,0 +1,117 @@
+"""Pending items in DynamoDB: each resolution is one conditional update."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Final
+
+from signoff.errors import NotFound, StoreUnavailable
+from signoff.store import codec
+from signoff.store.codec import visible
+from signoff.store.dynamodb.table import Condition, ConditionFailed, all_of
+from signoff.store.records import PendingItem
+
+if TYPE_CHECKING:
+    from signoff.store.codec import Codec, Item
+    from signoff.store.dynamodb.table import DynamoTable
+    from signoff.store.records import PendingStatus
+
+__all__ = ["DynamoPendingItems"]
+
+# the item exists for readers: written, and its retention has not passed
+EXISTS: Final = "attribute_exists(#pk) AND (attribute_not_exists(#ttl) OR #ttl > :now)"
+# nobody resolved it before: the first resolution wins
+PENDING: Final = "#status = :pending"
+# a human decides only before the item's time runs out
+IN_TIME: Final = "#expires_at > :now"
+# the sweeper expires it only once its time has run out
+DUE: Final = "#expires_at <= :now"
+
+
+class DynamoPendingItems:
+    """Approvals and questions waiting for a human."""
+
+    def __init__(self, table: DynamoTable, coder: Codec) -> None:
+        self._table = table
+        self._codec = coder
+
+    def _current(self, item: Item | None, now: float) -> PendingItem | None:
+        if item is None or not visible(item, now):
+            return None
+        return self._codec.decode(item, PendingItem)
+
+    def get(self, pending_id: str) -> PendingItem | None:
+        """The item, or None (also when its retention has passed)."""
+        return self._current(self._table.get(codec.pending_key(pending_id)), self._table.now())
+
+    def resolve(
+        self,
+        pending_id: str,
+        *,
+        status: PendingStatus,
+        actor: str,
+        channel: str,
+        now: float,
+        answer: str | None = None,
+        note: str | None = None,
+        retain_until: float | None = None,
+    ) -> PendingItem:
+        """Move a pending item to ``status`` with one conditional write."""
+        attrs = codec.resolution_attrs(
+            status=status,
+            actor=actor,
+            channel=channel,
+            now=now,
+            answer=answer,
+            note=note,
+            retain_until=retain_until,
+        )
+        condition = Condition(
+            expression=all_of(EXISTS, PENDING, DUE if status == "expired" else IN_TIME),
+            values={":now": now, ":pending": "pending"},
+        )
+        try:
+            resolved = self._table.update(
+                codec.pending_key(pending_id),
+                set_attrs=attrs,
+                remove=codec.RESOLUTION_REMOVES,
+                condition=condition,
+            )
+        except ConditionFailed as failed:
+            # the item the condition saw, returned by the same call
+            current = self._current(failed.item, now)
+            refusal = codec.resolution_refusal(pending_id, current, status, now)
+            if refusal is None:
+                # both rules read the same item, so this means they disagree: a bug
+                refusal = StoreUnavailable(f"pending item {pending_id} changed; retry")
+            raise refusal from failed
+        return self._codec.decode(resolved, PendingItem)
+
+    def mark_resumed(self, pending_id: str) -> None:
+        """Record that the turn was resumed after the resolution."""
+        condition = Condition(expression=EXISTS, values={":now": self._table.now()})
+        try:
+            self._table.update(
+                codec.pending_key(pending_id), set_attrs={"resumed": True}, condition=condition
+            )
+        except ConditionFailed as failed:
+            raise NotFound("pending item", pending_id) from failed
+
+    def due(self, now: float, *, limit: int = 100) -> list[PendingItem]:
+        """Pending items whose ``expires_at`` has passed, oldest first."""
+        partition, upper = codec.due_before(now)
+        found: list[PendingItem] = []
+        pages = self._table.query(
+            "#gsi1pk = :partition AND #gsi1sk < :upper",
+            {":partition": partition, ":upper": upper},
+            index=codec.PENDING_INDEX,
+            limit=limit,
+        )
+        for page in pages:
+            for item in page:
+                record = self._current(item, self._table.now())
+                # the index is eventually consistent: recheck what it returned
+                if record and record.status == "pending" and record.expires_at <= now:
+                    found.append(record)
+                if len(found) == limit:
+                    return found
+        return found

@@ -1,0 +1,305 @@
+"""In-memory adapters of every store port: the same item dicts as DynamoDB, behind one lock.
+
+The conditions are the pure rules of ``codec`` applied under the lock, so a
+contract test that passes here and on DynamoDB pins one behaviour for both.
+"""
+
+from __future__ import annotations
+
+import threading
+from typing import TYPE_CHECKING
+
+from signoff.clock import SystemClock
+from signoff.errors import LeaseLost, NotFound
+from signoff.store import codec
+from signoff.store.codec import Codec, Item, Key, visible
+from signoff.store.records import AuditEntry, LogChunk, OutboxRow, PendingItem, SessionRecord
+
+if TYPE_CHECKING:
+    from collections.abc import Callable, Iterator
+
+    from signoff.clock import Clock
+    from signoff.store.base import ClaimFor
+    from signoff.store.records import Commit, PendingStatus
+
+__all__ = [
+    "MemoryAudit",
+    "MemoryBlobs",
+    "MemoryOutbox",
+    "MemoryPendingItems",
+    "MemorySessions",
+    "MemoryStore",
+]
+
+
+class MemoryBlobs:
+    """Large values in a dict."""
+
+    def __init__(self, *, lock: threading.RLock | None = None) -> None:
+        self._lock = lock or threading.RLock()
+        self._data: dict[str, bytes] = {}
+
+    def put(self, key: str, data: bytes) -> None:
+        """Store ``data`` under ``key``, replacing what was there."""
+        with self._lock:
+            self._data[key] = bytes(data)
+
+    def get(self, key: str) -> bytes:
+        """The bytes under ``key``.
+
+        Raises:
+            NotFound: nothing was stored under ``key``.
+        """
+        with self._lock:
+            if key not in self._data:
+                raise NotFound("blob", key)
+            return self._data[key]
+
+
+class _Items:
+    """The item dicts of one store by key; callers hold ``lock`` across read and write."""
+
+    def __init__(self, lock: threading.RLock, now: Callable[[], float]) -> None:
+        self.lock = lock
+        self.now = now
+        self._rows: dict[Key, Item] = {}
+
+    def raw(self, key: Key) -> Item | None:
+        """The stored item, even past its ttl (a condition sees what DynamoDB sees)."""
+        row = self._rows.get(key)
+        return None if row is None else dict(row)
+
+    def live(self, key: Key, now: float | None = None) -> Item | None:
+        """The item, or None when it is missing or its ttl has passed."""
+        row = self.raw(key)
+        return row if visible(row, self.now() if now is None else now) else None
+
+    def put(self, item: Item) -> None:
+        codec.check_size(item)
+        self._rows[(item["pk"], item["sk"])] = dict(item)
+
+    def between(self, pk: str, low: str, high: str) -> list[Item]:
+        """Visible items of one partition with ``low <= sk <= high``, by sort key."""
+        now = self.now()
+        rows = [
+            dict(row)
+            for (p, s), row in self._rows.items()
+            if p == pk and low <= s <= high and visible(row, now)
+        ]
+        return sorted(rows, key=lambda row: row["sk"])
+
+    def indexed(self, partition: str, upper: str, *, index: str) -> list[Item]:
+        """Visible items of a sparse index partition with sort key below ``upper``."""
+        now = self.now()
+        pk_name, sk_name = f"{index}pk", f"{index}sk"
+        rows = [
+            dict(row)
+            for row in self._rows.values()
+            if row.get(pk_name) == partition and row[sk_name] < upper and visible(row, now)
+        ]
+        return sorted(rows, key=lambda row: row[sk_name])
+
+
+class MemorySessions:
+    """Sessions and their logs."""
+
+    def __init__(self, items: _Items, coder: Codec, *, page_size: int = 100) -> None:
+        self._items = items
+        self._codec = coder
+        self._page_size = page_size
+
+    def load(self, session_id: str) -> SessionRecord | None:
+        """The session, or None (also when its retention has passed)."""
+        with self._items.lock:
+            item = self._items.live(codec.session_key(session_id))
+            return None if item is None else self._codec.decode(item, SessionRecord)
+
+    def claim(
+        self,
+        fresh: SessionRecord,
+        *,
+        purpose: ClaimFor,
+        owner: str,
+        until: float,
+        now: float,
+        pending_id: str | None = None,
+    ) -> SessionRecord:
+        """Take the session's lease; ``fresh`` is stored when the session is new."""
+        key = codec.session_key(fresh.session_id)
+        with self._items.lock:
+            item = self._items.live(key, now)
+            current = None if item is None else self._codec.decode(item, SessionRecord)
+            if not codec.claimable(current, purpose, owner, now, pending_id):
+                raise codec.claim_refusal(fresh.session_id, current)
+            claimed = self._codec.encode(fresh) if item is None else item
+            claimed.update(codec.claim_attrs(owner=owner, until=until, now=now))
+            self._items.put(claimed)
+            return self._codec.decode(claimed, SessionRecord)
+
+    def commit(self, commit: Commit, *, owner: str) -> None:
+        """Write ``commit`` atomically, if ``owner`` still holds the lease."""
+        session = codec.committed_session(commit, owner)
+        with self._items.lock:
+            stored = self._items.raw(codec.session_key(session.session_id))
+            # the lease is still ours (nobody took it over after it ran out)
+            if stored is None or stored.get("lease_owner") != owner:
+                raise LeaseLost(session.session_id)
+            new: list[SessionRecord | LogChunk | PendingItem] = [session]
+            new += [record for record in (commit.chunk, commit.pending) if record is not None]
+            # what the step adds is new: a second writer of the same chunk lost the race
+            if any(self._items.live(codec.key_of(record)) for record in new[1:]):
+                raise LeaseLost(session.session_id)
+            # encode everything first: a refused item must leave nothing written
+            items = [self._codec.encode(record) for record in [*new, *commit.outbox]]
+            items += [self._codec.encode(entry) for entry in commit.audit]
+            for item in items:
+                self._items.put(item)
+
+    def read_log(self, session_id: str, *, from_seq: int = 0) -> Iterator[LogChunk]:
+        """The session's log chunks from ``from_seq`` on, in order, paging as it goes."""
+        pk, low, high = codec.chunk_range(session_id, from_seq)
+        while True:
+            with self._items.lock:
+                page = self._items.between(pk, low, high)[: self._page_size]
+                chunks = [self._codec.decode(item, LogChunk) for item in page]
+            yield from chunks
+            if len(page) < self._page_size:
+                return
+            # the next page starts right after the last key read, like ExclusiveStartKey
+            low = page[-1]["sk"] + "\x00"
+
+
+class MemoryPendingItems:
+    """Approvals and questions waiting for a human."""
+
+    def __init__(self, items: _Items, coder: Codec) -> None:
+        self._items = items
+        self._codec = coder
+
+    def get(self, pending_id: str) -> PendingItem | None:
+        """The item, or None (also when its retention has passed)."""
+        with self._items.lock:
+            item = self._items.live(codec.pending_key(pending_id))
+            return None if item is None else self._codec.decode(item, PendingItem)
+
+    def resolve(
+        self,
+        pending_id: str,
+        *,
+        status: PendingStatus,
+        actor: str,
+        channel: str,
+        now: float,
+        answer: str | None = None,
+        note: str | None = None,
+        retain_until: float | None = None,
+    ) -> PendingItem:
+        """Move a pending item to ``status`` with one conditional write."""
+        with self._items.lock:
+            item = self._items.live(codec.pending_key(pending_id), now)
+            current = None if item is None else self._codec.decode(item, PendingItem)
+            refusal = codec.resolution_refusal(pending_id, current, status, now)
+            if refusal is not None or item is None:
+                raise refusal or NotFound("pending item", pending_id)
+            item.update(
+                codec.resolution_attrs(
+                    status=status,
+                    actor=actor,
+                    channel=channel,
+                    now=now,
+                    answer=answer,
+                    note=note,
+                    retain_until=retain_until,
+                )
+            )
+            for name in codec.RESOLUTION_REMOVES:
+                item.pop(name, None)
+            self._items.put(item)
+            return self._codec.decode(item, PendingItem)
+
+    def mark_resumed(self, pending_id: str) -> None:
+        """Record that the turn was resumed after the resolution."""
+        with self._items.lock:
+            item = self._items.live(codec.pending_key(pending_id))
+            if item is None:
+                raise NotFound("pending item", pending_id)
+            item["resumed"] = True
+            self._items.put(item)
+
+    def due(self, now: float, *, limit: int = 100) -> list[PendingItem]:
+        """Pending items whose ``expires_at`` has passed, oldest first."""
+        partition, upper = codec.due_before(now)
+        with self._items.lock:
+            rows = self._items.indexed(partition, upper, index="gsi1")
+            items = [self._codec.decode(row, PendingItem) for row in rows]
+        return [item for item in items if item.expires_at <= now][:limit]
+
+
+class MemoryOutbox:
+    """One notification row per pending item and channel."""
+
+    def __init__(self, items: _Items, coder: Codec) -> None:
+        self._items = items
+        self._codec = coder
+
+    def rows(self, pending_id: str) -> list[OutboxRow]:
+        """Every channel's row of one pending item, by channel name."""
+        pk, prefix = codec.outbox_prefix(pending_id)
+        with self._items.lock:
+            rows = self._items.between(pk, prefix, prefix + "\uffff")
+            return [self._codec.decode(row, OutboxRow) for row in rows]
+
+    def mark_sent(self, pending_id: str, channel: str, *, at: float) -> None:
+        """Record ``notified_at``; only after the channel accepted the send."""
+        with self._items.lock:
+            item = self._items.live(codec.outbox_key(pending_id, channel))
+            if item is None:
+                raise NotFound("outbox row", f"{pending_id}/{channel}")
+            item["notified_at"] = at
+            for name in codec.SENT_REMOVES:
+                item.pop(name, None)
+            self._items.put(item)
+
+    def unsent(self, *, created_before: float, limit: int = 100) -> list[OutboxRow]:
+        """Rows never sent (and not failed for good), oldest first."""
+        partition, upper = codec.unsent_before(created_before)
+        with self._items.lock:
+            rows = self._items.indexed(partition, upper, index="gsi2")
+            found = [self._codec.decode(row, OutboxRow) for row in rows]
+        return [row for row in found if row.created_at < created_before][:limit]
+
+
+class MemoryAudit:
+    """Who decided what, per session."""
+
+    def __init__(self, items: _Items, coder: Codec) -> None:
+        self._items = items
+        self._codec = coder
+
+    def record(self, entries: list[AuditEntry]) -> None:
+        """Append ``entries``."""
+        with self._items.lock:
+            for item in [self._codec.encode(entry) for entry in entries]:
+                self._items.put(item)
+
+    def for_subject(self, subject: str) -> list[AuditEntry]:
+        """Every entry about one session, oldest first."""
+        pk = codec.audit_key(subject, 0.0, "")[0]
+        with self._items.lock:
+            rows = self._items.between(pk, "", "\uffff")
+            return [self._codec.decode(row, AuditEntry) for row in rows]
+
+
+class MemoryStore:
+    """Every store port over one dict of items and one lock."""
+
+    def __init__(self, *, clock: Clock | None = None, page_size: int = 100) -> None:
+        wall = clock or SystemClock()
+        self.lock = threading.RLock()
+        self.blobs = MemoryBlobs(lock=self.lock)
+        items = _Items(self.lock, lambda: wall.now().timestamp())
+        coder = Codec(self.blobs)
+        self.sessions = MemorySessions(items, coder, page_size=page_size)
+        self.pending = MemoryPendingItems(items, coder)
+        self.outbox = MemoryOutbox(items, coder)
+        self.audit = MemoryAudit(items, coder)

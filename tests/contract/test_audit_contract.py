@@ -1,0 +1,42 @@
+"""Contract of the Audit port: entries per session, oldest first."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from tests.contract.conftest import Records, Store
+
+
+def test_entries_of_a_session_come_back_oldest_first(
+    store: Store, records: Records, t0: float
+) -> None:
+    late = records.audit("a3", at=t0 + 30, kind="human", decision="approve", actor="alice")
+    early = records.audit("a1", at=t0 + 10)
+    middle = records.audit("a2", at=t0 + 20, kind="expiry", decision="expired", actor="sweeper")
+    elsewhere = records.audit("b1", subject="s2", at=t0)
+
+    store.audit.record([late, early])
+    store.audit.record([elsewhere, middle])
+
+    assert store.audit.for_subject("s1") == [early, middle, late]
+    assert store.audit.for_subject("s2") == [elsewhere]
+    assert store.audit.for_subject("s3") == []
+
+
+def test_entries_at_the_same_moment_keep_their_id_order(
+    store: Store, records: Records, t0: float
+) -> None:
+    entries = [records.audit(entry_id, at=t0 + 1.5) for entry_id in ("01B", "01C", "01A")]
+
+    store.audit.record(entries)
+
+    assert [entry.id for entry in store.audit.for_subject("s1")] == ["01A", "01B", "01C"]
+
+
+def test_a_pause_commit_records_its_audit_entries(store: Store, records: Records) -> None:
+    decision = records.audit("a1", kind="rule", decision="ask", tool="refund", pending_id="p1")
+
+    records.pause(store, records.pending("p1"), audit=[decision])
+
+    assert store.audit.for_subject("s1") == [decision]

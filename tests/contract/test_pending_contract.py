@@ -1,0 +1,188 @@
+"""Contract of the PendingItems port: one resolution wins, expiry, retention, the sweeper's view."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+import pytest
+
+from signoff.errors import AlreadyResolved, Expired, NotFound, UsageError
+
+if TYPE_CHECKING:
+    from signoff.clock import ManualClock
+    from tests.contract.conftest import Records, Store
+
+ONE_MB = 1024 * 1024
+
+
+def test_get_returns_the_committed_item_or_none(store: Store, records: Records) -> None:
+    pending = records.pending("p1")
+    records.pause(store, pending)
+
+    assert store.pending.get("p1") == pending
+    assert store.pending.get("p2") is None
+
+
+def test_the_first_resolution_wins_and_a_later_one_sees_the_winner(
+    store: Store, records: Records, t0: float
+) -> None:
+    records.pause(store, records.pending("p1"))
+
+    won = store.pending.resolve("p1", status="approved", actor="alice", channel="slack", now=t0 + 5)
+    with pytest.raises(AlreadyResolved) as late:
+        store.pending.resolve("p1", status="denied", actor="bob", channel="email", now=t0 + 6)
+
+    assert (won.status, won.resolved_by, won.resolved_via, won.resolved_at) == (
+        "approved",
+        "alice",
+        "slack",
+        t0 + 5,
+    )
+    assert (late.value.current.status, late.value.current.resolved_by) == ("approved", "alice")
+    assert store.pending.get("p1") == won
+
+
+def test_an_answer_and_a_note_are_kept_with_the_rest_of_the_item(
+    store: Store, records: Records, t0: float
+) -> None:
+    question = records.pending(
+        "q1", kind="question", tool=None, args=None, question="Which colour?", options=["b", "r"]
+    )
+    records.pause(store, question)
+
+    answered = store.pending.resolve(
+        "q1", status="answered", actor="carol", channel="web", now=t0 + 1, answer="b", note="ok"
+    )
+
+    expected = question.model_copy(
+        update={
+            "status": "answered",
+            "resolved_by": "carol",
+            "resolved_via": "web",
+            "resolved_at": t0 + 1,
+            "answer": "b",
+            "note": "ok",
+        }
+    )
+    assert answered == expected
+    assert store.pending.get("q1") == expected
+
+
+def test_a_late_resolution_is_expired_before_any_sweep(
+    store: Store, records: Records, t0: float
+) -> None:
+    records.pause(store, records.pending("p1", expires_at=t0 + 60))
+
+    with pytest.raises(Expired) as expired:
+        store.pending.resolve("p1", status="approved", actor="alice", channel="slack", now=t0 + 60)
+
+    assert (expired.value.current.id, expired.value.current.status) == ("p1", "pending")
+    stored = store.pending.get("p1")
+    assert stored is not None and stored.status == "pending"
+
+
+def test_the_sweeper_expires_an_item_only_once_it_is_due(
+    store: Store, records: Records, t0: float
+) -> None:
+    records.pause(store, records.pending("p1", expires_at=t0 + 60))
+
+    with pytest.raises(UsageError):
+        store.pending.resolve(
+            "p1", status="expired", actor="sweeper", channel="sweeper", now=t0 + 59
+        )
+    still = store.pending.get("p1")
+    expired = store.pending.resolve(
+        "p1", status="expired", actor="sweeper", channel="sweeper", now=t0 + 60
+    )
+
+    assert still is not None and still.status == "pending"
+    assert (expired.status, expired.resolved_by) == ("expired", "sweeper")
+    with pytest.raises(Expired) as late:
+        store.pending.resolve("p1", status="approved", actor="alice", channel="slack", now=t0 + 61)
+    assert late.value.current.status == "expired"
+
+
+def test_the_sweeper_does_not_expire_a_resolved_item(
+    store: Store, records: Records, t0: float
+) -> None:
+    records.pause(store, records.pending("p1", expires_at=t0 + 60))
+    store.pending.resolve("p1", status="denied", actor="alice", channel="slack", now=t0 + 1)
+
+    with pytest.raises(AlreadyResolved) as resolved:
+        store.pending.resolve(
+            "p1", status="expired", actor="sweeper", channel="sweeper", now=t0 + 99
+        )
+
+    assert (resolved.value.current.status, resolved.value.current.resolved_by) == (
+        "denied",
+        "alice",
+    )
+
+
+def test_resolving_an_unknown_item_is_not_found(store: Store, t0: float) -> None:
+    with pytest.raises(NotFound) as missing:
+        store.pending.resolve("nope", status="approved", actor="alice", channel="slack", now=t0)
+
+    assert (missing.value.kind, missing.value.key) == ("pending item", "nope")
+
+
+def test_a_resolved_item_is_gone_once_its_retention_passes(
+    store: Store, records: Records, t0: float, clock: ManualClock
+) -> None:
+    records.pause(store, records.pending("p1"))
+    store.pending.resolve(
+        "p1", status="approved", actor="alice", channel="slack", now=t0, retain_until=t0 + 100
+    )
+
+    clock.advance(99)
+    kept = store.pending.get("p1")
+    clock.advance(1)
+
+    assert kept is not None and kept.retain_until == t0 + 100
+    assert store.pending.get("p1") is None
+    with pytest.raises(NotFound):
+        store.pending.resolve("p1", status="denied", actor="bob", channel="slack", now=t0 + 100)
+
+
+def test_due_lists_items_past_their_expiry_oldest_first(
+    store: Store, records: Records, t0: float
+) -> None:
+    for pending_id, expires in [("p30", 30), ("p10", 10), ("p20", 20), ("p500", 500)]:
+        records.pause(
+            store,
+            records.pending(pending_id, session_id=f"s-{pending_id}", expires_at=t0 + expires),
+        )
+    store.pending.resolve("p20", status="approved", actor="alice", channel="slack", now=t0)
+
+    assert [item.id for item in store.pending.due(t0 + 100)] == ["p10", "p30"]
+    assert [item.id for item in store.pending.due(t0 + 100, limit=1)] == ["p10"]
+    assert [item.id for item in store.pending.due(t0 + 30)] == ["p10", "p30"]
+    assert store.pending.due(t0 + 5) == []
+
+
+def test_mark_resumed_records_the_resume(store: Store, records: Records, t0: float) -> None:
+    records.pause(store, records.pending("p1"))
+    store.pending.resolve("p1", status="approved", actor="alice", channel="slack", now=t0)
+
+    store.pending.mark_resumed("p1")
+
+    stored = store.pending.get("p1")
+    assert stored is not None and (stored.resumed, stored.status) == (True, "approved")
+    with pytest.raises(NotFound):
+        store.pending.mark_resumed("nope")
+
+
+def test_an_item_with_1mb_arguments_reads_back_identical_and_resolves(
+    store: Store, records: Records, t0: float
+) -> None:
+    document = "".join(f"{i:08x}" for i in range(ONE_MB // 8))
+    pending = records.pending("p1", args={"document": document})
+    records.pause(store, pending)
+
+    resolved = store.pending.resolve(
+        "p1", status="approved", actor="alice", channel="slack", now=t0
+    )
+
+    assert store.pending.get("p1") == resolved
+    assert resolved.args == {"document": document}
+    assert [item.id for item in store.pending.due(t0 + 7200)] == []
