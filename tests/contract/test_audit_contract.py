@@ -14,12 +14,13 @@ def test_entries_of_a_session_come_back_oldest_first(
     late = records.audit("a3", at=t0 + 30, kind="human", decision="approve", actor="alice")
     early = records.audit("a1", at=t0 + 10)
     middle = records.audit("a2", at=t0 + 20, kind="expiry", decision="expired", actor="sweeper")
+    latest = records.audit("a4", at=t0 + 40, kind="refusal", decision="deny", actor="actauth")
     elsewhere = records.audit("b1", subject="s2", at=t0)
 
-    store.audit.record([late, early])
+    store.audit.record([late, early, latest])
     store.audit.record([elsewhere, middle])
 
-    assert store.audit.for_subject("s1") == [early, middle, late]
+    assert store.audit.for_subject("s1") == [early, middle, late, latest]
     assert store.audit.for_subject("s2") == [elsewhere]
     assert store.audit.for_subject("s3") == []
 

@@ -68,6 +68,24 @@ def test_an_answer_and_a_note_are_kept_with_the_rest_of_the_item(
     assert store.pending.get("q1") == expected
 
 
+def test_an_answer_too_large_to_store_is_refused_and_changes_nothing(
+    store: Store, records: Records, t0: float
+) -> None:
+    records.pause(store, records.pending("q1", kind="question", question="Why?"))
+
+    with pytest.raises(UsageError):
+        store.pending.resolve(
+            "q1", status="answered", actor="carol", channel="web", now=t0, answer="x" * 40_000
+        )
+
+    stored = store.pending.get("q1")
+    assert stored is not None and (stored.status, stored.answer) == ("pending", None)
+    answered = store.pending.resolve(
+        "q1", status="answered", actor="carol", channel="web", now=t0, answer="y" * 30_000
+    )
+    assert answered.answer == "y" * 30_000
+
+
 def test_a_late_resolution_is_expired_before_any_sweep(
     store: Store, records: Records, t0: float
 ) -> None:

@@ -3,11 +3,12 @@
 DynamoDB applies each conditional write atomically; moto's in-process backend
 does not. Measured on moto 5.2.5 with this adapter and a short thread switch
 interval: 23 of 40 races had more than one winner, and some calls died inside
-moto ("dictionary changed size during iteration"). So on moto the requests are
-served one at a time, as the real service serialises writes to one item. That
-lock covers a single request only: an adapter that read the item, checked it in
-Python and then wrote it still let several threads through in 25 of 40 races,
-so the test repeats the race ``ROUNDS`` times to catch such an adapter.
+moto ("dictionary changed size during iteration"). So the ``aws`` fixture
+(tests/support/aws.py) serves DynamoDB requests one at a time, as the real
+service serialises writes to one item. That lock covers a single request only:
+an adapter that read the item, checked it in Python and then wrote it still let
+several threads through in 25 of 40 races, so the test repeats the race
+``ROUNDS`` times to catch such an adapter.
 """
 
 from __future__ import annotations
@@ -17,7 +18,6 @@ import threading
 from typing import TYPE_CHECKING, Any
 
 import pytest
-from moto.core.botocore_stubber import BotocoreStubber
 
 from signoff.errors import AlreadyResolved
 
@@ -29,19 +29,6 @@ if TYPE_CHECKING:
 
 CLICKS = 20
 ROUNDS = 5
-
-
-@pytest.fixture
-def atomic_moto(monkeypatch: pytest.MonkeyPatch) -> None:
-    """Serve one moto request at a time, as DynamoDB applies one write to an item at a time."""
-    lock = threading.Lock()
-    process = BotocoreStubber.process_request
-
-    def one_at_a_time(self: BotocoreStubber, request: Any) -> Any:
-        with lock:
-            return process(self, request)
-
-    monkeypatch.setattr(BotocoreStubber, "process_request", one_at_a_time)
 
 
 @pytest.fixture
@@ -83,7 +70,7 @@ def race(store: Store, pending_id: str, now: float) -> tuple[list[PendingItem], 
     return won, refused
 
 
-@pytest.mark.usefixtures("atomic_moto", "busy_switching")
+@pytest.mark.usefixtures("busy_switching")
 @pytest.mark.parametrize("round_", range(ROUNDS))
 def test_exactly_one_of_twenty_simultaneous_resolutions_wins(
     store: Store, records: Records, t0: float, round_: int

@@ -8,8 +8,7 @@ import socket
 import subprocess
 import sys
 import time
-from collections.abc import Iterator
-from pathlib import Path
+from typing import TYPE_CHECKING
 
 import httpx
 import pytest
@@ -18,6 +17,10 @@ from moto.server import ThreadedMotoServer
 from tests.conftest import ROOT, validate_event
 from tests.support.aws import create_resources
 from tests.support.crash_child import LEASE_TTL, turns
+
+if TYPE_CHECKING:
+    from collections.abc import Iterator
+    from pathlib import Path
 
 AGENTS = ROOT / "tests" / "fixtures" / "agents"
 
@@ -57,7 +60,15 @@ def moto_server(monkeypatch: pytest.MonkeyPatch) -> Iterator[dict[str, str]]:
 
 def kill_mid_tool(env: dict[str, str], effects: Path, session: str, message: str) -> None:
     child = subprocess.Popen(
-        [sys.executable, "-m", "tests.support.crash_child", str(AGENTS), "crashy", session, message],
+        [
+            sys.executable,
+            "-m",
+            "tests.support.crash_child",
+            str(AGENTS),
+            "crashy",
+            session,
+            message,
+        ],
         cwd=ROOT,
         env={**os.environ, **env, "CRASHY_EFFECTS": str(effects), "CRASHY_HANG": "1"},
     )

@@ -5,19 +5,28 @@ creates it with the template's own keys, indexes, TTL and redrive policy; the
 ``aws`` fixture does that inside ``mock_aws`` and exports the functions'
 environment variables (``Globals.Function.Environment``) the way Lambda would.
 Import the fixture into a folder's ``conftest.py`` to use it there.
+
+DynamoDB applies each request atomically; moto's in-process backend does not
+(two threads can both pass the same condition, measured on moto 5.2.5), so the
+fixture serves DynamoDB requests one at a time. The lock spans one request, so
+an adapter that reads, checks in Python and then writes is still caught by the
+race tests. Other services stay concurrent: an SQS long poll must not block.
 """
 
 from __future__ import annotations
 
 import json
+import threading
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
+from urllib.parse import urlsplit
 
 import boto3
 import pytest
 import yaml
 from moto import mock_aws
+from moto.core.botocore_stubber import BotocoreStubber
 
 if TYPE_CHECKING:
     from collections.abc import Iterator
@@ -30,6 +39,7 @@ __all__ = [
     "create_resources",
     "fake_credentials",
     "load_template",
+    "serialise_dynamodb",
 ]
 
 TEMPLATE = Path(__file__).resolve().parents[2] / "template.yaml"
@@ -195,10 +205,25 @@ def fake_credentials(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.delenv("AWS_PROFILE", raising=False)
 
 
+def serialise_dynamodb(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Serve moto's DynamoDB requests one at a time, as DynamoDB applies each atomically."""
+    lock = threading.Lock()
+    process = BotocoreStubber.process_request
+
+    def one_at_a_time(self: BotocoreStubber, request: Any) -> Any:
+        if not (urlsplit(request.url).hostname or "").startswith("dynamodb."):
+            return process(self, request)
+        with lock:
+            return process(self, request)
+
+    monkeypatch.setattr(BotocoreStubber, "process_request", one_at_a_time)
+
+
 @pytest.fixture
 def aws(monkeypatch: pytest.MonkeyPatch) -> Iterator[AwsResources]:
     """Moto with the template's resources, and the functions' environment exported."""
     fake_credentials(monkeypatch)
+    serialise_dynamodb(monkeypatch)
     with mock_aws():
         resources = create_resources()
         for name, value in resources.environment.items():

@@ -3,12 +3,14 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from signoff.agents import Agent
-from signoff.clock import ManualClock
 from signoff.durable.turns import Turns
-from signoff.models.base import ModelCall
+
+if TYPE_CHECKING:
+    from signoff.agents import Agent
+    from signoff.clock import ManualClock
+    from signoff.models.base import ModelCall
 
 
 @dataclass
@@ -24,7 +26,9 @@ class StaticAgents:
         return self.agents[agent.name][1]
 
 
-def turns_over(store: Any, queue: Any, agents: StaticAgents, clock: ManualClock, **kwargs: Any) -> Turns:
+def turns_over(
+    store: Any, queue: Any, agents: StaticAgents, clock: ManualClock, **kwargs: Any
+) -> Turns:
     return Turns(
         catalog=agents,
         sessions=store.sessions,

@@ -53,7 +53,9 @@ def refunds_issued(agents: StaticAgents) -> dict[str, Any]:
     return refunds
 
 
-def test_ask_pauses_durably_and_approve_resumes_to_the_end(store: MemoryStore, clock: ManualClock) -> None:
+def test_ask_pauses_durably_and_approve_resumes_to_the_end(
+    store: MemoryStore, clock: ManualClock
+) -> None:
     queue = MemoryQueue()
     agents = customer_service({"webhook": ["approval"], "email": ["approval"]})
     turns = turns_over(store, queue, agents, clock)
@@ -77,7 +79,9 @@ def test_ask_pauses_durably_and_approve_resumes_to_the_end(store: MemoryStore, c
     assert len(refunds_issued(agents)) == before + 1
     kinds = [e["type"] for e in done.events]
     assert kinds[0] == "budget:check" and kinds[-1] == "loop:done"
-    assert kinds.index("approval:pending") < kinds.index("tool:started", kinds.index("approval:pending"))
+    assert kinds.index("approval:pending") < kinds.index(
+        "tool:started", kinds.index("approval:pending")
+    )
     refund = [e for e in done.events if e["type"] == "tool:result" and e["tool"] == "issue_refund"]
     assert [e["statusText"] for e in refund] == ["Approved."]
     assert store.sessions.load(paused.session_id).status == "done"  # type: ignore[union-attr]
@@ -94,16 +98,22 @@ def test_deny_ends_the_turn_denied(store: MemoryStore, clock: ManualClock) -> No
     turns = turns_over(store, MemoryQueue(), customer_service(), clock)
     paused = turns.send("customer-service", REFUND, tenant="default", environment="production")
     assert paused.pending is not None
-    done = turns.resolve(paused.pending.id, decision="deny", actor="bob", channel="api", note="not eligible")
+    done = turns.resolve(
+        paused.pending.id, decision="deny", actor="bob", channel="api", note="not eligible"
+    )
     assert done.status == "finished" and done.stop_reason == "denied"
     assert [e["type"] for e in done.events][-1] == "loop:denied"
     result = [e for e in done.events if e["type"] == "tool:result"][-1]
     assert result["statusText"] == "Denied." and "not eligible" in result["detailText"]
 
 
-def test_question_is_answered_and_the_answer_is_the_tool_result(store: MemoryStore, clock: ManualClock) -> None:
+def test_question_is_answered_and_the_answer_is_the_tool_result(
+    store: MemoryStore, clock: ManualClock
+) -> None:
     turns = turns_over(store, MemoryQueue(), customer_service(), clock)
-    paused = turns.send("customer-service", "I want my money back", tenant="default", environment="staging")
+    paused = turns.send(
+        "customer-service", "I want my money back", tenant="default", environment="staging"
+    )
     assert paused.pending is not None and paused.pending.kind == "question"
     assert paused.pending.options == ["A-1001", "A-1002"]
     with pytest.raises(UsageError):
@@ -136,8 +146,13 @@ def test_a_message_to_a_paused_session_is_busy(store: MemoryStore, clock: Manual
     turns = turns_over(store, MemoryQueue(), customer_service(), clock)
     paused = turns.send("customer-service", REFUND, tenant="default", environment="production")
     with pytest.raises(SessionBusy) as caught:
-        turns.send("customer-service", "hello?", tenant="default", environment="production",
-                   session_id=paused.session_id)
+        turns.send(
+            "customer-service",
+            "hello?",
+            tenant="default",
+            environment="production",
+            session_id=paused.session_id,
+        )
     assert caught.value.status == "paused"
     assert caught.value.pending_id == paused.pending.id  # type: ignore[union-attr]
 
@@ -154,12 +169,14 @@ def test_enqueue_failure_after_commit_loses_nothing(store: MemoryStore, clock: M
     assert store.pending.get(paused.pending.id).status == "pending"  # type: ignore[union-attr]
     rows = store.outbox.rows(paused.pending.id)
     assert [(r.channel, r.notified_at) for r in rows] == [("webhook", None)]
-    assert [r.pending_id for r in store.outbox.unsent(created_before=clock.now().timestamp() + 1)] == [
-        paused.pending.id
-    ]
+    assert [
+        r.pending_id for r in store.outbox.unsent(created_before=clock.now().timestamp() + 1)
+    ] == [paused.pending.id]
 
 
-def test_the_log_is_append_only_and_rebuilds_the_conversation(store: MemoryStore, clock: ManualClock) -> None:
+def test_the_log_is_append_only_and_rebuilds_the_conversation(
+    store: MemoryStore, clock: ManualClock
+) -> None:
     turns = turns_over(store, MemoryQueue(), customer_service(), clock)
     done = turns.send("customer-service", REFUND, tenant="default", environment="staging")
     chunks = list(store.sessions.read_log(done.session_id))
@@ -168,8 +185,13 @@ def test_the_log_is_append_only_and_rebuilds_the_conversation(store: MemoryStore
     assert messages[0].content == REFUND  # type: ignore[union-attr]
     assert sum(isinstance(m, ToolResultMessage) for m in messages) == 2
     assert [e for c in chunks for e in c.events] == done.events
-    again = turns.send("customer-service", "thanks", tenant="default", environment="staging",
-                       session_id=done.session_id)
+    again = turns.send(
+        "customer-service",
+        "thanks",
+        tenant="default",
+        environment="staging",
+        session_id=done.session_id,
+    )
     later = list(store.sessions.read_log(done.session_id))
     assert later[: len(chunks)] == chunks, "earlier chunks are never rewritten"
     assert again.events[0]["type"] == "budget:check"
@@ -187,11 +209,13 @@ def test_deadline_continues_and_ends_the_same(store: MemoryStore, clock: ManualC
         return StaticAgents({"slowpoke": (make_agent(slow, name="slowpoke"), model)})
 
     other_clock = ManualClock()
-    straight = turns_over(MemoryStore(clock=other_clock), MemoryQueue(), agents(), other_clock).send(
-        "slowpoke", "go", tenant="t", environment="e"
-    )
+    straight = turns_over(
+        MemoryStore(clock=other_clock), MemoryQueue(), agents(), other_clock
+    ).send("slowpoke", "go", tenant="t", environment="e")
     turns = turns_over(store, MemoryQueue(), agents(), clock)
-    result = turns.send("slowpoke", "go", tenant="t", environment="e", deadline=clock.monotonic() + 5)
+    result = turns.send(
+        "slowpoke", "go", tenant="t", environment="e", deadline=clock.monotonic() + 5
+    )
     assert result.status == "running"
     rounds = 0
     while result.status == "running":
@@ -206,7 +230,9 @@ class Crash(BaseException):
     """Stands in for the process dying mid-tool (not an Exception, so nothing catches it)."""
 
 
-def test_crash_during_an_unsafe_tool_is_reported_as_interrupted(store: MemoryStore, clock: ManualClock) -> None:
+def test_crash_during_an_unsafe_tool_is_reported_as_interrupted(
+    store: MemoryStore, clock: ManualClock
+) -> None:
     effects: list[str] = []
 
     @tool
@@ -216,7 +242,12 @@ def test_crash_during_an_unsafe_tool_is_reported_as_interrupted(store: MemorySto
         raise Crash
 
     agents = StaticAgents(
-        {"payer": (make_agent(charge, name="payer"), playing(calls(("charge", {"amount": 5})), answer("ok")))}
+        {
+            "payer": (
+                make_agent(charge, name="payer"),
+                playing(calls(("charge", {"amount": 5})), answer("ok")),
+            )
+        }
     )
     first = turns_over(store, MemoryQueue(), agents, clock, owner="process-1", lease_ttl=60)
     with pytest.raises(Crash):
@@ -237,7 +268,9 @@ def test_crash_during_an_unsafe_tool_is_reported_as_interrupted(store: MemorySto
     assert [e["type"] for e in done.events].count("tool:started") == 1
 
 
-def test_crash_during_an_idempotent_tool_reruns_it_with_the_same_key(store: MemoryStore, clock: ManualClock) -> None:
+def test_crash_during_an_idempotent_tool_reruns_it_with_the_same_key(
+    store: MemoryStore, clock: ManualClock
+) -> None:
     keys: list[str] = []
 
     @tool(idempotent=True)
@@ -249,7 +282,12 @@ def test_crash_during_an_idempotent_tool_reruns_it_with_the_same_key(store: Memo
         return "refunded"
 
     agents = StaticAgents(
-        {"refunder": (make_agent(refund, name="refunder"), playing(calls(("refund", {"order": "A"})), answer("ok")))}
+        {
+            "refunder": (
+                make_agent(refund, name="refunder"),
+                playing(calls(("refund", {"order": "A"})), answer("ok")),
+            )
+        }
     )
     with pytest.raises(Crash):
         turns_over(store, MemoryQueue(), agents, clock, owner="p1", lease_ttl=60).send(
@@ -273,8 +311,14 @@ def test_twenty_concurrent_resolutions_resume_once(store: MemoryStore, clock: Ma
     def click(n: int) -> None:
         start.wait()
         try:
-            outcomes.append(turns.resolve(paused.pending.id, decision="approve" if n % 2 else "deny",  # type: ignore[union-attr]
-                                          actor=f"user{n}", channel="api"))
+            outcomes.append(
+                turns.resolve(
+                    paused.pending.id,
+                    decision="approve" if n % 2 else "deny",  # type: ignore[union-attr]
+                    actor=f"user{n}",
+                    channel="api",
+                )
+            )
         except AlreadyResolved as exc:
             outcomes.append(exc)
 
@@ -288,7 +332,9 @@ def test_twenty_concurrent_resolutions_resume_once(store: MemoryStore, clock: Ma
     assert len(winners) == 1 and len(losers) == 19
     state = store.pending.get(paused.pending.id)
     assert state is not None
-    assert {(o.current.status, o.current.resolved_by) for o in losers} == {(state.status, state.resolved_by)}
+    assert {(o.current.status, o.current.resolved_by) for o in losers} == {
+        (state.status, state.resolved_by)
+    }
     ran = len(refunds_issued(agents)) - before
     assert ran == (1 if state.status == "approved" else 0)
 
@@ -323,4 +369,6 @@ rules:
     done = turns.resolve(paused.pending.id, decision="approve", actor="a", channel="api")
     assert done.text == "done"
     last_prompt = model.requests[-1].messages
-    assert any(isinstance(m, ToolResultMessage) and len(m.content) == 1_000_000 for m in last_prompt)
+    assert any(
+        isinstance(m, ToolResultMessage) and len(m.content) == 1_000_000 for m in last_prompt
+    )

@@ -17,7 +17,11 @@
     ├── NotFound               no such session / pending item (kind, key)
     ├── SessionBusy            another turn holds the session (session, status, pending)
     ├── LeaseLost              this process no longer holds the session's lease
-    └── StoreUnavailable       the store failed transiently; retrying may succeed
+    ├── StoreUnavailable       the store failed transiently; retrying may succeed
+    ├── TokenForged            a resume token is malformed, wrongly signed or of an unknown key
+    ├── TokenExpired           a genuine resume token past its expiry (expired_at, pending_id)
+    ├── SecretMissing          a secret source has no usable secret of that name (name, reason)
+    └── BadForm                a submitted HTML form is malformed (field, problem)
 
 Adapters translate vendor errors into these (``raise ... from exc``); nothing above
 an adapter catches a botocore or httpx exception.
@@ -29,6 +33,7 @@ from typing import Any
 
 __all__ = [
     "AlreadyResolved",
+    "BadForm",
     "ConfigError",
     "Expired",
     "LeaseLost",
@@ -38,9 +43,12 @@ __all__ = [
     "NotFound",
     "PromptTooLong",
     "ResolutionError",
+    "SecretMissing",
     "SessionBusy",
     "SignoffError",
     "StoreUnavailable",
+    "TokenExpired",
+    "TokenForged",
     "UnknownAgent",
     "UnknownPending",
     "UsageError",
@@ -173,3 +181,41 @@ class LeaseLost(SignoffError):
 
 class StoreUnavailable(SignoffError):
     """The store failed in a way that retrying may fix (throttling, a timeout)."""
+
+
+class TokenForged(SignoffError):
+    """A resume token that was not issued by us: malformed, tampered with, or of an unknown key."""
+
+    def __init__(self) -> None:
+        # Deliberately one message for every cause: telling a forger which part
+        # failed (format, key id, signature) would help the next attempt.
+        super().__init__("the resume token is not valid")
+
+
+class TokenExpired(SignoffError):
+    """A genuine resume token whose expiry has passed."""
+
+    def __init__(self, expired_at: int, *, pending_id: str | None = None) -> None:
+        self.expired_at = expired_at
+        # Safe to expose: only a correctly signed token reaches the expiry check.
+        self.pending_id = pending_id
+        super().__init__(f"the resume token expired at {expired_at} (epoch seconds)")
+
+
+class SecretMissing(SignoffError):
+    """A secret source has no usable secret of that name; never carries the value."""
+
+    def __init__(self, name: str, reason: str = "not set") -> None:
+        self.name = name
+        self.reason = reason
+        super().__init__(f"secret {name!r} is missing or unusable: {reason}")
+
+
+class BadForm(SignoffError):
+    """A submitted HTML form is malformed (a repeated, missing or undecodable field)."""
+
+    def __init__(self, field: str, problem: str) -> None:
+        self.field = field
+        self.problem = problem
+        where = f"field {field!r}: " if field else ""
+        super().__init__(f"bad form: {where}{problem}")

@@ -311,7 +311,7 @@ class Turns:
         """Make the outcome durable and describe it."""
         record = journal.record
         now = self.clock.now().timestamp()
-        base = {"session_id": record.session_id, "agent": agent.name}
+        session_id, name = record.session_id, agent.name
         if isinstance(outcome, Finished):
             journal.commit(
                 None,
@@ -327,7 +327,8 @@ class Turns:
                 events=journal.run_events,
                 text=outcome.text,
                 stop_reason=outcome.stop_reason,
-                **base,
+                session_id=session_id,
+                agent=name,
             )
         if isinstance(outcome, Paused):
             item = self._pending_item(agent, outcome.state, outcome.pending, now)
@@ -345,9 +346,17 @@ class Turns:
                 outcome.state, history, status="paused", release=True, pending=item, outbox=outbox
             )
             self._enqueue(item)
-            return TurnResult(status="paused", events=journal.run_events, pending=item, **base)
+            return TurnResult(
+                status="paused",
+                events=journal.run_events,
+                pending=item,
+                session_id=session_id,
+                agent=name,
+            )
         journal.commit(outcome.state, history, status="running", release=True)
-        return TurnResult(status="running", events=journal.run_events, **base)
+        return TurnResult(
+            status="running", events=journal.run_events, session_id=session_id, agent=name
+        )
 
     def _pending_item(
         self,

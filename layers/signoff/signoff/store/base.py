@@ -49,13 +49,14 @@ class Sessions(Protocol):
 
         Raises:
             SessionBusy: the session is not in the state ``purpose`` needs.
+            NotFound: ``purpose`` is resume or redrive and there is no such session.
         """
 
     def commit(self, commit: Commit, *, owner: str) -> None:
         """Write ``commit`` atomically, if ``owner`` still holds the lease.
 
         Raises:
-            LeaseLost: another owner holds the lease now.
+            LeaseLost: another owner holds the lease now (or already wrote this step).
         """
 
     def read_log(self, session_id: str, *, from_seq: int = 0) -> Iterator[LogChunk]:
@@ -87,10 +88,11 @@ class PendingItems(Protocol):
             NotFound: no such item.
             AlreadyResolved: it left ``pending`` before; carries the current item.
             Expired: its time ran out (even if no sweep has marked it yet).
+            UsageError: ``status="expired"`` before the item is due.
         """
 
     def mark_resumed(self, pending_id: str) -> None:
-        """Record that the turn was resumed after the resolution."""
+        """Record that the turn was resumed after the resolution; NotFound if no such item."""
 
     def due(self, now: float, *, limit: int = 100) -> list[PendingItem]:
         """Pending items whose ``expires_at`` has passed, oldest first."""
@@ -101,7 +103,7 @@ class Outbox(Protocol):
         """Every channel's row of one pending item, by channel name."""
 
     def mark_sent(self, pending_id: str, channel: str, *, at: float) -> None:
-        """Record ``notified_at``; only after the channel accepted the send."""
+        """Record ``notified_at`` after the channel accepted the send; NotFound if no such row."""
 
     def unsent(self, *, created_before: float, limit: int = 100) -> list[OutboxRow]:
         """Rows never sent (and not failed for good), oldest first."""

@@ -37,6 +37,7 @@ __all__ = [
     "BLOB_PREFIX",
     "ITEM_LIMIT",
     "LIVE",
+    "MAX_RESOLUTION_TEXT",
     "OFFLOAD_AT",
     "PENDING_INDEX",
     "RESOLUTION_REMOVES",
@@ -78,6 +79,9 @@ R = TypeVar("R", SessionRecord, LogChunk, PendingItem, OutboxRow, AuditEntry)
 ITEM_LIMIT: Final = 400 * 1024
 OFFLOAD_AT: Final = 350 * 1024
 BLOB_PREFIX: Final = "blob:"
+# A resolution's answer and note are set in place next to a body of up to
+# OFFLOAD_AT, so together they must fit in what is left under ITEM_LIMIT.
+MAX_RESOLUTION_TEXT: Final = 32 * 1024
 
 PENDING_INDEX: Final = "pending-by-expiry"
 UNSENT_INDEX: Final = "outbox-unsent"
@@ -279,6 +283,8 @@ class Codec:
         body = record.model_dump_json(exclude=set(live))
         item["body"] = body
         if item_size(item) > self.offload_at:
+            # Written before the item: a refused write leaves only an orphan
+            # blob, which the bucket's lifecycle rule removes.
             key = _blob_key(record)
             self.blobs.put(key, body.encode())
             item["body"] = BLOB_PREFIX + key
@@ -389,7 +395,14 @@ def resolution_attrs(
     note: str | None,
     retain_until: float | None,
 ) -> Item:
-    """The live attributes (and ttl) a successful resolution sets."""
+    """The live attributes (and ttl) a successful resolution sets.
+
+    Raises:
+        UsageError: ``answer`` and ``note`` together exceed ``MAX_RESOLUTION_TEXT`` bytes.
+    """
+    text = len((answer or "").encode()) + len((note or "").encode())
+    if text > MAX_RESOLUTION_TEXT:
+        raise UsageError(f"answer and note are {text} bytes; at most {MAX_RESOLUTION_TEXT}")
     attrs: Item = {"status": status, "resolved_by": actor, "resolved_via": channel}
     attrs["resolved_at"] = now
     optional = {"answer": answer, "note": note, "retain_until": retain_until}

@@ -58,6 +58,8 @@ class DynamoOutbox:
         """Rows never sent (and not failed for good), oldest first."""
         partition, upper = codec.unsent_before(created_before)
         found: list[OutboxRow] = []
+        if limit <= 0:
+            return found
         pages = self._table.query(
             "#gsi2pk = :partition AND #gsi2sk < :upper",
             {":partition": partition, ":upper": upper},

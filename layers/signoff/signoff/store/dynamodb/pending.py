@@ -100,6 +100,8 @@ class DynamoPendingItems:
         """Pending items whose ``expires_at`` has passed, oldest first."""
         partition, upper = codec.due_before(now)
         found: list[PendingItem] = []
+        if limit <= 0:
+            return found
         pages = self._table.query(
             "#gsi1pk = :partition AND #gsi1sk < :upper",
             {":partition": partition, ":upper": upper},

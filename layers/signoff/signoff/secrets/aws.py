@@ -1,0 +1,119 @@
+"""Secrets from AWS Secrets Manager, through Powertools Parameters (cached for ``max_age``).
+
+Each name maps to a secret id (name or ARN) through an environment variable that
+``template.yaml`` sets: ``resume-signing`` → ``SIGNOFF_RESUME_SIGNING_SECRET_ARN``.
+Powertools is imported inside methods so a function that never reads a secret
+does not pay for it at cold start; this module imports no boto3 itself.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from typing import TYPE_CHECKING, Final, Self
+
+from signoff.errors import SecretMissing, StoreUnavailable
+from signoff.tokens import RESUME_SIGNING_SECRET
+
+if TYPE_CHECKING:
+    from collections.abc import Iterable, Mapping
+
+    from aws_lambda_powertools.utilities.parameters import SecretsProvider
+
+__all__ = ["DEFAULT_MAX_AGE", "SecretsManagerSecrets", "secret_id_variable"]
+
+# Seconds a value is reused before Secrets Manager is asked again. A rotation
+# reaches every warm function within this time; verification of tokens signed
+# with the old key continues meanwhile, as long as the old key stays listed.
+DEFAULT_MAX_AGE: Final = 300
+
+# Errors that retrying cannot fix: the secret, or the right to read it, is not there.
+_PERMANENT: Final = frozenset(
+    {
+        "ResourceNotFoundException",
+        "AccessDeniedException",
+        "DecryptionFailure",
+        "InvalidRequestException",  # e.g. the secret is scheduled for deletion
+        "InvalidParameterException",
+    }
+)
+
+
+def secret_id_variable(name: str) -> str:
+    """The id variable: ``resume-signing`` → ``SIGNOFF_RESUME_SIGNING_SECRET_ARN``."""
+    return f"SIGNOFF_{re.sub(r'[^A-Za-z0-9]', '_', name).upper()}_SECRET_ARN"
+
+
+class SecretsManagerSecrets:
+    """Named secrets read from Secrets Manager by a Powertools provider, which caches them."""
+
+    def __init__(
+        self,
+        secret_ids: Mapping[str, str],
+        provider: SecretsProvider,
+        *,
+        max_age: int = DEFAULT_MAX_AGE,
+    ) -> None:
+        self.secret_ids = dict(secret_ids)
+        # One provider per adapter, not Powertools' module-wide default, so its
+        # cache and its client belong to what was injected.
+        self._provider = provider
+        self.max_age = max_age
+
+    @classmethod
+    def from_env(
+        cls, names: Iterable[str] = (RESUME_SIGNING_SECRET,), *, max_age: int = DEFAULT_MAX_AGE
+    ) -> Self:
+        """The secrets ``names``, their ids from ``SIGNOFF_<NAME>_SECRET_ARN``; default client.
+
+        A name whose variable is unset is left out, so reading it raises SecretMissing.
+        """
+        from aws_lambda_powertools.utilities.parameters import SecretsProvider
+
+        ids = {name: os.environ.get(secret_id_variable(name), "") for name in names}
+        return cls(
+            {name: sid for name, sid in ids.items() if sid}, SecretsProvider(), max_age=max_age
+        )
+
+    def get(self, name: str) -> str:
+        """The secret's current value, from the cache when younger than ``max_age``.
+
+        Raises:
+            SecretMissing: no id configured for ``name``, no such secret, no right to
+                read it, or a value that is empty or not UTF-8 text.
+            StoreUnavailable: Secrets Manager failed transiently (throttling, network).
+        """
+        from aws_lambda_powertools.utilities.parameters.exceptions import GetParameterError
+
+        secret_id = self.secret_ids.get(name)
+        if not secret_id:
+            raise SecretMissing(name, f"{secret_id_variable(name)} is not set")
+        try:
+            value = self._provider.get(secret_id, max_age=self.max_age)
+        except GetParameterError as exc:
+            code = _error_code(exc)
+            if code in _PERMANENT:
+                raise SecretMissing(name, f"Secrets Manager: {code}") from exc
+            raise StoreUnavailable(f"reading secret {name!r} failed: {code or exc}") from exc
+        if isinstance(value, bytes):
+            try:
+                value = value.decode("utf-8")
+            except UnicodeDecodeError:
+                raise SecretMissing(name, "the binary value is not UTF-8 text") from None
+        if not isinstance(value, str) or not value:
+            raise SecretMissing(name, "the value is empty")
+        return value
+
+
+def _error_code(exc: BaseException) -> str | None:
+    """The AWS error code behind a Powertools error, found without importing botocore."""
+    # Powertools re-raises inside its except block, so the ClientError is the context.
+    seen: BaseException | None = exc
+    while seen is not None:
+        response = getattr(seen, "response", None)
+        if isinstance(response, dict):
+            code = response.get("Error", {}).get("Code")
+            if isinstance(code, str):
+                return code
+        seen = seen.__cause__ or seen.__context__
+    return None

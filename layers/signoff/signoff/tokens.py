@@ -1,0 +1,277 @@
+"""Resume tokens: the signed, expiring credential inside an emailed or posted link.
+
+A token is four dot-separated parts::
+
+    v1.<key_id>.<payload>.<signature>
+
+``payload`` is the unpadded base64url of compact JSON with sorted keys::
+
+    {"a": action, "e": expires_at, "h": args_hash, "p": pending_id, "t": tenant}
+
+and ``signature`` the unpadded base64url of HMAC-SHA256 under the key named by
+``key_id`` over ``"v1." + key_id + "." + payload``. The key id is signed too, so a
+token cannot be moved to another key; during a rotation every key in the signer's
+``keys`` verifies, and a token of a key that was removed is forged.
+
+Actions — one token per pending item, chosen by its kind:
+
+- ``decide`` (approvals): the link's GET page renders one form whose two buttons
+  POST ``decision=approve`` or ``decision=deny`` with the same token.
+- ``answer`` (questions): the form POSTs the answer with the same token.
+- ``approve`` / ``deny``: a token good for that one decision (a one-click button
+  of a channel that cannot show a page).
+- ``view``: a read-only status link; it permits no decision.
+
+``ResumeToken.permits`` is that table. The token is not single-use by itself: the
+pending item's state machine makes the first resolution win. ``h`` binds the token
+to the arguments it was issued for, so the resolver can refuse a token whose item
+was re-asked with different arguments.
+"""
+
+from __future__ import annotations
+
+import base64
+import hashlib
+import hmac
+import json
+import re
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any, Final, Literal, get_args
+
+from signoff.errors import SecretMissing, TokenExpired, TokenForged, UsageError
+
+if TYPE_CHECKING:
+    from collections.abc import Mapping
+
+    from signoff.secrets.base import SecretSource
+
+__all__ = [
+    "RESUME_SIGNING_SECRET",
+    "Action",
+    "Decision",
+    "ResumeToken",
+    "Signer",
+    "args_hash",
+    "signer_from",
+]
+
+Action = Literal["decide", "approve", "deny", "answer", "view"]
+Decision = Literal["approve", "deny", "answer"]
+
+# The secret a deployment signs resume tokens with (see ``signer_from``).
+RESUME_SIGNING_SECRET: Final = "resume-signing"  # noqa: S105 - a name, not a value
+
+_VERSION: Final = "v1"
+_ACTIONS: Final[frozenset[str]] = frozenset(get_args(Action))
+_PERMITS: Final[dict[str, frozenset[str]]] = {
+    "decide": frozenset({"approve", "deny"}),
+    "approve": frozenset({"approve"}),
+    "deny": frozenset({"deny"}),
+    "answer": frozenset({"answer"}),
+    "view": frozenset(),
+}
+# Key ids sit between dots in the token, so they must not contain one.
+_KEY_ID: Final = re.compile(r"[A-Za-z0-9_-]{1,32}")
+_BASE64URL: Final = re.compile(r"[A-Za-z0-9_-]*")
+# HMAC-SHA256 gains nothing from keys longer than its block; shorter than this is guessable.
+_MIN_KEY_BYTES: Final = 16
+# Far above any real token; bounds the work an attacker can make verify() do.
+_MAX_TOKEN_CHARS: Final = 2048
+_PAYLOAD_KEYS: Final = frozenset({"a", "e", "h", "p", "t"})
+_SHA256_HEX: Final = re.compile(r"[0-9a-f]{64}")
+
+
+@dataclass(frozen=True, kw_only=True)
+class ResumeToken:
+    """What a verified token grants: one action on one pending item of one tenant."""
+
+    pending_id: str
+    action: Action
+    tenant: str
+    args_hash: str
+    expires_at: int
+    key_id: str
+
+    def permits(self, decision: Decision) -> bool:
+        """Whether this token may make ``decision`` (``decide`` covers approve and deny)."""
+        return decision in _PERMITS[self.action]
+
+
+def args_hash(args: Mapping[str, Any] | None) -> str:
+    """The sha256 hex of the canonical JSON of a tool call's arguments (``None`` → ``null``).
+
+    Canonical: sorted keys, compact separators, ASCII escapes, no NaN. Raises
+    ``TypeError`` / ``ValueError`` for arguments that are not JSON.
+    """
+    text = json.dumps(args, sort_keys=True, separators=(",", ":"), allow_nan=False)
+    return hashlib.sha256(text.encode("ascii")).hexdigest()
+
+
+def _b64encode(data: bytes) -> str:
+    return base64.urlsafe_b64encode(data).rstrip(b"=").decode("ascii")
+
+
+def _b64decode(text: str) -> bytes:
+    if not _BASE64URL.fullmatch(text):
+        raise ValueError("not base64url")
+    return base64.urlsafe_b64decode(text + "=" * (-len(text) % 4))
+
+
+class Signer:
+    """Issues and verifies resume tokens with HMAC-SHA256 keys named by id."""
+
+    def __init__(self, keys: Mapping[str, bytes], current: str) -> None:
+        """Sign with ``keys[current]``; verify with any key in ``keys``.
+
+        Raises:
+            UsageError: no keys, ``current`` not among them, a key id with characters
+                other than letters, digits, ``-`` and ``_``, or a key shorter than 16 bytes.
+        """
+        if current not in keys:
+            raise UsageError(f"the current signing key {current!r} is not among the keys")
+        for key_id, key in keys.items():
+            if not _KEY_ID.fullmatch(key_id):
+                raise UsageError(f"signing key id {key_id!r} must be 1-32 of [A-Za-z0-9_-]")
+            if len(key) < _MIN_KEY_BYTES:
+                # Names the id only: the key itself must never reach a message.
+                raise UsageError(f"signing key {key_id!r} is shorter than {_MIN_KEY_BYTES} bytes")
+        self._keys = dict(keys)
+        self.current = current
+
+    @property
+    def key_ids(self) -> frozenset[str]:
+        """The ids of every key that verifies."""
+        return frozenset(self._keys)
+
+    def issue(
+        self,
+        pending_id: str,
+        action: Action,
+        tenant: str,
+        args: Mapping[str, Any] | None,
+        expires_at: float,
+    ) -> str:
+        """A token for ``action`` on ``pending_id``, valid until ``expires_at`` (epoch seconds).
+
+        A fractional expiry is cut to the whole second before it, so the token
+        never outlives the item it was issued for.
+
+        Raises:
+            UsageError: an unknown action.
+        """
+        if action not in _ACTIONS:
+            raise UsageError(f"unknown token action {action!r}; actions: {sorted(_ACTIONS)}")
+        payload = {
+            "a": action,
+            "e": int(expires_at),
+            "h": args_hash(args),
+            "p": pending_id,
+            "t": tenant,
+        }
+        text = json.dumps(payload, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
+        signed = f"{_VERSION}.{self.current}.{_b64encode(text.encode('utf-8'))}"
+        return f"{signed}.{self._signature(self._keys[self.current], signed)}"
+
+    def verify(self, token: str, now: float) -> ResumeToken:
+        """The token's grant, once its signature holds and ``now`` is before its expiry.
+
+        Raises:
+            TokenForged: the token is malformed, tampered with, or of an unknown key.
+            TokenExpired: a genuine token whose expiry is at or before ``now``.
+        """
+        try:
+            granted = self._open(token)
+        except TokenForged:
+            raise
+        except Exception as exc:
+            # Whatever a hostile string breaks while parsing, the answer is the same.
+            raise TokenForged from exc
+        if now >= granted.expires_at:
+            raise TokenExpired(granted.expires_at, pending_id=granted.pending_id)
+        return granted
+
+    @staticmethod
+    def _signature(key: bytes, signed: str) -> str:
+        return _b64encode(hmac.new(key, signed.encode("ascii"), hashlib.sha256).digest())
+
+    def _open(self, token: str) -> ResumeToken:
+        if not isinstance(token, str) or len(token) > _MAX_TOKEN_CHARS:
+            raise TokenForged
+        parts = token.split(".")
+        if len(parts) != 4 or parts[0] != _VERSION:
+            raise TokenForged
+        _, key_id, payload_b64, signature = parts
+        key = self._keys.get(key_id)
+        if key is None or not _BASE64URL.fullmatch(payload_b64):
+            raise TokenForged
+        expected = self._signature(key, f"{_VERSION}.{key_id}.{payload_b64}")
+        # Compared as canonical text: any other spelling of the same bytes is refused too.
+        if not hmac.compare_digest(expected.encode("ascii"), signature.encode("utf-8")):
+            raise TokenForged
+        return _grant(json.loads(_b64decode(payload_b64).decode("utf-8")), key_id)
+
+
+def _grant(payload: Any, key_id: str) -> ResumeToken:
+    """The token a signed payload describes; TokenForged unless every field has its type."""
+    # A payload we signed always passes; these checks keep a leaked-key or
+    # future-format payload from turning into a TypeError further up.
+    if not isinstance(payload, dict) or set(payload) != _PAYLOAD_KEYS:
+        raise TokenForged
+    action, expires_at = payload["a"], payload["e"]
+    digest, pending_id, tenant = payload["h"], payload["p"], payload["t"]
+    if (
+        action not in _ACTIONS
+        or type(expires_at) is not int
+        or not isinstance(digest, str)
+        or not _SHA256_HEX.fullmatch(digest)
+        or not isinstance(pending_id, str)
+        or not isinstance(tenant, str)
+    ):
+        raise TokenForged
+    return ResumeToken(
+        pending_id=pending_id,
+        action=action,
+        tenant=tenant,
+        args_hash=digest,
+        expires_at=expires_at,
+        key_id=key_id,
+    )
+
+
+def signer_from(secrets: SecretSource, name: str = RESUME_SIGNING_SECRET) -> Signer:
+    """A signer from the secret ``name``: a JSON key set, or one plain key (id ``k1``).
+
+    The JSON form, ``{"current": "k2", "keys": {"k1": "...", "k2": "..."}}``, is how a
+    rotation adds a key: tokens of ``k1`` keep verifying until ``k1`` is removed.
+
+    Raises:
+        SecretMissing: the secret is absent, or its value is not a usable key set.
+    """
+    value = secrets.get(name)
+    if not value.lstrip().startswith("{"):
+        keys, current = {"k1": value.encode("utf-8")}, "k1"
+    else:
+        keys, current = _key_set(name, value)
+    try:
+        return Signer(keys, current)
+    except UsageError as exc:
+        # The message names key ids and lengths only, never a key.
+        raise SecretMissing(name, str(exc)) from exc
+
+
+def _key_set(name: str, value: str) -> tuple[dict[str, bytes], str]:
+    try:
+        data = json.loads(value)
+    except ValueError:
+        # from None: the decoder's message quotes the secret's text.
+        raise SecretMissing(name, "the value starts like JSON but does not parse") from None
+    if not isinstance(data, dict) or set(data) != {"current", "keys"}:
+        raise SecretMissing(name, 'the JSON value must be {"current": ..., "keys": {...}}')
+    current, keys = data["current"], data["keys"]
+    if (
+        not isinstance(current, str)
+        or not isinstance(keys, dict)
+        or not all(isinstance(key, str) for key in keys.values())
+    ):
+        raise SecretMissing(name, '"current" must be a key id and "keys" map ids to strings')
+    return {key_id: key.encode("utf-8") for key_id, key in keys.items()}, current

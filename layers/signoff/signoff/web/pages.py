@@ -1,0 +1,260 @@
+"""The link pages: plain HTML a person sees after clicking an emailed or posted link.
+
+No JavaScript and no external assets: a GET renders a page, and only its form's
+POST decides (``DESIGN.md`` §4). Every interpolated value goes through
+``html.escape``, since tool names, arguments and questions come from a model.
+Serve each page with ``PAGE_HEADERS``: its policy allows this module's one
+inline stylesheet and nothing else.
+
+The forms post ``token`` and ``decision`` (``approve``, ``deny`` or ``answer``);
+a question's form adds ``choice`` (a radio option) and ``answer`` (free text) —
+``signoff.web.forms.chosen_answer`` picks between them.
+"""
+
+from __future__ import annotations
+
+import base64
+import hashlib
+import json
+from datetime import UTC, datetime
+from html import escape
+from typing import TYPE_CHECKING, Final
+
+if TYPE_CHECKING:
+    from signoff.store.records import PendingItem
+
+__all__ = [
+    "PAGE_HEADERS",
+    "already_resolved_page",
+    "confirmation_page",
+    "error_page",
+    "expired_page",
+    "outcome_page",
+]
+
+# Contrast: body text 16:1, muted text 9.7:1, every button's white text ≥ 6.5:1.
+_CSS: Final = (
+    "*{box-sizing:border-box}"
+    "body{margin:0;font:1rem/1.5 system-ui,-apple-system,'Segoe UI',Roboto,sans-serif;"
+    "color:#1a1a1a;background:#fff}"
+    "main{max-width:40rem;margin:0 auto;padding:1rem}"
+    "h1{font-size:1.4rem;line-height:1.3;margin:.5rem 0 1rem}"
+    "h2{font-size:1.1rem;margin:1.25rem 0 .5rem}"
+    "dl{margin:0 0 1rem}dt{font-weight:600;margin-top:.5rem}"
+    "dd{margin:0;overflow-wrap:anywhere}"
+    "pre{background:#f3f3f3;border:1px solid #767676;padding:.75rem;margin:0 0 1rem;"
+    "white-space:pre-wrap;overflow-wrap:anywhere;font-size:.9rem}"
+    "fieldset{border:1px solid #767676;margin:0 0 1rem;padding:.5rem .75rem}"
+    "label{display:block;padding:.25rem 0}"
+    "textarea{display:block;width:100%;font:inherit;padding:.5rem;border:1px solid #555;"
+    "margin:0 0 1rem}"
+    ".actions{display:flex;flex-wrap:wrap;gap:.75rem}"
+    "button{font:inherit;font-weight:600;padding:.75rem 1.25rem;min-height:2.75rem;border:0;"
+    "border-radius:.25rem;color:#fff;background:#1f4e99;cursor:pointer}"
+    "button.approve{background:#1b5e20}button.deny{background:#b71c1c}"
+    "button:focus-visible,input:focus-visible,textarea:focus-visible"
+    "{outline:3px solid #000;outline-offset:2px}"
+    ".muted{color:#444}"
+)
+_CSS_HASH: Final = base64.b64encode(hashlib.sha256(_CSS.encode("utf-8")).digest()).decode()
+
+PAGE_HEADERS: Final[dict[str, str]] = {
+    "Content-Type": "text/html; charset=utf-8",
+    # Only our inline stylesheet (by hash), forms only to ourselves, no framing.
+    "Content-Security-Policy": (
+        f"default-src 'none'; style-src 'sha256-{_CSS_HASH}'; form-action 'self'; "
+        "frame-ancestors 'none'; base-uri 'none'"
+    ),
+    # The token is in the URL: no other origin may see it in a Referer. Not
+    # no-referrer, under which browsers send ``Origin: null`` on our own POST.
+    "Referrer-Policy": "same-origin",
+    "X-Content-Type-Options": "nosniff",
+    "X-Frame-Options": "DENY",
+    "Cache-Control": "no-store",
+}
+
+_OUTCOME_TITLES: Final = {
+    "approved": "Approved",
+    "denied": "Denied",
+    "answered": "Answered",
+    "expired": "Expired",
+    "pending": "Still waiting for a decision",
+}
+
+
+def _e(value: object) -> str:
+    return escape(str(value), quote=True)
+
+
+def _time(epoch: float) -> str:
+    moment = datetime.fromtimestamp(epoch, UTC)
+    machine = moment.isoformat(timespec="seconds").replace("+00:00", "Z")
+    return f'<time datetime="{machine}">{moment:%Y-%m-%d %H:%M} UTC</time>'
+
+
+def _page(title: str, body: str) -> str:
+    return (
+        "<!DOCTYPE html>\n"
+        '<html lang="en">\n<head>\n<meta charset="utf-8">\n'
+        '<meta name="viewport" content="width=device-width, initial-scale=1">\n'
+        '<meta name="robots" content="noindex, nofollow">\n'
+        '<meta name="referrer" content="same-origin">\n'
+        f"<title>{_e(title)} · signoff</title>\n<style>{_CSS}</style>\n</head>\n"
+        f"<body>\n<main>\n<h1>{_e(title)}</h1>\n{body}</main>\n</body>\n</html>\n"
+    )
+
+
+def _details(rows: list[tuple[str, str]]) -> str:
+    """A definition list of already-escaped (term, HTML) rows."""
+    items = "".join(f"<dt>{term}</dt><dd>{value}</dd>\n" for term, value in rows)
+    return f"<dl>\n{items}</dl>\n"
+
+
+def _subject(item: PendingItem) -> str:
+    """One escaped line saying what the item asks."""
+    if item.kind == "question":
+        return f"The agent <strong>{_e(item.agent)}</strong> asked: {_e(item.question or '')}"
+    return (
+        f"The agent <strong>{_e(item.agent)}</strong> asked to run the tool "
+        f"<code>{_e(item.tool or '')}</code>."
+    )
+
+
+def _scope_rows(item: PendingItem) -> list[tuple[str, str]]:
+    scope = item.scope
+    tenant = scope.tenant if scope else item.tenant
+    environment = scope.environment if scope else item.environment
+    agent = scope.agent if scope else item.agent
+    return [
+        ("Tenant", _e(tenant)),
+        ("Environment", _e(environment)),
+        ("Agent", _e(agent)),
+        ("Requested by", f"agent {_e(item.agent)}, session <code>{_e(item.session_id)}</code>"),
+        ("Requested at", _time(item.requested_at)),
+    ]
+
+
+def _arguments(item: PendingItem) -> str:
+    if item.args is None:
+        return '<p class="muted">No arguments.</p>\n'
+    text = json.dumps(item.args, indent=2, sort_keys=True, ensure_ascii=False, default=str)
+    return f"<pre>{_e(text)}</pre>\n"
+
+
+def _form(action_path: str, token: str, fields: str) -> str:
+    return (
+        f'<form method="post" action="{_e(action_path)}">\n'
+        f'<input type="hidden" name="token" value="{_e(token)}">\n{fields}</form>\n'
+    )
+
+
+def _approval(item: PendingItem, token: str, action_path: str, expires_text: str) -> str:
+    rows = [
+        ("Tool", f"<code>{_e(item.tool or '')}</code>"),
+        ("Reason", _e(item.reason or "none given")),
+        *_scope_rows(item),
+        ("Expires", _e(expires_text)),
+    ]
+    buttons = (
+        '<div class="actions">\n'
+        '<button type="submit" name="decision" value="approve" class="approve">Approve</button>\n'
+        '<button type="submit" name="decision" value="deny" class="deny">Deny</button>\n'
+        "</div>\n"
+    )
+    return (
+        f"<p>{_subject(item)} It waits for your decision.</p>\n"
+        f"{_details(rows)}<h2>Arguments</h2>\n{_arguments(item)}"
+        f"{_form(action_path, token, buttons)}"
+    )
+
+
+def _question(item: PendingItem, token: str, action_path: str, expires_text: str) -> str:
+    rows = [*_scope_rows(item), ("Expires", _e(expires_text))]
+    fields = ""
+    if item.options:
+        radios = "".join(
+            f'<label for="choice-{n}"><input type="radio" id="choice-{n}" name="choice" '
+            f'value="{_e(option)}"> {_e(option)}</label>\n'
+            for n, option in enumerate(item.options)
+        )
+        fields += f"<fieldset>\n<legend>Choose an answer</legend>\n{radios}</fieldset>\n"
+        label = "Or write your own answer (it takes precedence over a choice)"
+    else:
+        label = "Your answer"
+    fields += (
+        f'<label for="answer">{label}</label>\n'
+        '<textarea id="answer" name="answer" rows="3"></textarea>\n'
+        '<div class="actions">\n'
+        '<button type="submit" name="decision" value="answer">Send answer</button>\n'
+        "</div>\n"
+    )
+    return (
+        f"<p>The agent <strong>{_e(item.agent)}</strong> asks a question "
+        "and waits for your answer.</p>\n"
+        f"<h2>Question</h2>\n<p>{_e(item.question or '')}</p>\n"
+        f"{_details(rows)}{_form(action_path, token, fields)}"
+    )
+
+
+def confirmation_page(item: PendingItem, token: str, *, action_path: str, expires_text: str) -> str:
+    """What is asked, and a form that POSTs the decision (approve / deny, or an answer)."""
+    if item.kind == "question":
+        return _page("Answer a question", _question(item, token, action_path, expires_text))
+    return _page("Approve or deny", _approval(item, token, action_path, expires_text))
+
+
+def _resolution(item: PendingItem) -> list[tuple[str, str]]:
+    rows = [("Status", _e(item.status))]
+    if item.status == "answered":
+        rows.append(("Answer", _e(item.answer or "")))
+    if item.resolved_by:
+        rows.append(("By", _e(item.resolved_by)))
+    if item.resolved_via:
+        rows.append(("Via", _e(item.resolved_via)))
+    if item.resolved_at is not None:
+        rows.append(("At", _time(item.resolved_at)))
+    elif item.status == "expired":
+        rows.append(("At", _time(item.expires_at)))
+    if item.note:
+        rows.append(("Note", _e(item.note)))
+    return rows
+
+
+def outcome_page(item: PendingItem) -> str:
+    """The result of the decision just made: approved, denied or answered, by whom, when."""
+    title = _OUTCOME_TITLES.get(item.status, item.status)
+    body = f"<p>{_subject(item)}</p>\n{_details(_resolution(item))}"
+    body += '<p class="muted">The agent continues from here. You can close this page.</p>\n'
+    return _page(title, body)
+
+
+def already_resolved_page(item: PendingItem) -> str:
+    """The request was decided before this click: its current state and who decided it."""
+    if item.status == "expired":
+        # Expiry is the sweeper's resolution; the expired page says it plainly.
+        return expired_page(item)
+    body = (
+        f"<p>{_subject(item)}</p>\n"
+        "<p>This request was already decided; your click changed nothing.</p>\n"
+        f"{_details(_resolution(item))}"
+    )
+    return _page("Already decided", body)
+
+
+def expired_page(item: PendingItem | None) -> str:
+    """The link, or the request behind it, ran out of time; what it was about when known."""
+    body = ""
+    if item is not None:
+        body += f"<p>{_subject(item)}</p>\n"
+        body += _details([("Expired at", _time(item.expires_at))])
+    body += (
+        "<p>Nothing was changed. Ask whoever runs the agent to start it again "
+        "if the request still matters.</p>\n"
+    )
+    return _page("This link has expired", body)
+
+
+def error_page(status: int, title: str, detail: str) -> str:
+    """A page for a failed request: what went wrong, in words, and its HTTP status."""
+    body = f'<p>{_e(detail)}</p>\n<p class="muted">Error {_e(status)}.</p>\n'
+    return _page(title, body)
