@@ -27,3 +27,4 @@ test: lint
 
 bench: install
 	$(BIN)/python bench/engine_overhead.py
+	$(BIN)/python bench/checkpoint_growth.py

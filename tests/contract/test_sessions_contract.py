@@ -461,7 +461,7 @@ def test_on_dynamodb_1mb_values_leave_every_item_under_the_limit(
     )
 
     dynamodb, s3 = boto3.client("dynamodb"), boto3.client("s3")
-    for sort_key in ("META", "L#0000000000"):
+    for sort_key in ("META", "L#0000000000000000"):
         raw = dynamodb.get_item(
             TableName=aws.tables["SignoffTable"],
             Key={"pk": {"S": "S#s1"}, "sk": {"S": sort_key}},

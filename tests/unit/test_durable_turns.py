@@ -180,7 +180,7 @@ def test_the_log_is_append_only_and_rebuilds_the_conversation(
     turns = turns_over(store, MemoryQueue(), customer_service(), clock)
     done = turns.send("customer-service", REFUND, tenant="default", environment="staging")
     chunks = list(store.sessions.read_log(done.session_id))
-    assert [c.seq for c in chunks] == list(range(len(chunks)))
+    assert [c.seq for c in chunks] == list(range(chunks[0].seq, chunks[0].seq + len(chunks)))
     messages = [m for c in chunks for m in c.messages]
     assert messages[0].content == REFUND  # type: ignore[union-attr]
     assert sum(isinstance(m, ToolResultMessage) for m in messages) == 2
@@ -372,3 +372,57 @@ rules:
     assert any(
         isinstance(m, ToolResultMessage) and len(m.content) == 1_000_000 for m in last_prompt
     )
+
+
+def test_a_session_past_its_retention_starts_afresh(store: Any, clock: ManualClock) -> None:
+    turns = turns_over(store, MemoryQueue(), customer_service(), clock, retention=3600)
+    first = turns.send("customer-service", REFUND, tenant="default", environment="staging")
+    record = store.sessions.load(first.session_id)
+    assert record is not None and record.expires_at == clock.now().timestamp() + 3600
+    assert all(c.expires_at == record.expires_at for c in store.sessions.read_log(first.session_id))
+    clock.advance(3601)
+    assert store.sessions.load(first.session_id) is None, "expired, even before the TTL sweep"
+    turns.send(
+        "customer-service",
+        "hello",
+        tenant="default",
+        environment="staging",
+        session_id=first.session_id,
+    )
+    fresh = store.sessions.load(first.session_id)
+    assert fresh is not None and fresh.first_seq > record.first_seq
+    history = [
+        m
+        for c in store.sessions.read_log(first.session_id, from_seq=fresh.first_seq)
+        for m in c.messages
+    ]
+    assert history[0].content == "hello"  # type: ignore[union-attr]
+
+
+class CrashingQueue:
+    def send(self, body: dict[str, Any]) -> None:
+        raise RuntimeError("the process died between the commit and the enqueue")
+
+
+def test_a_crash_between_commit_and_enqueue_leaves_the_pause_intact(
+    store: Any, clock: ManualClock
+) -> None:
+    turns = turns_over(store, CrashingQueue(), customer_service({"webhook": ["approval"]}), clock)
+    with pytest.raises(RuntimeError):
+        turns.send(
+            "customer-service",
+            REFUND,
+            tenant="default",
+            environment="production",
+            session_id="s-fault",
+        )
+    record = store.sessions.load("s-fault")
+    assert record is not None and record.status == "paused" and record.pending_id is not None
+    item = store.pending.get(record.pending_id)
+    assert item is not None and item.status == "pending"
+    assert [(r.channel, r.notified_at) for r in store.outbox.rows(item.id)] == [("webhook", None)]
+    # and the turn is still resumable
+    resumed = turns_over(store, MemoryQueue(), customer_service(), clock).resolve(
+        item.id, decision="approve", actor="a", channel="api"
+    )
+    assert resumed.status == "finished"

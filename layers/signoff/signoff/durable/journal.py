@@ -83,7 +83,6 @@ class Journal:
         outbox: list[OutboxRow] | None = None,
         text: str | None = None,
         stop_reason: str | None = None,
-        expires_at: float | None = None,
     ) -> None:
         """Write the state and everything new since the last commit, atomically.
 
@@ -102,6 +101,7 @@ class Journal:
                 messages=list(new_messages),
                 events=list(self._events),
                 at=now,
+                expires_at=record.expires_at,
             )
         updated = record.model_copy(
             update={
@@ -115,7 +115,6 @@ class Journal:
                 "lease_owner": None if release else self.owner,
                 "lease_until": None if release else now + self.lease_ttl,
                 "updated_at": now,
-                "expires_at": expires_at,
             }
         )
         self.sessions.commit(

@@ -100,8 +100,17 @@ class Turns:
         existing = self.sessions.load(session_id)
         if existing is not None and (existing.agent != agent.name or existing.tenant != tenant):
             raise NotFound("session", session_id)
+        now = self.clock.now().timestamp()
+        first_seq = int(now * 1000)
         fresh = SessionRecord(
-            session_id=session_id, agent=agent.name, tenant=tenant, environment=environment
+            session_id=session_id,
+            agent=agent.name,
+            tenant=tenant,
+            environment=environment,
+            first_seq=first_seq,
+            next_seq=first_seq,
+            run_start_seq=first_seq,
+            expires_at=now + self.retention,
         )
         record = self._claim(fresh, "message")
         history, _ = self._history(record, run_from=record.next_seq)
@@ -269,7 +278,7 @@ class Turns:
         """The conversation so far, and the events of the current turn."""
         messages: list[Message] = []
         events: list[dict[str, Any]] = []
-        for chunk in self.sessions.read_log(record.session_id):
+        for chunk in self.sessions.read_log(record.session_id, from_seq=record.first_seq):
             messages.extend(chunk.messages)
             if chunk.seq >= run_from:
                 events.extend(chunk.events)
@@ -320,7 +329,6 @@ class Turns:
                 release=True,
                 text=outcome.text,
                 stop_reason=outcome.stop_reason,
-                expires_at=now + self.retention,
             )
             return TurnResult(
                 status="finished",

@@ -120,7 +120,7 @@ LIVE: Final[dict[type[Record], tuple[str, ...]]] = {
 RESOLUTION_REMOVES: Final = ("gsi1pk", "gsi1sk")
 SENT_REMOVES: Final = ("gsi2pk", "gsi2sk")
 
-_LOG_END: Final = 9_999_999_999
+_LOG_END: Final = 9_999_999_999_999_999
 
 
 # --- keys ----------------------------------------------------------------------------------
@@ -133,7 +133,7 @@ def session_key(session_id: str) -> Key:
 
 def chunk_key(session_id: str, seq: int) -> Key:
     """The key of one log chunk; zero-padded so chunks sort by ``seq``."""
-    return f"S#{session_id}", f"L#{seq:010d}"
+    return f"S#{session_id}", f"L#{seq:016d}"
 
 
 def chunk_range(session_id: str, from_seq: int) -> tuple[str, str, str]:

@@ -42,7 +42,11 @@ class SessionRecord(_Record):
     status: SessionStatus = "idle"
     # The checkpoint of the current turn (None between turns).
     state: TurnState | None = None
-    # Log chunks are numbered 0, 1, 2, …; the next one gets ``next_seq``.
+    # Log chunks are numbered first_seq, first_seq + 1, …; the next one gets
+    # ``next_seq``. A session starts numbering at its creation time in
+    # milliseconds, so a session id reused after its retention ran out never
+    # reads (or collides with) chunks of its expired predecessor.
+    first_seq: int = 0
     next_seq: int = 0
     # The first chunk of the current turn, so a response can carry the turn's events.
     run_start_seq: int = 0
@@ -54,7 +58,8 @@ class SessionRecord(_Record):
     lease_owner: str | None = None
     lease_until: float | None = None
     updated_at: float = 0.0
-    # Epoch seconds after which the store may delete the record (finished sessions).
+    # Epoch seconds after which the store may delete the session and its log:
+    # creation + retention, fixed for the session's life so its chunks expire with it.
     expires_at: float | None = None
 
 
