@@ -2,13 +2,28 @@
 PYTHON ?= python3
 VENV ?= .venv
 BIN := $(VENV)/bin
+# SAM CLI has a virtualenv of its own (requirements-sam.txt): its pins clash with
+# the dev tools'. Telemetry off: the checks talk to no AWS endpoint.
+SAM_VENV ?= .venv-sam
+SAM := SAM_CLI_TELEMETRY=0 $(SAM_VENV)/bin/sam
+# sam build needs the Lambda runtime's python3.13 on PATH: pyenv's newest 3.13 when
+# pyenv has one (its shims exist but fail unless 3.13 is selected), else a
+# python3.13 on PATH that runs. Set PYTHON313=/path/to/python3.13 to choose.
+PYENV_ROOT ?= $(HOME)/.pyenv
+PYTHON313 ?= $(shell for p in $$(ls -d $(PYENV_ROOT)/versions/3.13.*/bin/python3.13 2>/dev/null | sort -rV) $$(command -v python3.13); do "$$p" --version >/dev/null 2>&1 && { echo "$$p"; break; }; done)
 
-.PHONY: install demo test lint bench
+.PHONY: install demo test lint template bench
 
 $(BIN)/.installed: pyproject.toml
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install -q --upgrade pip
 	$(BIN)/python -m pip install -q -e '.[dev]'
+	touch $@
+
+$(SAM_VENV)/.installed: requirements-sam.txt
+	$(PYTHON) -m venv $(SAM_VENV)
+	$(SAM_VENV)/bin/python -m pip install -q --upgrade pip
+	$(SAM_VENV)/bin/python -m pip install -q -r requirements-sam.txt
 	touch $@
 
 install: $(BIN)/.installed
@@ -21,8 +36,17 @@ lint: install
 	$(BIN)/ruff format --check .
 	$(BIN)/mypy
 
+# template.yaml: cfn-lint, SAM's own lint, and a build into .aws-sam/build (the
+# engine layer's wheels are fetched for arm64 / python3.13). sam needs a region
+# for these, no credentials. --cached rebuilds only what changed.
+template: install $(SAM_VENV)/.installed
+	$(BIN)/cfn-lint template.yaml
+	$(SAM) validate --lint --region us-east-1
+	@[ -n "$(PYTHON313)" ] || { echo "sam build needs python3.13 (the Lambda runtime): none found on PATH or under $(PYENV_ROOT)/versions" >&2; exit 1; }
+	PATH="$(dir $(PYTHON313)):$$PATH" $(SAM) build --cached
+
 # pytest exits 5 when it collects nothing; that is not a failure of the checks above.
-test: lint
+test: lint template
 	$(BIN)/python -m pytest -q; rc=$$?; [ $$rc -eq 0 ] || [ $$rc -eq 5 ]
 
 bench: install

@@ -4,58 +4,21 @@ from __future__ import annotations
 
 import os
 import signal
-import socket
 import subprocess
 import sys
 import time
 from typing import TYPE_CHECKING
 
-import httpx
-import pytest
-from moto.server import ThreadedMotoServer
-
 from tests.conftest import ROOT, validate_event
-from tests.support.aws import create_resources
+from tests.support.aws import moto_server as moto_server
 from tests.support.crash_child import LEASE_TTL, turns
 
 if TYPE_CHECKING:
-    from collections.abc import Iterator
     from pathlib import Path
 
+    import pytest
+
 AGENTS = ROOT / "tests" / "fixtures" / "agents"
-
-
-def free_port() -> int:
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        return int(probe.getsockname()[1])
-
-
-@pytest.fixture
-def moto_server(monkeypatch: pytest.MonkeyPatch) -> Iterator[dict[str, str]]:
-    """A moto server over real HTTP on loopback, with the template's resources."""
-    port = free_port()
-    server = ThreadedMotoServer(ip_address="127.0.0.1", port=port, verbose=False)
-    server.start()
-    env = {
-        "AWS_ENDPOINT_URL": f"http://127.0.0.1:{port}",
-        "AWS_ACCESS_KEY_ID": "testing",
-        "AWS_SECRET_ACCESS_KEY": "testing",
-        "AWS_SESSION_TOKEN": "testing",
-        "AWS_DEFAULT_REGION": "us-east-1",
-    }
-    for name, value in env.items():
-        monkeypatch.setenv(name, value)
-    monkeypatch.delenv("AWS_PROFILE", raising=False)
-    try:
-        resources = create_resources()
-        for name, value in resources.environment.items():
-            monkeypatch.setenv(name, value)
-        yield {**env, **resources.environment}
-    finally:
-        # moto's backends are process-wide: clear them for the next test's server.
-        httpx.post(f"http://127.0.0.1:{port}/moto-api/reset")
-        server.stop()
 
 
 def kill_mid_tool(env: dict[str, str], effects: Path, session: str, message: str) -> None:

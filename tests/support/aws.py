@@ -4,7 +4,9 @@
 creates it with the template's own keys, indexes, TTL and redrive policy; the
 ``aws`` fixture does that inside ``mock_aws`` and exports the functions'
 environment variables (``Globals.Function.Environment``) the way Lambda would.
-Import the fixture into a folder's ``conftest.py`` to use it there.
+Import the fixture into a folder's ``conftest.py`` to use it there. The
+``moto_server`` fixture does the same behind a moto server on loopback, for
+code that runs in a subprocess and reaches AWS over real HTTP.
 
 DynamoDB applies each request atomically; moto's in-process backend does not
 (two threads can both pass the same condition, measured on moto 5.2.5), so the
@@ -16,6 +18,8 @@ race tests. Other services stay concurrent: an SQS long poll must not block.
 from __future__ import annotations
 
 import json
+import secrets
+import socket
 import threading
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -23,10 +27,12 @@ from typing import TYPE_CHECKING, Any
 from urllib.parse import urlsplit
 
 import boto3
+import httpx
 import pytest
 import yaml
 from moto import mock_aws
 from moto.core.botocore_stubber import BotocoreStubber
+from moto.server import ThreadedMotoServer
 
 if TYPE_CHECKING:
     from collections.abc import Iterator
@@ -38,7 +44,9 @@ __all__ = [
     "aws",
     "create_resources",
     "fake_credentials",
+    "free_port",
     "load_template",
+    "moto_server",
     "serialise_dynamodb",
 ]
 
@@ -86,11 +94,12 @@ class AwsResources:
     buckets: dict[str, str] = field(default_factory=dict)
     queues: dict[str, str] = field(default_factory=dict)  # queue URLs
     queue_arns: dict[str, str] = field(default_factory=dict)
+    secrets: dict[str, str] = field(default_factory=dict)  # secret ARNs
     environment: dict[str, str] = field(default_factory=dict)
 
     def physical(self, logical_id: str) -> str:
-        """What ``!Ref`` of a resource gives: table name, bucket name, queue URL."""
-        for names in (self.tables, self.buckets, self.queues):
+        """What ``!Ref`` of a resource gives: table / bucket name, queue URL, secret ARN."""
+        for names in (self.tables, self.buckets, self.queues, self.secrets):
             if logical_id in names:
                 return names[logical_id]
         raise KeyError(f"template.yaml creates no {logical_id}")
@@ -176,7 +185,19 @@ def _resolve(value: Any, found: AwsResources, parameters: dict[str, Any]) -> str
         return found.physical(value.value)
     if value.name == "GetAtt" and str(value.value).endswith(".Arn"):
         return found.queue_arns[str(value.value).removesuffix(".Arn")]
+    if value.name == "Sub" and isinstance(value.value, str):
+        return value.value.replace("${AWS::StackName}", _PREFIX)
     raise NotImplementedError(f"tests/support/aws.py cannot resolve !{value.name} {value.value}")
+
+
+def _create_secrets(template: dict[str, Any], found: AwsResources) -> None:
+    client = boto3.client("secretsmanager", region_name=REGION)
+    for logical_id, properties in _resources(template, "AWS::SecretsManager::Secret").items():
+        length = int(properties.get("GenerateSecretString", {}).get("PasswordLength", 48))
+        created = client.create_secret(
+            Name=f"{_PREFIX}-{logical_id}", SecretString=secrets.token_urlsafe(length)[:length]
+        )
+        found.secrets[logical_id] = created["ARN"]
 
 
 def create_resources(template: dict[str, Any] | None = None) -> AwsResources:
@@ -186,9 +207,13 @@ def create_resources(template: dict[str, Any] | None = None) -> AwsResources:
     _create_tables(template, found)
     _create_buckets(template, found)
     _create_queues(template, found)
-    variables = (
+    _create_secrets(template, found)
+    variables = dict(
         template.get("Globals", {}).get("Function", {}).get("Environment", {}).get("Variables", {})
     )
+    # Every function's own variables too (the signing secret, the continue function).
+    for function in _resources(template, "AWS::Serverless::Function").values():
+        variables.update(function.get("Environment", {}).get("Variables", {}))
     parameters = template.get("Parameters", {})
     found.environment = {
         name: _resolve(value, found, parameters) for name, value in variables.items()
@@ -229,3 +254,41 @@ def aws(monkeypatch: pytest.MonkeyPatch) -> Iterator[AwsResources]:
         for name, value in resources.environment.items():
             monkeypatch.setenv(name, value)
         yield resources
+
+
+def free_port() -> int:
+    """A TCP port on loopback that nothing listens on right now."""
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        return int(probe.getsockname()[1])
+
+
+@pytest.fixture
+def moto_server(monkeypatch: pytest.MonkeyPatch) -> Iterator[dict[str, str]]:
+    """A moto server over real HTTP on loopback, with the template's resources.
+
+    Yields the environment a subprocess needs (endpoint, fake credentials, the
+    functions' variables); this process gets the same through ``monkeypatch``.
+    """
+    port = free_port()
+    server = ThreadedMotoServer(ip_address="127.0.0.1", port=port, verbose=False)
+    server.start()
+    env = {
+        "AWS_ENDPOINT_URL": f"http://127.0.0.1:{port}",
+        "AWS_ACCESS_KEY_ID": "testing",
+        "AWS_SECRET_ACCESS_KEY": "testing",
+        "AWS_SESSION_TOKEN": "testing",
+        "AWS_DEFAULT_REGION": REGION,
+    }
+    for name, value in env.items():
+        monkeypatch.setenv(name, value)
+    monkeypatch.delenv("AWS_PROFILE", raising=False)
+    try:
+        resources = create_resources()
+        for name, value in resources.environment.items():
+            monkeypatch.setenv(name, value)
+        yield {**env, **resources.environment}
+    finally:
+        # moto's backends are process-wide: clear them for the next test's server.
+        httpx.post(f"http://127.0.0.1:{port}/moto-api/reset")
+        server.stop()

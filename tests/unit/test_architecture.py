@@ -17,6 +17,7 @@ ADAPTER_PATTERNS = (
     "store/s3.py",
     "queue/sqs.py",
     "secrets/aws.py",
+    "continuations/aws.py",
     "channels/*",
     "aws/*",
     "local/*",

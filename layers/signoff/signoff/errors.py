@@ -21,7 +21,11 @@
     ├── TokenForged            a resume token is malformed, wrongly signed or of an unknown key
     ├── TokenExpired           a genuine resume token past its expiry (expired_at, pending_id)
     ├── SecretMissing          a secret source has no usable secret of that name (name, reason)
-    └── BadForm                a submitted HTML form is malformed (field, problem)
+    ├── BadForm                a submitted HTML form is malformed (field, problem)
+    ├── Unauthorized           no API key, or one that is unknown or revoked
+    ├── Forbidden              a known caller asked for what its tenant may not have
+    ├── PayloadTooLarge        a request body over the documented limit (limit)
+    └── MethodNotAllowed       a known path with another method (method, allowed)
 
 Adapters translate vendor errors into these (``raise ... from exc``); nothing above
 an adapter catches a botocore or httpx exception.
@@ -36,11 +40,14 @@ __all__ = [
     "BadForm",
     "ConfigError",
     "Expired",
+    "Forbidden",
     "LeaseLost",
+    "MethodNotAllowed",
     "ModelError",
     "ModelRejected",
     "ModelUnavailable",
     "NotFound",
+    "PayloadTooLarge",
     "PromptTooLong",
     "ResolutionError",
     "SecretMissing",
@@ -49,6 +56,7 @@ __all__ = [
     "StoreUnavailable",
     "TokenExpired",
     "TokenForged",
+    "Unauthorized",
     "UnknownAgent",
     "UnknownPending",
     "UsageError",
@@ -219,3 +227,29 @@ class BadForm(SignoffError):
         self.problem = problem
         where = f"field {field!r}: " if field else ""
         super().__init__(f"bad form: {where}{problem}")
+
+
+class Unauthorized(SignoffError):
+    """The caller could not be identified: no API key, or one that is unknown or revoked."""
+
+
+class Forbidden(SignoffError):
+    """The caller is known, but its tenant may not do what it asked."""
+
+
+class PayloadTooLarge(SignoffError):
+    """A request body larger than the API accepts."""
+
+    def __init__(self, size: int, limit: int) -> None:
+        self.size = size
+        self.limit = limit
+        super().__init__(f"the body is {size} bytes; the limit is {limit}")
+
+
+class MethodNotAllowed(SignoffError):
+    """The path exists, but not with this method."""
+
+    def __init__(self, method: str, allowed: list[str]) -> None:
+        self.method = method
+        self.allowed = allowed
+        super().__init__(f"{method} is not allowed here; use {', '.join(allowed)}")

@@ -1,4 +1,4 @@
-"""``signoff run | agents | config``: agent turns in the terminal.
+"""``signoff run | agents | config | keys``: agent turns in the terminal, and API keys.
 
 Exit codes: 0 the turn finished, 1 an error, 2 a usage error (bad arguments,
 an unknown agent, an approval that no terminal or flag can answer).
@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING, Any
 
 from pydantic import TypeAdapter
 
+from signoff.cli import keys
 from signoff.errors import ConfigError, SignoffError, UnknownAgent, UsageError
 from signoff.events import dump
 from signoff.ids import new_id
@@ -85,9 +86,14 @@ def _parser() -> argparse.ArgumentParser:
     schema = commands.add_parser("schema", help="print the LoopEvent JSON Schema")
     schema.set_defaults(command=_schema)
 
+    openapi = commands.add_parser("openapi", help="print the HTTP API's OpenAPI document")
+    openapi.set_defaults(command=_openapi)
+
     config = commands.add_parser("config", help="print an agent's resolved config (no secrets)")
     config.add_argument("agent")
     config.set_defaults(command=_config)
+
+    keys.register(commands)
     return parser
 
 
@@ -113,6 +119,13 @@ def _schema(_: argparse.Namespace) -> int:
     from signoff.events import loop_event_schema
 
     print(json.dumps(loop_event_schema(), indent=2))
+    return EXIT_OK
+
+
+def _openapi(_: argparse.Namespace) -> int:
+    from signoff.api.spec import document
+
+    print(json.dumps(document(), indent=2))
     return EXIT_OK
 
 

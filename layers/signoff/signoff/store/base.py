@@ -14,6 +14,7 @@ if TYPE_CHECKING:
     from collections.abc import Iterator
 
     from signoff.store.records import (
+        ApiKey,
         AuditEntry,
         Commit,
         LogChunk,
@@ -23,7 +24,7 @@ if TYPE_CHECKING:
         SessionRecord,
     )
 
-__all__ = ["Audit", "Blobs", "ClaimFor", "Outbox", "PendingItems", "Sessions"]
+__all__ = ["ApiKeys", "Audit", "Blobs", "ClaimFor", "Outbox", "PendingItems", "Sessions"]
 
 # Why a lease is taken: a new message (the session must be idle or done), a
 # resume (it must be paused on that pending item), or a re-drive of a turn whose
@@ -122,3 +123,28 @@ class Blobs(Protocol):
     def put(self, key: str, data: bytes) -> None: ...
 
     def get(self, key: str) -> bytes: ...
+
+
+class ApiKeys(Protocol):
+    """API keys mapped to tenants, kept as hashes of the keys (``signoff.apikeys``)."""
+
+    def add(self, key: ApiKey) -> None:
+        """Store a new key.
+
+        Raises:
+            UsageError: a key with that id or that hash is stored already.
+        """
+
+    def find(self, key_hash: str) -> ApiKey | None:
+        """The key with that hash, revoked ones included (the caller reads ``revoked_at``)."""
+
+    def revoke(self, key_id: str, *, at: float) -> ApiKey:
+        """Mark the key revoked at ``at``; a key revoked before keeps its first time.
+
+        Raises:
+            NotFound: no key with that id.
+        """
+
+    # last in the class: below it, ``list`` in an annotation would name this method
+    def list(self, tenant: str | None = None) -> list[ApiKey]:
+        """Every key (or one tenant's), by tenant then key id."""

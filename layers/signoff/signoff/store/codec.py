@@ -10,6 +10,10 @@ lock, or DynamoDB calls). An item is::
     <live>        fields that conditions read or single updates change (``LIVE``)
     ttl           epoch seconds after which the item is gone, even if not yet deleted
     gsi1*, gsi2*  sparse index keys: pending items by expiry, unsent outbox rows
+
+An API key is stored three times, written together: under its hash (the lookup
+of a request), under its key id (revocation) and in one listing partition; no
+index is needed for any of them.
 """
 
 from __future__ import annotations
@@ -27,7 +31,14 @@ from signoff.errors import (
     SignoffError,
     UsageError,
 )
-from signoff.store.records import AuditEntry, LogChunk, OutboxRow, PendingItem, SessionRecord
+from signoff.store.records import (
+    ApiKey,
+    AuditEntry,
+    LogChunk,
+    OutboxRow,
+    PendingItem,
+    SessionRecord,
+)
 
 if TYPE_CHECKING:
     from signoff.store.base import Blobs, ClaimFor
@@ -47,6 +58,12 @@ __all__ = [
     "Item",
     "Key",
     "Record",
+    "api_key_id_key",
+    "api_key_items",
+    "api_key_key",
+    "api_key_listing",
+    "api_key_listing_key",
+    "api_key_taken",
     "audit_key",
     "check_size",
     "chunk_key",
@@ -63,6 +80,7 @@ __all__ = [
     "pending_key",
     "resolution_attrs",
     "resolution_refusal",
+    "revoked",
     "session_key",
     "ttl_of",
     "unsent_before",
@@ -71,8 +89,8 @@ __all__ = [
 
 Item = dict[str, Any]
 Key = tuple[str, str]
-Record = SessionRecord | LogChunk | PendingItem | OutboxRow | AuditEntry
-R = TypeVar("R", SessionRecord, LogChunk, PendingItem, OutboxRow, AuditEntry)
+Record = SessionRecord | LogChunk | PendingItem | OutboxRow | AuditEntry | ApiKey
+R = TypeVar("R", SessionRecord, LogChunk, PendingItem, OutboxRow, AuditEntry, ApiKey)
 
 # DynamoDB refuses items over 400 KB; bodies move to Blobs well before that, so
 # the live attributes and keys always fit next to a blob pointer.
@@ -87,6 +105,7 @@ PENDING_INDEX: Final = "pending-by-expiry"
 UNSENT_INDEX: Final = "outbox-unsent"
 _PENDING_PARTITION: Final = "PENDING"
 _UNSENT_PARTITION: Final = "UNSENT"
+_KEYS_PARTITION: Final = "KEYS"
 
 _KIND: Final[dict[type[Record], str]] = {
     SessionRecord: "session",
@@ -94,6 +113,7 @@ _KIND: Final[dict[type[Record], str]] = {
     PendingItem: "pending",
     OutboxRow: "outbox",
     AuditEntry: "audit",
+    ApiKey: "api_key",
 }
 
 # Fields kept as top-level attributes instead of in the body: conditions read
@@ -114,6 +134,7 @@ LIVE: Final[dict[type[Record], tuple[str, ...]]] = {
     ),
     OutboxRow: ("created_at", "notified_at", "failed"),
     AuditEntry: (),
+    ApiKey: ("revoked_at",),
 }
 
 # A resolved item leaves the sweeper's index; a sent row leaves the unsent index.
@@ -162,6 +183,26 @@ def audit_key(subject: str, at: float, entry_id: str) -> Key:
     return f"A#{subject}", f"{at:020.6f}#{entry_id}"
 
 
+def api_key_key(key_hash: str) -> Key:
+    """The key of an API key's item under its hash: what a request's key is looked up by."""
+    return f"K#{key_hash}", "META"
+
+
+def api_key_id_key(key_id: str) -> Key:
+    """The key of an API key's copy under its public id, for revocation."""
+    return f"KID#{key_id}", "META"
+
+
+def api_key_listing_key(tenant: str, key_id: str) -> Key:
+    """The key of an API key's copy in the listing partition, sorted by tenant."""
+    return _KEYS_PARTITION, f"{tenant}#{key_id}"
+
+
+def api_key_listing(tenant: str | None) -> Key:
+    """Partition and sort-key prefix of the listing of one tenant's keys ("": every key)."""
+    return _KEYS_PARTITION, "" if tenant is None else f"{tenant}#"
+
+
 def key_of(record: Record) -> Key:
     """The key a record is stored under."""
     match record:
@@ -175,6 +216,8 @@ def key_of(record: Record) -> Key:
             return outbox_key(record.pending_id, record.channel)
         case AuditEntry():
             return audit_key(record.subject, record.at, record.id)
+        case ApiKey():
+            return api_key_key(record.key_hash)
 
 
 def due_before(now: float) -> tuple[str, str]:
@@ -254,6 +297,8 @@ def _blob_key(record: Record) -> str:
             return f"pending/{record.pending_id}/outbox/{record.channel}-{unique}"
         case AuditEntry():
             return f"audit/{record.subject}/{record.id}-{unique}"
+        case ApiKey():
+            return f"api-keys/{record.key_id}-{unique}"
 
 
 class Codec:
@@ -301,6 +346,17 @@ class Codec:
             if name in item:
                 data[name] = item[name]
         return model.model_validate(data)
+
+
+def api_key_items(coder: Codec, key: ApiKey) -> list[Item]:
+    """The three items of one API key: under its hash, under its key id, in the listing."""
+    item = coder.encode(key)
+    where = [
+        api_key_key(key.key_hash),
+        api_key_id_key(key.key_id),
+        api_key_listing_key(key.tenant, key.key_id),
+    ]
+    return [item | {"pk": pk, "sk": sk} for pk, sk in where]
 
 
 def check_size(item: Item) -> None:
@@ -411,3 +467,15 @@ def resolution_attrs(
     if ttl is not None:
         attrs["ttl"] = ttl
     return attrs
+
+
+def api_key_taken(key: ApiKey) -> SignoffError:
+    """The error for adding a key whose id or hash is stored already."""
+    return UsageError(f"API key {key.key_id} (or one with the same secret) exists already")
+
+
+def revoked(current: ApiKey, at: float) -> ApiKey:
+    """The key after a revocation at ``at``; a key revoked before keeps its first time."""
+    if current.revoked_at is not None:
+        return current
+    return current.model_copy(update={"revoked_at": at})

@@ -13,7 +13,14 @@ from signoff.clock import SystemClock
 from signoff.errors import LeaseLost, NotFound
 from signoff.store import codec
 from signoff.store.codec import Codec, Item, Key, visible
-from signoff.store.records import AuditEntry, LogChunk, OutboxRow, PendingItem, SessionRecord
+from signoff.store.records import (
+    ApiKey,
+    AuditEntry,
+    LogChunk,
+    OutboxRow,
+    PendingItem,
+    SessionRecord,
+)
 
 if TYPE_CHECKING:
     from collections.abc import Callable, Iterator
@@ -23,6 +30,7 @@ if TYPE_CHECKING:
     from signoff.store.records import Commit, PendingStatus
 
 __all__ = [
+    "MemoryApiKeys",
     "MemoryAudit",
     "MemoryBlobs",
     "MemoryOutbox",
@@ -290,6 +298,52 @@ class MemoryAudit:
             return [self._codec.decode(row, AuditEntry) for row in rows]
 
 
+class MemoryApiKeys:
+    """API keys by hash, by key id and in one listing, as the DynamoDB adapter keeps them."""
+
+    def __init__(self, items: _Items, coder: Codec) -> None:
+        self._items = items
+        self._codec = coder
+
+    def add(self, key: ApiKey) -> None:
+        """Store a new key; its three items are written together or not at all."""
+        items = codec.api_key_items(self._codec, key)
+        with self._items.lock:
+            if any(self._items.live((item["pk"], item["sk"])) for item in items):
+                raise codec.api_key_taken(key)
+            for item in items:
+                self._items.put(item)
+
+    def find(self, key_hash: str) -> ApiKey | None:
+        """The key with that hash, revoked ones included."""
+        with self._items.lock:
+            item = self._items.live(codec.api_key_key(key_hash))
+            return None if item is None else self._codec.decode(item, ApiKey)
+
+    def revoke(self, key_id: str, *, at: float) -> ApiKey:
+        """Mark the key revoked at ``at``; a key revoked before keeps its first time."""
+        with self._items.lock:
+            item = self._items.live(codec.api_key_id_key(key_id))
+            if item is None:
+                raise NotFound("API key", key_id)
+            current = self._codec.decode(item, ApiKey)
+            updated = codec.revoked(current, at)
+            if updated is not current:
+                for row in codec.api_key_items(self._codec, updated):
+                    self._items.put(row)
+            return updated
+
+    # last in the class: below it, ``list`` in an annotation would name this method
+    def list(self, tenant: str | None = None) -> list[ApiKey]:
+        """Every key (or one tenant's), by tenant then key id."""
+        pk, prefix = codec.api_key_listing(tenant)
+        with self._items.lock:
+            rows = self._items.between(pk, prefix, prefix + "\uffff")
+            keys = [self._codec.decode(row, ApiKey) for row in rows]
+        # a tenant whose name holds "#" shares a prefix with another one: match exactly
+        return [key for key in keys if tenant is None or key.tenant == tenant]
+
+
 class MemoryStore:
     """Every store port over one dict of items and one lock."""
 
@@ -303,3 +357,4 @@ class MemoryStore:
         self.pending = MemoryPendingItems(items, coder)
         self.outbox = MemoryOutbox(items, coder)
         self.audit = MemoryAudit(items, coder)
+        self.api_keys = MemoryApiKeys(items, coder)

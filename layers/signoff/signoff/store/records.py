@@ -1,4 +1,4 @@
-"""What the durable store keeps: sessions, their log, pending items, outbox rows, audit.
+"""What the durable store keeps: sessions, their log, pending items, outbox rows, audit, API keys.
 
 Times are epoch seconds (floats) so conditions compare numbers in every adapter.
 """
@@ -14,6 +14,7 @@ from signoff.events import PendingScope  # noqa: TC001
 from signoff.messages import Message  # noqa: TC001
 
 __all__ = [
+    "ApiKey",
     "AuditEntry",
     "Commit",
     "LogChunk",
@@ -154,3 +155,15 @@ class Commit(_Record):
     audit: list[AuditEntry] = Field(default_factory=list)
     # Keep the lease (a step inside a running turn) or give it up (pause, finish).
     release: bool = False
+
+
+class ApiKey(_Record):
+    """An API key as the store keeps it: the hash of its secret, never the secret itself."""
+
+    key_id: str = Field(min_length=1)  # public: named in listings and in revocations
+    tenant: str = Field(min_length=1)
+    # sha256 hex of the clear key; the pattern refuses a clear key stored by mistake
+    key_hash: str = Field(pattern=r"^[0-9a-f]{64}$")
+    created_at: float
+    revoked_at: float | None = None
+    label: str = ""

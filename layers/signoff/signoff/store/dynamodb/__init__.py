@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING, Self
 from signoff.clock import SystemClock
 from signoff.errors import UsageError
 from signoff.store.codec import Codec
+from signoff.store.dynamodb.api_keys import DynamoApiKeys
 from signoff.store.dynamodb.outbox import DynamoAudit, DynamoOutbox
 from signoff.store.dynamodb.pending import DynamoPendingItems
 from signoff.store.dynamodb.sessions import DynamoSessions
@@ -24,6 +25,7 @@ if TYPE_CHECKING:
     from signoff.store.base import Blobs
 
 __all__ = [
+    "DynamoApiKeys",
     "DynamoAudit",
     "DynamoOutbox",
     "DynamoPendingItems",
@@ -54,6 +56,7 @@ class DynamoStore:
         self.pending = DynamoPendingItems(self.table, coder)
         self.outbox = DynamoOutbox(self.table, coder)
         self.audit = DynamoAudit(self.table, coder)
+        self.api_keys = DynamoApiKeys(self.table, coder)
 
     @classmethod
     def from_env(cls, *, clock: Clock | None = None, page_size: int = 100) -> Self:

@@ -1,0 +1,21 @@
+"""The message function: POST /agents/{name}/messages, scheduled runs, continuations."""
+
+from aws_lambda_powertools import Tracer
+from aws_lambda_powertools.logging import correlation_paths
+
+from signoff.api.app import build_resolver
+from signoff.api.background import dispatch
+from signoff.api.spec import MESSAGE_ROUTERS
+from signoff.api.telemetry import logger, metrics
+from signoff.aws.deployment import api_from_env
+
+API = api_from_env()
+app = build_resolver(*MESSAGE_ROUTERS)
+tracer = Tracer()
+
+
+@logger.inject_lambda_context(correlation_id_path=correlation_paths.API_GATEWAY_HTTP)
+@tracer.capture_lambda_handler
+@metrics.log_metrics
+def handler(event, context):
+    return dispatch(app, API, event, context)

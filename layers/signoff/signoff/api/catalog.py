@@ -1,0 +1,81 @@
+"""Read-only routes: the agents, an agent's resolved config, a session's status."""
+
+from typing import TYPE_CHECKING, Annotated, Any
+
+from aws_lambda_powertools.event_handler.api_gateway import Router
+from aws_lambda_powertools.event_handler.openapi.params import Query
+
+from signoff.agents.describe import describe_agent
+from signoff.api.context import api_of
+from signoff.api.docs import ERRORS, json_response
+from signoff.api.models import SessionStatusBody
+from signoff.api.shapes import pending_body
+from signoff.errors import NotFound
+
+if TYPE_CHECKING:
+    from signoff.store.records import SessionRecord
+
+__all__ = ["router"]
+
+router = Router()
+
+
+@router.get("/agents", summary="List the agents", responses=ERRORS, tags=["agents"])
+def list_agents() -> list[dict[str, str]]:
+    api = api_of(router)
+    api.tenant(router.current_event.headers)
+    return [
+        {"name": name, "description": api.agents.get(name).config.description}
+        for name in api.agents.names()
+    ]
+
+
+@router.get(
+    "/agents/<name>/config",
+    summary="An agent's resolved config (never a secret)",
+    responses=ERRORS,
+    tags=["agents"],
+)
+def agent_config(name: str) -> dict[str, Any]:
+    api = api_of(router)
+    api.tenant(router.current_event.headers)
+    return describe_agent(api.agents.get(name))
+
+
+@router.get(
+    "/agents/<name>/sessions/<id>",
+    summary="A session's status and events; ?after=N returns only newer events",
+    responses={200: json_response("The session", SessionStatusBody), **ERRORS},
+    tags=["turns"],
+)
+def session_status(name: str, id: str, after: Annotated[int, Query(ge=0)] = 0) -> dict[str, Any]:
+    api = api_of(router)
+    tenant = api.tenant(router.current_event.headers)
+    record = api.sessions.load(id)
+    if record is None or record.agent != name or record.tenant != tenant:
+        raise NotFound("session", id)
+    events = _events(api, record)
+    pending = None
+    if record.status == "paused" and record.pending_id:
+        item = api.pending.get(record.pending_id)
+        if item is not None:
+            pending = pending_body(item, [])
+    body = SessionStatusBody(
+        session_id=record.session_id,
+        agent=record.agent,
+        status=record.status,
+        pending=pending,
+        text=record.text,
+        stop_reason=record.stop_reason,
+        events=events[after:],
+        next=len(events),
+    )
+    return body.model_dump(by_alias=True, exclude_none=True)
+
+
+def _events(api: Any, record: "SessionRecord") -> list[dict[str, Any]]:
+    return [
+        event
+        for chunk in api.sessions.read_log(record.session_id, from_seq=record.first_seq)
+        for event in chunk.events
+    ]

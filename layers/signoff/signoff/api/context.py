@@ -1,0 +1,86 @@
+"""What the routes share: the deployment's services, the caller's tenant, the deadline."""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+from signoff.apikeys import tenant_for
+
+if TYPE_CHECKING:
+    from collections.abc import Mapping
+
+    from aws_lambda_powertools.event_handler.api_gateway import BaseRouter
+
+    from signoff.agents import AgentCatalog
+    from signoff.clock import Clock
+    from signoff.continuations.base import Continuations
+    from signoff.durable.turns import Turns
+    from signoff.store.base import ApiKeys, PendingItems, Sessions
+    from signoff.tokens import Signer
+
+__all__ = ["Api", "api_of"]
+
+# API Gateway's HTTP API answers 503 after 30 s whatever the function does, so
+# a request's turn yields well before that and goes on in the background.
+API_GATEWAY_LIMIT = 30.0
+_SESSION_KEY_VALUE = re.compile(r"[^A-Za-z0-9_.:-]")
+
+
+@dataclass(frozen=True, kw_only=True)
+class Api:
+    """One deployment's services, built once per cold start."""
+
+    turns: Turns
+    agents: AgentCatalog
+    sessions: Sessions
+    pending: PendingItems
+    api_keys: ApiKeys
+    signer: Signer
+    continuations: Continuations
+    clock: Clock
+    environment: str
+    allow_anonymous: bool
+    # Seconds a request's turn may run before it answers 202 "running".
+    request_budget: float = API_GATEWAY_LIMIT - 5.0
+    # Seconds kept free before the Lambda's own end for the final checkpoint.
+    safety_margin: float = 3.0
+    max_body_bytes: int = 256 * 1024
+
+    def tenant(self, headers: Mapping[str, str]) -> str:
+        """The caller's tenant, from its API key (``x-api-key`` or a bearer token).
+
+        Raises:
+            Unauthorized: no key where one is required, or an unknown / revoked key.
+        """
+        lowered = {k.lower(): v for k, v in headers.items()}
+        key = lowered.get("x-api-key")
+        authorization = lowered.get("authorization", "")
+        if key is None and authorization.lower().startswith("bearer "):
+            key = authorization[7:].strip()
+        return tenant_for(self.api_keys, key, allow_anonymous=self.allow_anonymous)
+
+    def deadline(self, lambda_context: Any, *, interactive: bool) -> float:
+        """The monotonic time by which this invocation's turn must yield."""
+        budget = float("inf")
+        if lambda_context is not None and hasattr(lambda_context, "get_remaining_time_in_millis"):
+            budget = lambda_context.get_remaining_time_in_millis() / 1000 - self.safety_margin
+        if interactive:
+            budget = min(budget, self.request_budget)
+        return self.clock.monotonic() + max(budget, 0.0)
+
+    def session_id_for(self, session_key: str | None, body: Mapping[str, Any]) -> str | None:
+        """The session named by the agent's own session key in the body, if any."""
+        if not session_key:
+            return None
+        value = body.get(session_key)
+        if value is None or value == "":
+            return None
+        return f"{session_key}-{_SESSION_KEY_VALUE.sub('_', str(value))[:100]}"
+
+
+def api_of(router: BaseRouter) -> Api:
+    """The deployment the current request runs in."""
+    api: Api = router.context["api"]
+    return api

@@ -1,0 +1,130 @@
+"""Approve, deny, answer: the protocol's routes and loopengine's durable aliases.
+
+Every route returns the same 200 / 202 family as ``POST /messages``: the turn
+finished, or it paused again on the next decision.
+"""
+
+from typing import TYPE_CHECKING, Literal
+
+from aws_lambda_powertools.event_handler import Response
+from aws_lambda_powertools.event_handler.api_gateway import Router
+
+from signoff.api.authorize import decider_for
+from signoff.api.context import api_of
+from signoff.api.docs import TURN_RESPONSES
+from signoff.api.models import AnswerBody, DecisionBody
+from signoff.api.shapes import turn_response
+from signoff.api.telemetry import metrics_for_turn
+from signoff.errors import NotFound
+
+if TYPE_CHECKING:
+    from signoff.durable.results import TurnResult
+    from signoff.store.records import PendingItem
+
+__all__ = ["router"]
+
+router = Router()
+
+
+def _token() -> str | None:
+    """A resume token given with an API call (header or query), instead of an API key."""
+    event = router.current_event
+    return event.headers.get("x-signoff-token") or event.get_query_string_value("token")
+
+
+def _item(pending_id: str, kind: Literal["approval", "question"]) -> "PendingItem":
+    item = api_of(router).pending.get(pending_id)
+    if item is None or item.kind != kind:
+        raise NotFound(f"pending {kind}", pending_id)
+    return item
+
+
+def _decide(
+    pending_id: str,
+    decision: Literal["approve", "deny"],
+    note: str | None = None,
+) -> Response[dict[str, object]]:
+    api = api_of(router)
+    item = _item(pending_id, "approval")
+    who = decider_for(api, item, decision, headers=router.current_event.headers, token=_token())
+    result = api.turns.resolve(
+        item.id,
+        decision=decision,
+        actor=who.actor,
+        channel=who.channel,
+        note=note,
+        deadline=api.deadline(router.lambda_context, interactive=True),
+    )
+    return _respond(result)
+
+
+def _answer(pending_id: str, answer: str) -> Response[dict[str, object]]:
+    api = api_of(router)
+    item = _item(pending_id, "question")
+    who = decider_for(api, item, "answer", headers=router.current_event.headers, token=_token())
+    result = api.turns.resolve(
+        item.id,
+        answer=answer,
+        actor=who.actor,
+        channel=who.channel,
+        deadline=api.deadline(router.lambda_context, interactive=True),
+    )
+    return _respond(result)
+
+
+def _respond(result: "TurnResult") -> Response[dict[str, object]]:
+    metrics_for_turn("resumed", result)
+    if result.status == "running":
+        api_of(router).continuations.schedule(result.session_id)
+    status, payload = turn_response(result)
+    return Response(status_code=status, content_type="application/json", body=payload)
+
+
+@router.post(
+    "/approvals/<id>/approve",
+    summary="Approve a pending tool call",
+    responses=TURN_RESPONSES,
+    tags=["decisions"],
+)
+def approve(id: str) -> Response[dict[str, object]]:
+    return _decide(id, "approve")
+
+
+@router.post(
+    "/approvals/<id>/deny",
+    summary="Deny a pending tool call",
+    responses=TURN_RESPONSES,
+    tags=["decisions"],
+)
+def deny(id: str) -> Response[dict[str, object]]:
+    return _decide(id, "deny")
+
+
+@router.post(
+    "/questions/<id>/answer",
+    summary="Answer the agent's question",
+    responses=TURN_RESPONSES,
+    tags=["decisions"],
+)
+def answer_question(id: str, body: AnswerBody) -> Response[dict[str, object]]:
+    return _answer(id, body.answer)
+
+
+@router.post(
+    "/pending-approvals/<id>/resolve",
+    summary="Approve or deny (loopengine's durable alias)",
+    responses=TURN_RESPONSES,
+    tags=["decisions"],
+)
+def resolve_approval(id: str, body: DecisionBody) -> Response[dict[str, object]]:
+    return _decide(id, body.decision, body.note)
+
+
+@router.post(
+    "/pending-questions/<id>/answer",
+    summary="Answer a question (loopengine's durable alias)",
+    responses=TURN_RESPONSES,
+    tags=["decisions"],
+)
+def answer_pending_question(id: str, body: AnswerBody) -> Response[dict[str, object]]:
+    return _answer(id, body.answer)

@@ -1,0 +1,123 @@
+"""HTTP status codes from errors: the one table, registered with the resolver."""
+
+from __future__ import annotations
+
+import json
+from typing import TYPE_CHECKING, Any
+
+from aws_lambda_powertools.event_handler import Response
+
+from signoff.api.telemetry import logger
+from signoff.errors import (
+    AlreadyResolved,
+    BadForm,
+    ConfigError,
+    Expired,
+    Forbidden,
+    LeaseLost,
+    MethodNotAllowed,
+    ModelError,
+    ModelUnavailable,
+    NotFound,
+    PayloadTooLarge,
+    ResolutionError,
+    SecretMissing,
+    SessionBusy,
+    SignoffError,
+    StoreUnavailable,
+    TokenExpired,
+    TokenForged,
+    Unauthorized,
+    UnknownAgent,
+    UsageError,
+)
+
+if TYPE_CHECKING:
+    from aws_lambda_powertools.event_handler import APIGatewayHttpResolver
+
+__all__ = ["STATUS", "error_response", "register_error_handlers", "status_of"]
+
+# (status, error code) per error class; the most specific class in the MRO wins.
+STATUS: dict[type[BaseException], tuple[int, str]] = {
+    UsageError: (400, "bad_request"),
+    BadForm: (400, "bad_request"),
+    Unauthorized: (401, "unauthorized"),
+    Forbidden: (403, "forbidden"),
+    TokenForged: (403, "forbidden"),
+    UnknownAgent: (404, "not_found"),
+    NotFound: (404, "not_found"),
+    MethodNotAllowed: (405, "method_not_allowed"),
+    SessionBusy: (409, "conflict"),
+    LeaseLost: (409, "conflict"),
+    AlreadyResolved: (409, "already_resolved"),
+    ResolutionError: (409, "conflict"),
+    Expired: (410, "expired"),
+    TokenExpired: (410, "expired"),
+    PayloadTooLarge: (413, "payload_too_large"),
+    ConfigError: (500, "agent_misconfigured"),
+    SecretMissing: (500, "misconfigured"),
+    ModelError: (502, "model_failed"),
+    ModelUnavailable: (503, "model_unavailable"),
+    StoreUnavailable: (503, "unavailable"),
+    SignoffError: (500, "internal_error"),
+}
+
+
+def status_of(error: BaseException) -> tuple[int, str]:
+    for cls in type(error).__mro__:
+        if cls in STATUS:
+            return STATUS[cls]
+    return 500, "internal_error"
+
+
+def error_response(status: int, error: str, detail: str, **extra: Any) -> Response[str]:
+    body = {"error": error, "detail": detail, **extra}
+    return Response(status_code=status, content_type="application/json", body=json.dumps(body))
+
+
+def _extra(error: BaseException) -> dict[str, Any]:
+    """Data a client needs to act on a conflict: the current state, what the session waits on."""
+    if isinstance(error, AlreadyResolved | Expired):
+        current = error.current
+        return {
+            "current": {
+                "id": current.id,
+                "status": current.status,
+                "resolvedBy": current.resolved_by,
+                "resolvedVia": current.resolved_via,
+                "resolvedAt": current.resolved_at,
+            }
+        }
+    if isinstance(error, SessionBusy):
+        return {"sessionStatus": error.status, "pendingId": error.pending_id}
+    if isinstance(error, MethodNotAllowed):
+        return {"allowed": error.allowed}
+    return {}
+
+
+def register_error_handlers(app: APIGatewayHttpResolver) -> None:
+    """Every error becomes ``{error, detail}`` with its status; nothing leaks a trace."""
+    from aws_lambda_powertools.event_handler.openapi.exceptions import RequestValidationError
+
+    @app.exception_handler(RequestValidationError)
+    def invalid(error: RequestValidationError) -> Response[str]:
+        problems = "; ".join(
+            f"{'.'.join(str(p) for p in e.get('loc', ()) if p != 'body') or 'body'}: {e.get('msg')}"
+            for e in error.errors()
+        )
+        return error_response(400, "bad_request", problems or "invalid request")
+
+    @app.exception_handler(SignoffError)
+    def known(error: SignoffError) -> Response[str]:
+        status, code = status_of(error)
+        if status >= 500:
+            logger.exception("request failed", extra={"error_code": code})
+            detail = str(error) if status != 500 else "the request could not be completed"
+        else:
+            detail = str(error)
+        return error_response(status, code, detail, **_extra(error))
+
+    @app.exception_handler(Exception)
+    def unexpected(error: Exception) -> Response[str]:
+        logger.exception("unexpected error")
+        return error_response(500, "internal_error", "the request could not be completed")

@@ -1,0 +1,124 @@
+"""``/a/{token}``: the pages behind emailed and posted links.
+
+A ``GET`` only shows what is asked and a form — mail scanners prefetch links,
+so nothing changes on a ``GET``. The decision is the form's ``POST``, refused
+when it comes from another site.
+"""
+
+import time
+from datetime import UTC, datetime
+from typing import TYPE_CHECKING
+
+from aws_lambda_powertools.event_handler import Response
+from aws_lambda_powertools.event_handler.api_gateway import Router
+
+from signoff.api.authorize import check_token, item_for_token
+from signoff.api.context import api_of
+from signoff.errors import (
+    AlreadyResolved,
+    BadForm,
+    Expired,
+    NotFound,
+    TokenExpired,
+    TokenForged,
+)
+from signoff.web import (
+    PAGE_HEADERS,
+    already_resolved_page,
+    chosen_answer,
+    confirmation_page,
+    error_page,
+    expired_page,
+    is_cross_site,
+    outcome_page,
+    parse_form,
+)
+
+if TYPE_CHECKING:
+    from signoff.store.records import PendingItem
+
+__all__ = ["router"]
+
+router = Router()
+
+
+def _html(status: int, page: str) -> Response[str]:
+    return Response(
+        status_code=status, content_type="text/html; charset=utf-8", body=page, headers=PAGE_HEADERS
+    )
+
+
+def _load(token: str) -> "tuple[PendingItem | None, Response[str] | None]":
+    """The item a link is about, or the page explaining why there is none."""
+    api = api_of(router)
+    try:
+        verified = api.signer.verify(token, time.time())
+    except TokenForged:
+        return None, _html(403, error_page(403, "This link is not valid", "Ask for a new link."))
+    except TokenExpired as exc:
+        item = api.pending.get(exc.pending_id) if exc.pending_id else None
+        return None, _html(410, expired_page(item))
+    try:
+        return item_for_token(api, verified), None
+    except NotFound:
+        return None, _html(404, error_page(404, "Nothing to decide", "This request is gone."))
+
+
+@router.get("/a/<token>", include_in_schema=True, summary="The page behind a link", tags=["links"])
+def show(token: str) -> Response[str]:
+    item, refusal = _load(token)
+    if refusal is not None or item is None:
+        return refusal or _html(404, error_page(404, "Nothing to decide", ""))
+    now = api_of(router).clock.now().timestamp()
+    if item.status == "expired" or (item.status == "pending" and item.expires_at <= now):
+        return _html(410, expired_page(item))
+    if item.status != "pending":
+        return _html(409, already_resolved_page(item))
+    expires = datetime.fromtimestamp(item.expires_at, tz=UTC).strftime("%Y-%m-%d %H:%M UTC")
+    return _html(
+        200, confirmation_page(item, token, action_path=f"/a/{token}", expires_text=expires)
+    )
+
+
+@router.post("/a/<token>", summary="Decide through a link's form", tags=["links"])
+def decide(token: str) -> Response[str]:
+    api = api_of(router)
+    event = router.current_event
+    host = event.raw_event.get("requestContext", {}).get("domainName") or event.headers.get(
+        "host", ""
+    )
+    if is_cross_site(event.headers, host):
+        return _html(403, error_page(403, "Refused", "This form can only be sent from its page."))
+    item, refusal = _load(token)
+    if refusal is not None or item is None:
+        return refusal or _html(404, error_page(404, "Nothing to decide", ""))
+    try:
+        form = parse_form(event.decoded_body or "")
+        if item.kind == "question":
+            answer, decision = chosen_answer(form), "answer"
+        else:
+            answer, decision = None, form.get("decision", "")
+            if decision not in ("approve", "deny"):
+                raise BadForm("decision", "must be approve or deny")
+        check_token(api, item, api.signer.verify(token, time.time()), decision)  # type: ignore[arg-type]
+    except BadForm as exc:
+        return _html(400, error_page(400, "Something is missing", str(exc)))
+    except TokenForged:
+        return _html(403, error_page(403, "This link is not valid", "Ask for a new link."))
+    try:
+        result = api.turns.resolve(
+            item.id,
+            decision=None if answer is not None else decision,  # type: ignore[arg-type]
+            answer=answer,
+            actor="link",
+            channel="link",
+            deadline=api.deadline(router.lambda_context, interactive=True),
+        )
+    except AlreadyResolved as exc:
+        return _html(409, already_resolved_page(exc.current))
+    except Expired as exc:
+        return _html(410, expired_page(exc.current))
+    if result.status == "running":
+        api.continuations.schedule(result.session_id)
+    decided = api.pending.get(item.id) or item
+    return _html(200, outcome_page(decided))

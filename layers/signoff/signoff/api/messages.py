@@ -1,0 +1,47 @@
+"""``POST /agents/{name}/messages``: run one message, answer 200 done or 202 pending."""
+
+from aws_lambda_powertools.event_handler import Response
+from aws_lambda_powertools.event_handler.api_gateway import Router
+
+from signoff.api.context import api_of
+from signoff.api.docs import TURN_RESPONSES
+from signoff.api.models import MessageBody
+from signoff.api.shapes import turn_response
+from signoff.api.telemetry import metrics_for_turn
+
+__all__ = ["router"]
+
+router = Router()
+
+
+@router.post(
+    "/agents/<name>/messages",
+    summary="Send a message to an agent",
+    description=(
+        "Runs one turn. 200 when it finished, 202 when it waits for a decision or an "
+        "answer (with the links to give it), or 202 `running` when it needs longer than "
+        "the API allows (poll `statusUrl`)."
+    ),
+    responses=TURN_RESPONSES,
+    tags=["turns"],
+)
+def send_message(name: str, body: MessageBody) -> Response[dict[str, object]]:
+    api = api_of(router)
+    tenant = api.tenant(router.current_event.headers)
+    agent = api.agents.get(name)
+    session_id = body.session_id or api.session_id_for(
+        agent.config.session_key, body.model_extra or {}
+    )
+    result = api.turns.send(
+        name,
+        body.message,
+        tenant=tenant,
+        environment=api.environment,
+        session_id=session_id,
+        deadline=api.deadline(router.lambda_context, interactive=True),
+    )
+    metrics_for_turn("started", result)
+    if result.status == "running":
+        api.continuations.schedule(result.session_id)
+    status, payload = turn_response(result)
+    return Response(status_code=status, content_type="application/json", body=payload)

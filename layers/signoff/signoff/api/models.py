@@ -1,0 +1,111 @@
+"""The HTTP API's bodies: what clients send and what they get back (protocol v1 shapes)."""
+
+from __future__ import annotations
+
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field
+from pydantic.alias_generators import to_camel
+
+__all__ = [
+    "AnswerBody",
+    "DecisionBody",
+    "ErrorBody",
+    "FinishedBody",
+    "MessageBody",
+    "PendingBody",
+    "ScheduledRun",
+    "SessionStatusBody",
+]
+
+MAX_MESSAGE_CHARS = 32_000
+
+
+class _Wire(BaseModel):
+    """camelCase on the wire, snake_case in Python."""
+
+    model_config = ConfigDict(alias_generator=to_camel, populate_by_name=True)
+
+
+class MessageBody(_Wire):
+    """``POST /agents/{name}/messages``; extra fields may carry the agent's session key."""
+
+    model_config = ConfigDict(extra="allow", alias_generator=to_camel, populate_by_name=True)
+
+    message: str = Field(min_length=1, max_length=MAX_MESSAGE_CHARS)
+    session_id: str | None = Field(default=None, pattern=r"^[A-Za-z0-9_.:-]{1,128}$")
+
+
+class DecisionBody(BaseModel):
+    """``POST /pending-approvals/{id}/resolve``."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    decision: Literal["approve", "deny"]
+    note: str | None = Field(default=None, max_length=2000)
+
+
+class AnswerBody(BaseModel):
+    """``POST /questions/{id}/answer`` and ``POST /pending-questions/{id}/answer``."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    answer: str = Field(min_length=1, max_length=MAX_MESSAGE_CHARS)
+
+
+class FinishedBody(_Wire):
+    """200: the turn finished."""
+
+    text: str
+    session_id: str
+    events: list[dict[str, Any]]
+    stop_reason: Literal["max_turns", "denied"] | None = None
+
+
+class PendingBody(_Wire):
+    """202: the turn waits for a decision, an answer, or (``running``) more time."""
+
+    pending: Literal[True] = True
+    type: Literal["approval", "question", "running"]
+    session_id: str
+    events: list[dict[str, Any]]
+    status_url: str
+    id: str | None = None
+    tool: str | None = None
+    args: dict[str, Any] | None = None
+    scope: dict[str, str] | None = None
+    reason: str | None = None
+    question: str | None = None
+    options: list[str] | None = None
+    approve_url: str | None = None
+    deny_url: str | None = None
+    answer_url: str | None = None
+    expires_at: str | None = None
+
+
+class SessionStatusBody(_Wire):
+    """``GET /agents/{name}/sessions/{id}``: where the session stands, and its events."""
+
+    session_id: str
+    agent: str
+    status: Literal["idle", "running", "paused", "done"]
+    pending: PendingBody | None = None
+    text: str | None = None
+    stop_reason: str | None = None
+    events: list[dict[str, Any]]
+    next: int = Field(description="Pass as ?after= to get only newer events")
+
+
+class ErrorBody(BaseModel):
+    error: str
+    detail: str
+
+
+class ScheduledRun(BaseModel):
+    """An EventBridge schedule's input for the message function."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    agent: str
+    message: str = Field(min_length=1, max_length=MAX_MESSAGE_CHARS)
+    tenant: str = "default"

@@ -1,0 +1,31 @@
+"""Logs, metrics and correlation keys of the API (Powertools)."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from aws_lambda_powertools import Logger, Metrics
+from aws_lambda_powertools.metrics import MetricUnit
+
+if TYPE_CHECKING:
+    from signoff.durable.results import TurnResult
+
+__all__ = ["logger", "metrics", "metrics_for_turn"]
+
+logger = Logger(service="signoff")
+metrics = Metrics(namespace="signoff", service="signoff")
+
+_OUTCOME = {"finished": "TurnsFinished", "paused": "TurnsPaused", "running": "TurnsContinued"}
+
+
+def metrics_for_turn(trigger: str, result: TurnResult) -> None:
+    """Count what happened to a turn and tag the log with its ids."""
+    logger.append_keys(session_id=result.session_id, agent=result.agent)
+    if result.pending is not None:
+        logger.append_keys(pending_id=result.pending.id, run_id=result.pending.run_id)
+    metrics.add_metric(
+        name="TurnsStarted" if trigger == "started" else "TurnsResumed",
+        unit=MetricUnit.Count,
+        value=1,
+    )
+    metrics.add_metric(name=_OUTCOME[result.status], unit=MetricUnit.Count, value=1)

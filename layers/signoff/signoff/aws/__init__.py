@@ -1,0 +1,1 @@
+"""Wiring signoff to AWS: the composition root of the Lambda functions."""

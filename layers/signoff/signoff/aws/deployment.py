@@ -1,0 +1,55 @@
+"""Builds a deployment's services from the environment the template sets, once per cold start."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+from signoff.agents import AgentCatalog
+from signoff.api.context import Api
+from signoff.clock import SystemClock
+from signoff.continuations.aws import LambdaContinuations
+from signoff.durable.turns import Turns
+from signoff.models.factory import build_model
+from signoff.queue.sqs import SqsQueue
+from signoff.secrets.aws import SecretsManagerSecrets
+from signoff.store.dynamodb import DynamoStore
+from signoff.tokens import signer_from
+
+__all__ = ["api_from_env"]
+
+DAY = 86400.0
+
+
+def api_from_env() -> Api:
+    """The deployment described by ``SIGNOFF_*`` variables (template.yaml's Globals).
+
+    Raises:
+        UsageError: a required variable is missing.
+    """
+    clock = SystemClock()
+    store = DynamoStore.from_env(clock=clock)
+    agents = AgentCatalog(Path(os.environ.get("SIGNOFF_AGENTS_DIR", "/opt")))
+    retention = float(os.environ.get("SIGNOFF_RETENTION_DAYS", "30")) * DAY
+    turns = Turns(
+        catalog=agents,
+        sessions=store.sessions,
+        pending=store.pending,
+        audit=store.audit,
+        queue=SqsQueue.from_env(),
+        clock=clock,
+        model_for=lambda agent: build_model(agent.config.model, agent.directory),
+        retention=retention,
+    )
+    return Api(
+        turns=turns,
+        agents=agents,
+        sessions=store.sessions,
+        pending=store.pending,
+        api_keys=store.api_keys,
+        signer=signer_from(SecretsManagerSecrets.from_env()),
+        continuations=LambdaContinuations.from_env(),
+        clock=clock,
+        environment=os.environ.get("SIGNOFF_ENVIRONMENT", "production"),
+        allow_anonymous=os.environ.get("SIGNOFF_ALLOW_ANONYMOUS", "false").lower() == "true",
+    )

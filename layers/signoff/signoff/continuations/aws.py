@@ -1,0 +1,75 @@
+"""Continuations as asynchronous invocations of the function that runs turns."""
+
+from __future__ import annotations
+
+import json
+import os
+from typing import TYPE_CHECKING, Any, Protocol, Self, cast
+
+from botocore.exceptions import BotoCoreError, ClientError
+
+from signoff.continuations.base import continuation_event
+from signoff.errors import StoreUnavailable, UsageError
+
+if TYPE_CHECKING:
+    from collections.abc import Mapping
+
+__all__ = ["LambdaClient", "LambdaContinuations"]
+
+# What Lambda answers when it has queued an "Event" (asynchronous) invocation.
+_ACCEPTED = 202
+
+
+class LambdaClient(Protocol):
+    """The one call of boto3's Lambda client this adapter makes."""
+
+    def invoke(
+        self, *, FunctionName: str, InvocationType: str, Payload: str
+    ) -> Mapping[str, Any]: ...
+
+
+class LambdaContinuations:
+    """Each continuation is one asynchronous invocation of ``function_name``."""
+
+    def __init__(self, function_name: str, client: LambdaClient) -> None:
+        self.function_name = function_name
+        self._client = client
+
+    @classmethod
+    def from_env(cls) -> Self:
+        """The function named by ``SIGNOFF_CONTINUE_FUNCTION``, with a default boto3 client.
+
+        Raises:
+            UsageError: ``SIGNOFF_CONTINUE_FUNCTION`` is not set.
+        """
+        import boto3
+
+        name = os.environ.get("SIGNOFF_CONTINUE_FUNCTION")
+        if not name:
+            raise UsageError(
+                "SIGNOFF_CONTINUE_FUNCTION is not set; it names the function that continues turns"
+            )
+        # boto3's stubs for Lambda are not installed; the client has the one call we make.
+        return cls(name, cast("LambdaClient", boto3.client("lambda")))
+
+    def schedule(self, session_id: str) -> None:
+        """Invoke the function asynchronously with the session's continuation event.
+
+        Raises:
+            UsageError: ``session_id`` is empty.
+            StoreUnavailable: Lambda did not queue the invocation.
+        """
+        payload = json.dumps(continuation_event(session_id))
+        try:
+            answer = self._client.invoke(
+                FunctionName=self.function_name, InvocationType="Event", Payload=payload
+            )
+        except (ClientError, BotoCoreError) as exc:
+            raise StoreUnavailable(
+                f"could not continue session {session_id} in {self.function_name}: {exc}"
+            ) from exc
+        status = answer.get("StatusCode")
+        if status != _ACCEPTED:
+            raise StoreUnavailable(
+                f"Lambda answered {status} to continuing session {session_id}; expected 202"
+            )

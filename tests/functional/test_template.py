@@ -1,0 +1,375 @@
+"""``template.yaml``'s conventions, checked: events for every trigger, settings, IAM scope.
+
+The template is read with ``tests.support.aws.load_template`` (CloudFormation's ``!``
+tags kept as ``Tag`` markers). ``cfn-lint``, ``sam validate --lint`` and ``sam build``
+run in ``make template``; these tests hold what those tools cannot know.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from typing import Any
+from urllib.parse import parse_qs
+
+import pytest
+from aws_lambda_powertools.utilities.parser.models import APIGatewayProxyEventV2Model
+
+from tests.support.aws import TEMPLATE, Tag, load_template
+
+ROOT = TEMPLATE.parent
+EVENTS = ROOT / "events"
+EVENT_FILES = sorted(EVENTS.glob("*.json"))
+
+# What the tests substitute in events/ (see events/README.md); anything else is literal.
+PLACEHOLDERS = frozenset({"PENDING_ID", "SESSION_ID", "TOKEN", "API_KEY"})
+
+# Events that no template trigger sends: a function invokes another one directly.
+DIRECT_INVOCATIONS = {"continue_turn.json": "MessageFunction"}
+
+# Each function's reserved concurrency as intended; None: it shares the account's pool.
+RESERVED_CONCURRENCY: dict[str, Any] = {
+    # loopengine's maxConcurrentRuns; 0 reserves nothing (accounts with a quota of 10).
+    "MessageFunction": Tag(
+        "If", ["CapConcurrentRuns", Tag("Ref", "MaxConcurrentRuns"), Tag("Ref", "AWS::NoValue")]
+    ),
+    "ResolveFunction": None,
+}
+
+# The only actions allowed on Resource "*": X-Ray's, which take no resource ARN.
+WILDCARD_ACTIONS = re.compile(r"^xray:")
+# The only managed policies allowed (by name, in a function's Policies).
+MANAGED_POLICIES = frozenset({"AWSXrayWriteOnlyAccess"})
+# Lambda's default when neither the function nor Globals sets a Timeout.
+LAMBDA_DEFAULT_TIMEOUT = 3
+
+
+@pytest.fixture(scope="module")
+def template() -> dict[str, Any]:
+    return load_template()
+
+
+def _functions(template: dict[str, Any]) -> dict[str, dict[str, Any]]:
+    return {
+        logical_id: resource.get("Properties", {})
+        for logical_id, resource in template["Resources"].items()
+        if resource["Type"] == "AWS::Serverless::Function"
+    }
+
+
+def _events(function: dict[str, Any]) -> dict[str, dict[str, Any]]:
+    events: dict[str, dict[str, Any]] = function.get("Events", {})
+    return events
+
+
+def _load(path: Any) -> Any:
+    return json.loads(path.read_text())
+
+
+def _route_key(event: dict[str, Any]) -> str:
+    props = event["Properties"]
+    return f"{props['Method'].upper()} {props['Path']}"
+
+
+def _matches(trigger: dict[str, Any], sample: Any) -> bool:
+    """True when ``sample`` (an events/ file's content) is what ``trigger`` delivers."""
+    kind = trigger["Type"]
+    props = trigger.get("Properties", {})
+    if not isinstance(sample, dict):
+        return False
+    if kind == "HttpApi":
+        return sample.get("routeKey") == _route_key(trigger)
+    if kind in {"Schedule", "ScheduleV2"} and "Input" in props:
+        # A schedule with Input delivers exactly that JSON, no EventBridge envelope.
+        return bool(sample == json.loads(props["Input"]))
+    if kind in {"Schedule", "ScheduleV2"}:
+        return sample.get("detail-type") == "Scheduled Event"
+    if kind == "SQS":
+        records = sample.get("Records") or [{}]
+        return all(record.get("eventSource") == "aws:sqs" for record in records)
+    raise AssertionError(f"test_template.py has no rule for {kind} events yet: add one")
+
+
+def _owners(template: dict[str, Any], name: str, sample: Any) -> set[str]:
+    """The functions one of whose triggers sends ``sample``, or that are invoked with it."""
+    owners = {
+        logical_id
+        for logical_id, function in _functions(template).items()
+        if any(_matches(event, sample) for event in _events(function).values())
+    }
+    if name in DIRECT_INVOCATIONS:
+        owners.add(DIRECT_INVOCATIONS[name])
+    return owners
+
+
+# events/
+
+
+def test_events_folder_has_files() -> None:
+    assert EVENT_FILES, "events/ holds no sample event"
+
+
+@pytest.mark.parametrize("path", EVENT_FILES, ids=lambda p: p.name)
+def test_every_events_file_is_a_json_object(path: Any) -> None:
+    assert isinstance(_load(path), dict), f"{path.name}: not a JSON object"
+
+
+HTTP_FILES = [path for path in EVENT_FILES if "routeKey" in _load(path)]
+
+
+@pytest.mark.parametrize("path", HTTP_FILES, ids=lambda p: p.name)
+def test_http_events_are_payload_format_2(path: Any) -> None:
+    # Given an events/ file for an HttpApi route
+    sample = _load(path)
+    # Then Powertools' own model of the v2 payload accepts it
+    APIGatewayProxyEventV2Model.model_validate(sample)
+    # And its parts agree with each other the way API Gateway fills them in
+    method, route = sample["routeKey"].split(" ", 1)
+    context = sample["requestContext"]
+    assert sample["version"] == "2.0"
+    assert context["routeKey"] == sample["routeKey"]
+    assert context["stage"] == "$default"
+    assert context["http"]["method"] == method
+    assert context["http"]["path"] == sample["rawPath"]
+    assert context["http"]["sourceIp"]
+    assert context["domainName"] == sample["headers"]["host"]
+    assert all(name == name.lower() for name in sample["headers"]), "v2 headers are lowercase"
+    parameters = sample.get("pathParameters", {})
+    assert set(parameters) == set(re.findall(r"\{(\w+)\}", route))
+    assert sample["rawPath"] == re.sub(r"\{(\w+)\}", lambda m: parameters[m[1]], route)
+    assert sample["isBase64Encoded"] is False
+
+
+@pytest.mark.parametrize("path", HTTP_FILES, ids=lambda p: p.name)
+def test_http_event_bodies_match_their_content_type(path: Any) -> None:
+    sample = _load(path)
+    if "body" not in sample:
+        assert sample["routeKey"].startswith("GET "), f"{path.name}: a POST without a body"
+        return
+    assert isinstance(sample["body"], str)
+    content_type = sample["headers"]["content-type"]
+    assert sample["headers"]["content-length"] == str(len(sample["body"].encode()))
+    if content_type == "application/json":
+        assert isinstance(json.loads(sample["body"]), dict)
+    else:
+        assert content_type == "application/x-www-form-urlencoded"
+        assert parse_qs(sample["body"], strict_parsing=True)
+
+
+@pytest.mark.parametrize("path", HTTP_FILES, ids=lambda p: p.name)
+def test_http_event_path_parameters_are_agents_or_placeholders(path: Any) -> None:
+    # {name} is a real sample agent; ids and tokens are the documented placeholders.
+    for name, value in _load(path).get("pathParameters", {}).items():
+        if name == "name":
+            assert (ROOT / "agents" / value / "agent.yaml").is_file(), f"no agent {value}"
+        else:
+            assert value in PLACEHOLDERS, f"{path.name}: {name}={value} is no placeholder"
+
+
+def test_every_http_route_has_an_events_file(template: dict[str, Any]) -> None:
+    route_keys = {_load(path)["routeKey"] for path in HTTP_FILES}
+    missing = [
+        f"{logical_id} {_route_key(event)}"
+        for logical_id, function in _functions(template).items()
+        for event in _events(function).values()
+        if event["Type"] == "HttpApi" and _route_key(event) not in route_keys
+    ]
+    assert not missing, f"no events/ file for: {missing}"
+
+
+def test_every_trigger_has_an_events_file(template: dict[str, Any]) -> None:
+    samples = [_load(path) for path in EVENT_FILES]
+    missing = [
+        f"{logical_id}.{name}"
+        for logical_id, function in _functions(template).items()
+        for name, event in _events(function).items()
+        if not any(_matches(event, sample) for sample in samples)
+    ]
+    assert not missing, f"no events/ file for: {missing}"
+
+
+def test_every_function_has_an_events_file(template: dict[str, Any]) -> None:
+    covered = {owner for path in EVENT_FILES for owner in _owners(template, path.name, _load(path))}
+    assert set(_functions(template)) <= covered
+
+
+@pytest.mark.parametrize("path", EVENT_FILES, ids=lambda p: p.name)
+def test_every_events_file_belongs_to_a_function(template: dict[str, Any], path: Any) -> None:
+    owners = _owners(template, path.name, _load(path))
+    assert owners, f"{path.name} matches no trigger in template.yaml"
+    assert owners <= set(_functions(template)), f"{path.name}: no function {owners}"
+
+
+# Functions and their shared settings
+
+
+def test_globals_run_python_3_13_on_arm64_with_tracing_and_json_logs(
+    template: dict[str, Any],
+) -> None:
+    settings = template["Globals"]["Function"]
+    assert settings["Runtime"] == "python3.13"
+    assert settings["Architectures"] == ["arm64"]
+    assert settings["Tracing"] == "Active"
+    assert settings["LoggingConfig"]["LogFormat"] == "JSON"
+    for logical_id, function in _functions(template).items():
+        assert "Runtime" not in function, f"{logical_id} overrides the Globals runtime"
+
+
+def test_engine_layer_builds_for_python_3_13(template: dict[str, Any]) -> None:
+    layer = template["Resources"]["EngineLayer"]
+    assert layer["Properties"]["ContentUri"] == "layers/signoff/"
+    assert layer["Metadata"]["BuildMethod"] == "python3.13"
+    assert "python3.13" in layer["Properties"]["CompatibleRuntimes"]
+
+
+def test_functions_are_thin_handlers_on_the_engine_and_agents_layers(
+    template: dict[str, Any],
+) -> None:
+    layers = template["Globals"]["Function"]["Layers"]
+    assert Tag("Ref", "EngineLayer") in layers
+    assert Tag("Ref", "AgentsLayer") in layers
+    assert template["Resources"]["AgentsLayer"]["Properties"]["ContentUri"] == "agents/"
+    variables = template["Globals"]["Function"]["Environment"]["Variables"]
+    assert variables["SIGNOFF_AGENTS_DIR"] == "/opt"
+    for logical_id, function in _functions(template).items():
+        assert re.fullmatch(r"functions/[a-z]+/", function["CodeUri"]), logical_id
+        assert function["Handler"] == "app.handler", logical_id
+        assert "Layers" not in function, f"{logical_id} replaces the Globals layers"
+
+
+def test_reserved_concurrency_is_as_intended(template: dict[str, Any]) -> None:
+    functions = _functions(template)
+    assert set(functions) == set(RESERVED_CONCURRENCY), "decide each function's concurrency"
+    for logical_id, function in functions.items():
+        reserved = function.get("ReservedConcurrentExecutions")
+        assert reserved == RESERVED_CONCURRENCY[logical_id], logical_id
+
+
+def test_http_routes_use_the_declared_http_api(template: dict[str, Any]) -> None:
+    assert template["Resources"]["HttpApi"]["Type"] == "AWS::Serverless::HttpApi"
+    for logical_id, function in _functions(template).items():
+        for name, event in _events(function).items():
+            if event["Type"] == "HttpApi":
+                assert event["Properties"]["ApiId"] == Tag("Ref", "HttpApi"), (logical_id, name)
+
+
+def test_continuations_invoke_the_message_function_by_its_fixed_name(
+    template: dict[str, Any],
+) -> None:
+    # The message function invokes itself, so its name is a fixed string, not a !Ref:
+    # the variable, the invoke permission and the name itself must be that one string.
+    name = template["Resources"]["MessageFunction"]["Properties"]["FunctionName"]
+    assert name == Tag("Sub", "${AWS::StackName}-message")
+    for logical_id, function in _functions(template).items():
+        variables = function.get("Environment", {}).get("Variables", {})
+        if "SIGNOFF_CONTINUE_FUNCTION" not in variables:
+            continue
+        assert variables["SIGNOFF_CONTINUE_FUNCTION"] == name, logical_id
+        invokes = [
+            p["LambdaInvokePolicy"] for p in _policies(function) if "LambdaInvokePolicy" in p
+        ]
+        assert {"FunctionName": name} in invokes, f"{logical_id} may not invoke {name}"
+
+
+# The notify queue
+
+
+def _queue_consumers(template: dict[str, Any], queue: str) -> dict[str, int]:
+    """Each function with an SQS event on ``queue``, and its timeout in seconds."""
+    default = template["Globals"]["Function"].get("Timeout", LAMBDA_DEFAULT_TIMEOUT)
+    return {
+        logical_id: function.get("Timeout", default)
+        for logical_id, function in _functions(template).items()
+        for event in _events(function).values()
+        if event["Type"] == "SQS" and event["Properties"]["Queue"] == Tag("GetAtt", f"{queue}.Arn")
+    }
+
+
+def test_notify_queue_visibility_is_six_consumer_timeouts(template: dict[str, Any]) -> None:
+    # Given the queue's consumers, or (until the notifier is declared) the timeout
+    # the template documents for it
+    queue = template["Resources"]["NotifyQueue"]
+    documented = queue["Metadata"]["ConsumerTimeout"]
+    consumers = _queue_consumers(template, "NotifyQueue")
+    if consumers:
+        assert documented == max(consumers.values()), "update NotifyQueue's ConsumerTimeout"
+    # Then a message is not visible again while a consumer may still be working on it
+    assert documented == 30
+    assert queue["Properties"]["VisibilityTimeout"] >= 6 * documented
+
+
+def test_queues_have_a_dead_letter_queue_and_consumers_report_failures(
+    template: dict[str, Any],
+) -> None:
+    resources = template["Resources"]
+    queues = {k for k, r in resources.items() if r["Type"] == "AWS::SQS::Queue"}
+    targets = {
+        resources[q]["Properties"]["RedrivePolicy"]["deadLetterTargetArn"].value.removesuffix(
+            ".Arn"
+        )
+        for q in queues
+        if "RedrivePolicy" in resources[q]["Properties"]
+    }
+    assert targets <= queues
+    for logical_id in queues - targets:
+        assert "RedrivePolicy" in resources[logical_id]["Properties"], f"{logical_id} has no DLQ"
+    for logical_id, function in _functions(template).items():
+        for event in _events(function).values():
+            if event["Type"] == "SQS":
+                types = event["Properties"].get("FunctionResponseTypes", [])
+                assert "ReportBatchItemFailures" in types, logical_id
+
+
+# IAM
+
+
+def _policies(function: dict[str, Any]) -> list[Any]:
+    """A function's Policies, with each ``!If``'s branches in place of the ``!If``."""
+    found: list[Any] = []
+    policies = function.get("Policies", [])
+    for policy in policies if isinstance(policies, list) else [policies]:
+        if isinstance(policy, Tag) and policy.name == "If":
+            found.extend(p for p in policy.value[1:] if p != Tag("Ref", "AWS::NoValue"))
+        else:
+            found.append(policy)
+    return found
+
+
+def _statements(template: dict[str, Any]) -> list[tuple[str, dict[str, Any]]]:
+    """Every inline IAM statement: functions' Policies, IAM roles and policies."""
+    found: list[tuple[str, dict[str, Any]]] = []
+    for logical_id, function in _functions(template).items():
+        for policy in _policies(function):
+            if isinstance(policy, dict) and "Statement" in policy:
+                found.extend((logical_id, s) for s in policy["Statement"])
+    for logical_id, resource in template["Resources"].items():
+        props = resource.get("Properties", {})
+        if resource["Type"] == "AWS::IAM::Policy":
+            found.extend((logical_id, s) for s in props["PolicyDocument"]["Statement"])
+        if resource["Type"] == "AWS::IAM::Role":
+            for policy in props.get("Policies", []):
+                found.extend((logical_id, s) for s in policy["PolicyDocument"]["Statement"])
+    return found
+
+
+def _as_list(value: Any) -> list[Any]:
+    return value if isinstance(value, list) else [value]
+
+
+def test_no_iam_statement_allows_every_resource_except_x_ray(template: dict[str, Any]) -> None:
+    for logical_id, statement in _statements(template):
+        if "*" in _as_list(statement.get("Resource")):
+            actions = _as_list(statement["Action"])
+            assert all(WILDCARD_ACTIONS.match(a) for a in actions), (logical_id, statement)
+
+
+def test_functions_use_scoped_policy_templates(template: dict[str, Any]) -> None:
+    for logical_id, function in _functions(template).items():
+        for policy in _policies(function):
+            if isinstance(policy, str):
+                assert policy in MANAGED_POLICIES, f"{logical_id}: managed policy {policy}"
+            elif "Statement" not in policy:
+                # A SAM policy template: each parameter names one resource, never "*".
+                (parameters,) = policy.values()
+                assert parameters, f"{logical_id}: {policy} is not scoped"
+                assert "*" not in {str(v) for v in parameters.values()}, (logical_id, policy)
