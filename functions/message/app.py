@@ -1,7 +1,10 @@
 """The message function: POST /agents/{name}/messages, scheduled runs, continuations."""
 
+from typing import Any
+
 from aws_lambda_powertools import Tracer
 from aws_lambda_powertools.logging import correlation_paths
+from aws_lambda_powertools.utilities.typing import LambdaContext
 
 from signoff.api.app import build_resolver
 from signoff.api.background import dispatch
@@ -16,6 +19,6 @@ tracer = Tracer()
 
 @logger.inject_lambda_context(correlation_id_path=correlation_paths.API_GATEWAY_HTTP)
 @tracer.capture_lambda_handler
-@metrics.log_metrics
-def handler(event, context):
+@metrics.log_metrics(capture_cold_start_metric=True)
+def handler(event: dict[str, Any], context: LambdaContext) -> Any:
     return dispatch(app, API, event, context)

@@ -7,16 +7,18 @@ import importlib.util
 import json
 import sys
 import uuid
-from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
-from types import ModuleType
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import pytest
 
 from signoff.continuations.memory import MemoryContinuations
-from tests.support.aws import AwsResources
+
+if TYPE_CHECKING:
+    from types import ModuleType
+
+    from tests.support.aws import AwsResources
 
 ROOT = Path(__file__).resolve().parents[2]
 EVENTS = ROOT / "events"
@@ -85,7 +87,7 @@ def body(response: dict[str, Any]) -> Any:
 
 
 @pytest.fixture
-def lambdas(aws: AwsResources, monkeypatch: pytest.MonkeyPatch) -> Iterator[Lambdas]:
+def lambdas(aws: AwsResources, monkeypatch: pytest.MonkeyPatch) -> Lambdas:
     """Both functions imported as Lambda would, against the template's resources on moto."""
     monkeypatch.setenv("SIGNOFF_AGENTS_DIR", str(ROOT / "agents"))
     monkeypatch.setenv("SIGNOFF_ENVIRONMENT", "production")
@@ -97,4 +99,4 @@ def lambdas(aws: AwsResources, monkeypatch: pytest.MonkeyPatch) -> Iterator[Lamb
     continuations = MemoryContinuations()
     for module in (message, resolve):
         module.API = dataclasses.replace(module.API, continuations=continuations)
-    yield Lambdas(message, resolve, continuations, aws)
+    return Lambdas(message, resolve, continuations, aws)

@@ -4,6 +4,7 @@ Every route returns the same 200 / 202 family as ``POST /messages``: the turn
 finished, or it paused again on the next decision.
 """
 
+import time
 from typing import TYPE_CHECKING, Literal
 
 from aws_lambda_powertools.event_handler import Response
@@ -14,7 +15,7 @@ from signoff.api.context import api_of
 from signoff.api.docs import TURN_RESPONSES
 from signoff.api.models import AnswerBody, DecisionBody
 from signoff.api.shapes import turn_response
-from signoff.api.telemetry import metrics_for_turn
+from signoff.api.telemetry import metrics_for_turn, resolve_latency
 from signoff.errors import NotFound
 
 if TYPE_CHECKING:
@@ -44,6 +45,7 @@ def _decide(
     decision: Literal["approve", "deny"],
     note: str | None = None,
 ) -> Response[dict[str, object]]:
+    started = time.perf_counter()
     api = api_of(router)
     item = _item(pending_id, "approval")
     who = decider_for(api, item, decision, headers=router.current_event.headers, token=_token())
@@ -55,10 +57,11 @@ def _decide(
         note=note,
         deadline=api.deadline(router.lambda_context, interactive=True),
     )
-    return _respond(result)
+    return _respond(result, started)
 
 
 def _answer(pending_id: str, answer: str) -> Response[dict[str, object]]:
+    started = time.perf_counter()
     api = api_of(router)
     item = _item(pending_id, "question")
     who = decider_for(api, item, "answer", headers=router.current_event.headers, token=_token())
@@ -69,11 +72,12 @@ def _answer(pending_id: str, answer: str) -> Response[dict[str, object]]:
         channel=who.channel,
         deadline=api.deadline(router.lambda_context, interactive=True),
     )
-    return _respond(result)
+    return _respond(result, started)
 
 
-def _respond(result: "TurnResult") -> Response[dict[str, object]]:
+def _respond(result: "TurnResult", started: float) -> Response[dict[str, object]]:
     metrics_for_turn("resumed", result)
+    resolve_latency(started)
     if result.status == "running":
         api_of(router).continuations.schedule(result.session_id)
     status, payload = turn_response(result)

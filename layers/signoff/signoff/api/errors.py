@@ -111,7 +111,11 @@ def register_error_handlers(app: APIGatewayHttpResolver) -> None:
     def known(error: SignoffError) -> Response[str]:
         status, code = status_of(error)
         if status >= 500:
-            logger.exception("request failed", extra={"error_code": code})
+            # The type and message only: no traceback (it may quote arguments) in any log.
+            logger.error(
+                "request failed",
+                extra={"error_code": code, "error_type": type(error).__name__, "error": str(error)},
+            )
             detail = str(error) if status != 500 else "the request could not be completed"
         else:
             detail = str(error)
@@ -119,5 +123,5 @@ def register_error_handlers(app: APIGatewayHttpResolver) -> None:
 
     @app.exception_handler(Exception)
     def unexpected(error: Exception) -> Response[str]:
-        logger.exception("unexpected error")
+        logger.error("unexpected error", extra={"error_type": type(error).__name__})
         return error_response(500, "internal_error", "the request could not be completed")

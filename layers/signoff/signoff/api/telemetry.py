@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import time
 from typing import TYPE_CHECKING
 
 from aws_lambda_powertools import Logger, Metrics
@@ -10,7 +11,7 @@ from aws_lambda_powertools.metrics import MetricUnit
 if TYPE_CHECKING:
     from signoff.durable.results import TurnResult
 
-__all__ = ["logger", "metrics", "metrics_for_turn"]
+__all__ = ["logger", "metrics", "metrics_for_turn", "resolve_latency"]
 
 logger = Logger(service="signoff")
 metrics = Metrics(namespace="signoff", service="signoff")
@@ -29,3 +30,12 @@ def metrics_for_turn(trigger: str, result: TurnResult) -> None:
         value=1,
     )
     metrics.add_metric(name=_OUTCOME[result.status], unit=MetricUnit.Count, value=1)
+
+
+def resolve_latency(started: float) -> None:
+    """How long a resolution took, from the request to the resumed turn's outcome."""
+    metrics.add_metric(
+        name="ResolveLatency",
+        unit=MetricUnit.Milliseconds,
+        value=(time.perf_counter() - started) * 1000,
+    )
