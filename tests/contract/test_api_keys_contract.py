@@ -1,4 +1,4 @@
-"""Contract of the ApiKeys port: lookup by hash, revocation by id, listing by tenant, no clear keys."""
+"""Contract of the ApiKeys port: found by hash, revoked by id, listed by tenant, never in clear."""
 
 from __future__ import annotations
 

@@ -203,12 +203,13 @@ def test_every_events_file_belongs_to_a_function(template: dict[str, Any], path:
 # Functions and their shared settings
 
 
-def test_globals_run_python_3_13_on_arm64_with_tracing_and_json_logs(
+def test_globals_run_python_3_13_on_arm64_by_default_with_tracing_and_json_logs(
     template: dict[str, Any],
 ) -> None:
     settings = template["Globals"]["Function"]
     assert settings["Runtime"] == "python3.13"
-    assert settings["Architectures"] == ["arm64"]
+    assert settings["Architectures"] == [Tag("Ref", "Architecture")]
+    assert template["Parameters"]["Architecture"]["Default"] == "arm64"
     assert settings["Tracing"] == "Active"
     assert settings["LoggingConfig"]["LogFormat"] == "JSON"
     for logical_id, function in _functions(template).items():
@@ -219,6 +220,7 @@ def test_engine_layer_builds_for_python_3_13(template: dict[str, Any]) -> None:
     layer = template["Resources"]["EngineLayer"]
     assert layer["Properties"]["ContentUri"] == "layers/signoff/"
     assert layer["Metadata"]["BuildMethod"] == "python3.13"
+    assert layer["Metadata"]["BuildArchitecture"] == Tag("Ref", "Architecture")
     assert "python3.13" in layer["Properties"]["CompatibleRuntimes"]
 
 
