@@ -4,12 +4,13 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
+from functools import cached_property
 from typing import TYPE_CHECKING, Any
 
 from signoff.apikeys import tenant_for
 
 if TYPE_CHECKING:
-    from collections.abc import Mapping
+    from collections.abc import Callable, Mapping
 
     from aws_lambda_powertools.event_handler.api_gateway import BaseRouter
 
@@ -37,7 +38,9 @@ class Api:
     sessions: Sessions
     pending: PendingItems
     api_keys: ApiKeys
-    signer: Signer
+    # Built on first use: reading the signing secret is a network call the
+    # message function's cold start should not make.
+    make_signer: Callable[[], Signer]
     continuations: Continuations
     clock: Clock
     environment: str
@@ -47,6 +50,11 @@ class Api:
     # Seconds kept free before the Lambda's own end for the final checkpoint.
     safety_margin: float = 3.0
     max_body_bytes: int = 256 * 1024
+
+    @cached_property
+    def signer(self) -> Signer:
+        """Signs and verifies resume tokens (the secret is read once)."""
+        return self.make_signer()
 
     def tenant(self, headers: Mapping[str, str]) -> str:
         """The caller's tenant, from its API key (``x-api-key`` or a bearer token).

@@ -47,7 +47,7 @@ def api_from_env() -> Api:
         sessions=store.sessions,
         pending=store.pending,
         api_keys=store.api_keys,
-        signer=signer_from(SecretsManagerSecrets.from_env()),
+        make_signer=lambda: signer_from(SecretsManagerSecrets.from_env()),
         continuations=LambdaContinuations.from_env(),
         clock=clock,
         environment=os.environ.get("SIGNOFF_ENVIRONMENT", "production"),

@@ -42,7 +42,7 @@ class LambdaContinuations:
         Raises:
             UsageError: ``SIGNOFF_CONTINUE_FUNCTION`` is not set.
         """
-        import boto3
+        from signoff.aws.clients import lazy_client
 
         name = os.environ.get("SIGNOFF_CONTINUE_FUNCTION")
         if not name:
@@ -50,7 +50,7 @@ class LambdaContinuations:
                 "SIGNOFF_CONTINUE_FUNCTION is not set; it names the function that continues turns"
             )
         # boto3's stubs for Lambda are not installed; the client has the one call we make.
-        return cls(name, cast("LambdaClient", boto3.client("lambda")))
+        return cls(name, cast("LambdaClient", lazy_client("lambda")))
 
     def schedule(self, session_id: str) -> None:
         """Invoke the function asynchronously with the session's continuation event.

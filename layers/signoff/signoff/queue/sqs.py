@@ -30,14 +30,14 @@ class SqsQueue:
         Raises:
             UsageError: ``SIGNOFF_NOTIFY_QUEUE_URL`` is not set.
         """
-        import boto3
+        from signoff.aws.clients import lazy_client
 
         url = os.environ.get("SIGNOFF_NOTIFY_QUEUE_URL")
         if not url:
             raise UsageError(
                 "SIGNOFF_NOTIFY_QUEUE_URL is not set; template.yaml sets it for every function"
             )
-        return cls(url, boto3.client("sqs"))
+        return cls(url, lazy_client("sqs"))
 
     def send(self, body: dict[str, Any]) -> None:
         """Enqueue one JSON message.

@@ -31,12 +31,12 @@ class S3Blobs:
         Raises:
             UsageError: ``SIGNOFF_BUCKET`` is not set.
         """
-        import boto3
+        from signoff.aws.clients import lazy_client
 
         bucket = os.environ.get("SIGNOFF_BUCKET")
         if not bucket:
             raise UsageError("SIGNOFF_BUCKET is not set; template.yaml sets it for every function")
-        return cls(bucket, boto3.client("s3"))
+        return cls(bucket, lazy_client("s3"))
 
     def put(self, key: str, data: bytes) -> None:
         """Store ``data`` under ``key``, replacing what was there.

@@ -65,12 +65,11 @@ class DynamoStore:
         Raises:
             UsageError: one of the variables is not set.
         """
-        import boto3
-
+        from signoff.aws.clients import lazy_client
         from signoff.store.s3 import S3Blobs
 
         table = os.environ.get("SIGNOFF_TABLE")
         if not table:
             raise UsageError("SIGNOFF_TABLE is not set; template.yaml sets it for every function")
-        client = boto3.client("dynamodb")
+        client = lazy_client("dynamodb")
         return cls(client, table, S3Blobs.from_env(), clock=clock, page_size=page_size)

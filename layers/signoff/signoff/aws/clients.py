@@ -1,0 +1,40 @@
+"""boto3 clients built on first use, once per process.
+
+Building a client loads its service model (tens of milliseconds each); a
+function that never touches S3 on a request should not pay for an S3 client
+during its cold start.
+"""
+
+from __future__ import annotations
+
+import threading
+from typing import Any
+
+__all__ = ["LazyClient", "lazy_client"]
+
+
+class LazyClient:
+    """Stands in for ``boto3.client(service)`` and builds it when first used."""
+
+    def __init__(self, service: str, **kwargs: Any) -> None:
+        self._service = service
+        self._kwargs = kwargs
+        self._client: Any = None
+        self._lock = threading.Lock()
+
+    def _real(self) -> Any:
+        if self._client is None:
+            with self._lock:
+                if self._client is None:
+                    import boto3
+
+                    self._client = boto3.client(self._service, **self._kwargs)  # type: ignore[call-overload]
+        return self._client
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._real(), name)
+
+
+def lazy_client(service: str, **kwargs: Any) -> Any:
+    """A client for ``service`` that is built on first use (typed as the caller needs)."""
+    return LazyClient(service, **kwargs)
