@@ -9,13 +9,16 @@ from __future__ import annotations
 
 import json
 import re
-from typing import Any
+from typing import TYPE_CHECKING, Any
 from urllib.parse import parse_qs
 
 import pytest
 from aws_lambda_powertools.utilities.parser.models import APIGatewayProxyEventV2Model
 
 from tests.support.aws import TEMPLATE, Tag, load_template
+
+if TYPE_CHECKING:
+    from pathlib import Path
 
 ROOT = TEMPLATE.parent
 EVENTS = ROOT / "events"
@@ -62,7 +65,7 @@ def _events(function: dict[str, Any]) -> dict[str, dict[str, Any]]:
     return events
 
 
-def _load(path: Any) -> Any:
+def _load(path: Path) -> Any:
     return json.loads(path.read_text())
 
 
@@ -110,7 +113,7 @@ def test_events_folder_has_files() -> None:
 
 
 @pytest.mark.parametrize("path", EVENT_FILES, ids=lambda p: p.name)
-def test_every_events_file_is_a_json_object(path: Any) -> None:
+def test_every_events_file_is_a_json_object(path: Path) -> None:
     assert isinstance(_load(path), dict), f"{path.name}: not a JSON object"
 
 
@@ -118,7 +121,7 @@ HTTP_FILES = [path for path in EVENT_FILES if "routeKey" in _load(path)]
 
 
 @pytest.mark.parametrize("path", HTTP_FILES, ids=lambda p: p.name)
-def test_http_events_are_payload_format_2(path: Any) -> None:
+def test_http_events_are_payload_format_2(path: Path) -> None:
     # Given an events/ file for an HttpApi route
     sample = _load(path)
     # Then Powertools' own model of the v2 payload accepts it
@@ -141,7 +144,7 @@ def test_http_events_are_payload_format_2(path: Any) -> None:
 
 
 @pytest.mark.parametrize("path", HTTP_FILES, ids=lambda p: p.name)
-def test_http_event_bodies_match_their_content_type(path: Any) -> None:
+def test_http_event_bodies_match_their_content_type(path: Path) -> None:
     sample = _load(path)
     if "body" not in sample:
         assert sample["routeKey"].startswith("GET "), f"{path.name}: a POST without a body"
@@ -157,7 +160,7 @@ def test_http_event_bodies_match_their_content_type(path: Any) -> None:
 
 
 @pytest.mark.parametrize("path", HTTP_FILES, ids=lambda p: p.name)
-def test_http_event_path_parameters_are_agents_or_placeholders(path: Any) -> None:
+def test_http_event_path_parameters_are_agents_or_placeholders(path: Path) -> None:
     # {name} is a real sample agent; ids and tokens are the documented placeholders.
     for name, value in _load(path).get("pathParameters", {}).items():
         if name == "name":
@@ -194,7 +197,7 @@ def test_every_function_has_an_events_file(template: dict[str, Any]) -> None:
 
 
 @pytest.mark.parametrize("path", EVENT_FILES, ids=lambda p: p.name)
-def test_every_events_file_belongs_to_a_function(template: dict[str, Any], path: Any) -> None:
+def test_every_events_file_belongs_to_a_function(template: dict[str, Any], path: Path) -> None:
     owners = _owners(template, path.name, _load(path))
     assert owners, f"{path.name} matches no trigger in template.yaml"
     assert owners <= set(_functions(template)), f"{path.name}: no function {owners}"
@@ -203,13 +206,13 @@ def test_every_events_file_belongs_to_a_function(template: dict[str, Any], path:
 # Functions and their shared settings
 
 
-def test_globals_run_python_3_13_on_arm64_by_default_with_tracing_and_json_logs(
+def test_globals_run_python_3_13_on_x86_64_by_default_with_tracing_and_json_logs(
     template: dict[str, Any],
 ) -> None:
     settings = template["Globals"]["Function"]
     assert settings["Runtime"] == "python3.13"
     assert settings["Architectures"] == [Tag("Ref", "Architecture")]
-    assert template["Parameters"]["Architecture"]["Default"] == "arm64"
+    assert template["Parameters"]["Architecture"]["Default"] == "x86_64"
     assert settings["Tracing"] == "Active"
     assert settings["LoggingConfig"]["LogFormat"] == "JSON"
     for logical_id, function in _functions(template).items():
