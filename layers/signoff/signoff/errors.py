@@ -25,7 +25,8 @@
     ├── Unauthorized           no API key, or one that is unknown or revoked
     ├── Forbidden              a known caller asked for what its tenant may not have
     ├── PayloadTooLarge        a request body over the documented limit (limit)
-    └── MethodNotAllowed       a known path with another method (method, allowed)
+    ├── MethodNotAllowed       a known path with another method (method, allowed)
+    └── SendFailed             a notification channel did not deliver (channel, retryable)
 
 Adapters translate vendor errors into these (``raise ... from exc``); nothing above
 an adapter catches a botocore or httpx exception.
@@ -51,6 +52,7 @@ __all__ = [
     "PromptTooLong",
     "ResolutionError",
     "SecretMissing",
+    "SendFailed",
     "SessionBusy",
     "SignoffError",
     "StoreUnavailable",
@@ -253,3 +255,23 @@ class MethodNotAllowed(SignoffError):
         self.method = method
         self.allowed = allowed
         super().__init__(f"{method} is not allowed here; use {', '.join(allowed)}")
+
+
+class SendFailed(SignoffError):
+    """A notification was not delivered; ``retryable`` says whether trying again can help."""
+
+    def __init__(
+        self,
+        channel: str,
+        reason: str,
+        *,
+        retryable: bool,
+        status: int | None = None,
+        retry_after: float | None = None,
+    ) -> None:
+        self.channel = channel
+        self.reason = reason
+        self.retryable = retryable
+        self.status = status
+        self.retry_after = retry_after
+        super().__init__(f"{channel}: {reason}")

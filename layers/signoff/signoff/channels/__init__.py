@@ -1,0 +1,1 @@
+"""Notification channels: one port, one adapter per service (webhook, Slack, Lark, email, …)."""

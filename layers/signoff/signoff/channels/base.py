@@ -1,0 +1,46 @@
+"""The channel port: deliver one notification, or raise.
+
+Two rules from the notifier contract: a failed send raises (never swallowed),
+and the idempotency key is passed to the service (a header, a stored message
+id) so a retry after a lost response does not notify twice.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Protocol
+
+from signoff.errors import SendFailed
+
+if TYPE_CHECKING:
+    from signoff.notify.notification import Notification
+
+__all__ = ["Channel", "Delivery", "SendFailed", "classify_status"]
+
+
+@dataclass(frozen=True, kw_only=True)
+class Delivery:
+    """What a successful send leaves behind, e.g. Slack's message ``ts`` to update later."""
+
+    receipt: dict[str, str] = field(default_factory=dict)
+
+
+class Channel(Protocol):
+    """A place notifications go: a webhook, a Slack channel, a mailbox …"""
+
+    name: str
+
+    def notify(
+        self, notification: Notification, idempotency_key: str, previous: Delivery | None = None
+    ) -> Delivery:
+        """Send ``notification``; ``previous`` is the receipt of an earlier, unrecorded attempt.
+
+        Raises:
+            SendFailed: the service refused or could not be reached.
+        """
+        ...
+
+
+def classify_status(status: int) -> bool:
+    """Whether an HTTP failure status is worth retrying: 408, 429 and 5xx are."""
+    return status in (408, 429) or status >= 500

@@ -1,0 +1,1 @@
+"""Notifications: what a person is told about a pending item or a finished run."""

@@ -1,0 +1,59 @@
+"""The notification contract of seed 004, with the links a person acts on.
+
+A channel receives one ``Notification`` and an idempotency key that is stable
+per logical notification and channel (``runId:pendingId:channel``): every
+retry of the same send carries the same key.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict
+from pydantic.alias_generators import to_camel
+
+__all__ = ["Kind", "Notification", "idempotency_key"]
+
+Kind = Literal["approval", "question", "stuck", "result", "info"]
+
+
+class Notification(BaseModel):
+    """``{kind, agent, runId, title, body, resumeToken?, expiresAt?}`` plus links and context.
+
+    For an approval the body shows the tool and its arguments as JSON. Links are
+    absolute: ``approveUrl`` / ``denyUrl`` / ``answerUrl`` are one-click API
+    routes carrying a resume token, ``linkUrl`` the confirmation page that is
+    safe for mail scanners (its GET changes nothing).
+    """
+
+    model_config = ConfigDict(
+        frozen=True, extra="forbid", alias_generator=to_camel, populate_by_name=True
+    )
+
+    kind: Kind
+    agent: str
+    run_id: str
+    title: str
+    body: str
+    resume_token: str | None = None
+    expires_at: str | None = None  # RFC 3339
+    pending_id: str | None = None
+    session_id: str | None = None
+    tenant: str | None = None
+    tool: str | None = None
+    args: dict[str, Any] | None = None
+    question: str | None = None
+    options: list[str] | None = None
+    link_url: str | None = None
+    approve_url: str | None = None
+    deny_url: str | None = None
+    answer_url: str | None = None
+
+    def wire(self) -> dict[str, Any]:
+        """The JSON a webhook receives: camelCase, absent fields left out."""
+        return self.model_dump(mode="json", by_alias=True, exclude_none=True)
+
+
+def idempotency_key(run_id: str, pending_id: str, channel: str) -> str:
+    """Stable per logical notification and channel, across every retry."""
+    return f"{run_id}:{pending_id}:{channel}"
