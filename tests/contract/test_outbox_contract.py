@@ -83,3 +83,73 @@ def test_marking_an_unknown_row_sent_is_not_found(
 
     assert (missing.value.kind, missing.value.key) == ("outbox row", "p1/slack")
     assert store.outbox.rows("p1")[0].notified_at is None
+
+
+def test_the_send_lock_keeps_concurrent_senders_apart(
+    store: Store, records: Records, t0: float
+) -> None:
+    records.pause(store, records.pending("p1"), outbox=[records.outbox("p1", "slack")])
+
+    first = store.outbox.claim("p1", "slack", owner="a", until=t0 + 30, now=t0)
+    assert first is not None and first.lock_owner == "a" and first.attempts == 1
+    # another invocation while a's lock is live gets nothing
+    assert store.outbox.claim("p1", "slack", owner="b", until=t0 + 30, now=t0 + 1) is None
+    # a's lock ran out: b takes over and the attempt is counted
+    second = store.outbox.claim("p1", "slack", owner="b", until=t0 + 60, now=t0 + 31)
+    assert second is not None and second.lock_owner == "b" and second.attempts == 2
+    # a's late release changes nothing: the lock is b's
+    store.outbox.release("p1", "slack", owner="a", error="timeout")
+    assert store.outbox.rows("p1")[0].lock_owner == "b"
+
+
+def test_a_transient_failure_releases_the_lock_with_its_error(
+    store: Store, records: Records, t0: float
+) -> None:
+    records.pause(store, records.pending("p1"), outbox=[records.outbox("p1", "webhook")])
+    assert store.outbox.claim("p1", "webhook", owner="a", until=t0 + 30, now=t0)
+
+    store.outbox.release("p1", "webhook", owner="a", error="503 from the receiver")
+
+    row = store.outbox.rows("p1")[0]
+    assert (row.lock_owner, row.last_error, row.notified_at) == (
+        None,
+        "503 from the receiver",
+        None,
+    )
+    assert [r.channel for r in store.outbox.unsent(created_before=t0 + 100)] == ["webhook"]
+    again = store.outbox.claim("p1", "webhook", owner="b", until=t0 + 30, now=t0 + 1)
+    assert again is not None and again.attempts == 2
+
+
+def test_sent_rows_keep_their_receipt_and_cannot_be_claimed(
+    store: Store, records: Records, t0: float
+) -> None:
+    records.pause(store, records.pending("p1"), outbox=[records.outbox("p1", "slack")])
+    assert store.outbox.claim("p1", "slack", owner="a", until=t0 + 30, now=t0)
+
+    store.outbox.mark_sent("p1", "slack", at=t0 + 2, receipt={"ts": "1700.42", "channel": "C1"})
+
+    row = store.outbox.rows("p1")[0]
+    assert row.notified_at == t0 + 2 and row.receipt == {"ts": "1700.42", "channel": "C1"}
+    assert row.lock_owner is None
+    assert store.outbox.claim("p1", "slack", owner="b", until=t0 + 30, now=t0 + 3) is None
+
+
+def test_a_permanent_failure_is_recorded_and_never_retried(
+    store: Store, records: Records, t0: float
+) -> None:
+    records.pause(store, records.pending("p1"), outbox=[records.outbox("p1", "email")])
+    assert store.outbox.claim("p1", "email", owner="a", until=t0 + 30, now=t0)
+
+    store.outbox.mark_failed("p1", "email", reason="MessageRejected: address suppressed")
+
+    row = store.outbox.rows("p1")[0]
+    assert row.failed and row.last_error == "MessageRejected: address suppressed"
+    assert row.notified_at is None
+    assert store.outbox.unsent(created_before=t0 + 100) == []
+    assert store.outbox.claim("p1", "email", owner="b", until=t0 + 30, now=t0 + 60) is None
+
+
+def test_claiming_an_unknown_row_is_not_found(store: Store, t0: float) -> None:
+    with pytest.raises(NotFound):
+        store.outbox.claim("nope", "slack", owner="a", until=t0 + 30, now=t0)

@@ -103,8 +103,27 @@ class Outbox(Protocol):
     def rows(self, pending_id: str) -> list[OutboxRow]:
         """Every channel's row of one pending item, by channel name."""
 
-    def mark_sent(self, pending_id: str, channel: str, *, at: float) -> None:
-        """Record ``notified_at`` after the channel accepted the send; NotFound if no such row."""
+    def claim(
+        self, pending_id: str, channel: str, *, owner: str, until: float, now: float
+    ) -> OutboxRow | None:
+        """Take the row's send lock (a conditional lease) and count the attempt.
+
+        None when the row was sent, failed for good, or another owner's lock is live.
+
+        Raises:
+            NotFound: no such row.
+        """
+
+    def mark_sent(
+        self, pending_id: str, channel: str, *, at: float, receipt: dict[str, str] | None = None
+    ) -> None:
+        """Record ``notified_at`` (and the channel's receipt); only after the send succeeded."""
+
+    def mark_failed(self, pending_id: str, channel: str, *, reason: str) -> None:
+        """Give the row up: a permanent failure, recorded with its reason, never retried."""
+
+    def release(self, pending_id: str, channel: str, *, owner: str, error: str) -> None:
+        """Drop ``owner``'s lock after a transient failure, noting the error; a retry follows."""
 
     def unsent(self, *, created_before: float, limit: int = 100) -> list[OutboxRow]:
         """Rows never sent (and not failed for good), oldest first."""

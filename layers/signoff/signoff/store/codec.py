@@ -48,11 +48,13 @@ __all__ = [
     "BLOB_PREFIX",
     "ITEM_LIMIT",
     "LIVE",
+    "LOCK_REMOVES",
     "MAX_RESOLUTION_TEXT",
     "OFFLOAD_AT",
     "PENDING_INDEX",
     "RESOLUTION_REMOVES",
     "SENT_REMOVES",
+    "SETTLED_REMOVES",
     "UNSENT_INDEX",
     "Codec",
     "Item",
@@ -81,6 +83,7 @@ __all__ = [
     "resolution_attrs",
     "resolution_refusal",
     "revoked",
+    "sendable",
     "session_key",
     "ttl_of",
     "unsent_before",
@@ -132,7 +135,16 @@ LIVE: Final[dict[type[Record], tuple[str, ...]]] = {
         "resumed",
         "retain_until",
     ),
-    OutboxRow: ("created_at", "notified_at", "failed"),
+    OutboxRow: (
+        "created_at",
+        "notified_at",
+        "failed",
+        "attempts",
+        "last_error",
+        "lock_owner",
+        "lock_until",
+        "receipt",
+    ),
     AuditEntry: (),
     ApiKey: ("revoked_at",),
 }
@@ -140,6 +152,10 @@ LIVE: Final[dict[type[Record], tuple[str, ...]]] = {
 # A resolved item leaves the sweeper's index; a sent row leaves the unsent index.
 RESOLUTION_REMOVES: Final = ("gsi1pk", "gsi1sk")
 SENT_REMOVES: Final = ("gsi2pk", "gsi2sk")
+# Sending is over for a row (sent or failed for good): it leaves the unsent
+# index and its lock.
+SETTLED_REMOVES: Final = ("gsi2pk", "gsi2sk", "lock_owner", "lock_until")
+LOCK_REMOVES: Final = ("lock_owner", "lock_until")
 
 _LOG_END: Final = 9_999_999_999_999_999
 
@@ -479,3 +495,14 @@ def revoked(current: ApiKey, at: float) -> ApiKey:
     if current.revoked_at is not None:
         return current
     return current.model_copy(update={"revoked_at": at})
+
+
+def sendable(row: OutboxRow, *, owner: str, now: float) -> bool:
+    """Whether ``owner`` may take the send lock of ``row`` now."""
+    # not sent yet: notified_at is set only after a channel accepted the send
+    unsent = row.notified_at is None
+    # not given up on: a permanent failure is recorded, not retried
+    alive = not row.failed
+    # nobody else is sending it now: no lock, an expired one, or our own
+    free = row.lock_owner is None or (row.lock_until or 0) <= now or row.lock_owner == owner
+    return unsent and alive and free

@@ -7,7 +7,7 @@ contract test that passes here and on DynamoDB pins one behaviour for both.
 from __future__ import annotations
 
 import threading
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from signoff.clock import SystemClock
 from signoff.errors import LeaseLost, NotFound
@@ -257,16 +257,57 @@ class MemoryOutbox:
             rows = self._items.between(pk, prefix, prefix + "\uffff")
             return [self._codec.decode(row, OutboxRow) for row in rows]
 
-    def mark_sent(self, pending_id: str, channel: str, *, at: float) -> None:
+    def claim(
+        self, pending_id: str, channel: str, *, owner: str, until: float, now: float
+    ) -> OutboxRow | None:
+        """Take the row's send lock and count the attempt; None if it is not sendable."""
+        with self._items.lock:
+            item = self._row(pending_id, channel)
+            row = self._codec.decode(item, OutboxRow)
+            if not codec.sendable(row, owner=owner, now=now):
+                return None
+            item.update(lock_owner=owner, lock_until=until, attempts=row.attempts + 1)
+            self._items.put(item)
+            return self._codec.decode(item, OutboxRow)
+
+    def mark_sent(
+        self, pending_id: str, channel: str, *, at: float, receipt: dict[str, str] | None = None
+    ) -> None:
         """Record ``notified_at``; only after the channel accepted the send."""
         with self._items.lock:
-            item = self._items.live(codec.outbox_key(pending_id, channel))
-            if item is None:
-                raise NotFound("outbox row", f"{pending_id}/{channel}")
+            item = self._row(pending_id, channel)
             item["notified_at"] = at
-            for name in codec.SENT_REMOVES:
+            if receipt:
+                item["receipt"] = dict(receipt)
+            for name in codec.SETTLED_REMOVES:
                 item.pop(name, None)
             self._items.put(item)
+
+    def mark_failed(self, pending_id: str, channel: str, *, reason: str) -> None:
+        """Give the row up for good, with its reason."""
+        with self._items.lock:
+            item = self._row(pending_id, channel)
+            item.update(failed=True, last_error=reason)
+            for name in codec.SETTLED_REMOVES:
+                item.pop(name, None)
+            self._items.put(item)
+
+    def release(self, pending_id: str, channel: str, *, owner: str, error: str) -> None:
+        """Drop ``owner``'s lock after a transient failure."""
+        with self._items.lock:
+            item = self._row(pending_id, channel)
+            if item.get("lock_owner") != owner:
+                return
+            item["last_error"] = error
+            for name in codec.LOCK_REMOVES:
+                item.pop(name, None)
+            self._items.put(item)
+
+    def _row(self, pending_id: str, channel: str) -> dict[str, Any]:
+        item = self._items.live(codec.outbox_key(pending_id, channel))
+        if item is None:
+            raise NotFound("outbox row", f"{pending_id}/{channel}")
+        return item
 
     def unsent(self, *, created_before: float, limit: int = 100) -> list[OutboxRow]:
         """Rows never sent (and not failed for good), oldest first."""

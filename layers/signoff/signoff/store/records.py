@@ -123,6 +123,9 @@ class OutboxRow(_Record):
     last_error: str | None = None
     lock_owner: str | None = None
     lock_until: float | None = None
+    # What the channel returned for the send (e.g. Slack's message ts), kept so
+    # the message can be updated later and a resend can be recognised.
+    receipt: dict[str, str] = Field(default_factory=dict)
 
     @property
     def idempotency_key(self) -> str:

@@ -7,7 +7,7 @@ from typing import TYPE_CHECKING, Final
 from signoff.errors import NotFound
 from signoff.store import codec
 from signoff.store.codec import visible
-from signoff.store.dynamodb.table import Condition, ConditionFailed
+from signoff.store.dynamodb.table import Condition, ConditionFailed, all_of
 from signoff.store.records import AuditEntry, OutboxRow
 
 if TYPE_CHECKING:
@@ -41,14 +41,77 @@ class DynamoOutbox:
             if visible(item, now)
         ]
 
-    def mark_sent(self, pending_id: str, channel: str, *, at: float) -> None:
+    def claim(
+        self, pending_id: str, channel: str, *, owner: str, until: float, now: float
+    ) -> OutboxRow | None:
+        """Take the row's send lock and count the attempt; None if it is not sendable."""
+        key = codec.outbox_key(pending_id, channel)
+        current = self._table.get(key)
+        if current is None or not visible(current, now):
+            raise NotFound("outbox row", f"{pending_id}/{channel}")
+        row = self._codec.decode(current, OutboxRow)
+        if not codec.sendable(row, owner=owner, now=now):
+            return None
+        condition = Condition(
+            expression=all_of(
+                EXISTS,
+                # not sent yet
+                "attribute_not_exists(#notified_at)",
+                # not given up on
+                "attribute_not_exists(#failed) OR #failed = :false",
+                # no live lock of another owner
+                "attribute_not_exists(#lock_owner) OR #lock_until <= :now OR #lock_owner = :owner",
+                # nobody claimed it since we read it
+                "attribute_not_exists(#attempts) OR #attempts = :attempts",
+            ),
+            values={":now": now, ":false": False, ":owner": owner, ":attempts": row.attempts},
+        )
+        try:
+            updated = self._table.update(
+                key,
+                set_attrs={"lock_owner": owner, "lock_until": until, "attempts": row.attempts + 1},
+                condition=condition,
+            )
+        except ConditionFailed:
+            return None
+        return self._codec.decode(updated, OutboxRow)
+
+    def mark_sent(
+        self, pending_id: str, channel: str, *, at: float, receipt: dict[str, str] | None = None
+    ) -> None:
         """Record ``notified_at``; only after the channel accepted the send."""
+        attrs: dict[str, object] = {"notified_at": at}
+        if receipt:
+            attrs["receipt"] = dict(receipt)
+        self._settle(pending_id, channel, attrs)
+
+    def mark_failed(self, pending_id: str, channel: str, *, reason: str) -> None:
+        """Give the row up for good, with its reason."""
+        self._settle(pending_id, channel, {"failed": True, "last_error": reason})
+
+    def release(self, pending_id: str, channel: str, *, owner: str, error: str) -> None:
+        """Drop ``owner``'s lock after a transient failure."""
+        condition = Condition(
+            expression=all_of(EXISTS, "#lock_owner = :owner"),
+            values={":now": self._table.now(), ":owner": owner},
+        )
+        try:
+            self._table.update(
+                codec.outbox_key(pending_id, channel),
+                set_attrs={"last_error": error},
+                remove=codec.LOCK_REMOVES,
+                condition=condition,
+            )
+        except ConditionFailed:
+            return  # the lock expired and someone else holds it: nothing of ours to drop
+
+    def _settle(self, pending_id: str, channel: str, attrs: dict[str, object]) -> None:
         condition = Condition(expression=EXISTS, values={":now": self._table.now()})
         try:
             self._table.update(
                 codec.outbox_key(pending_id, channel),
-                set_attrs={"notified_at": at},
-                remove=codec.SENT_REMOVES,
+                set_attrs=attrs,
+                remove=codec.SETTLED_REMOVES,
                 condition=condition,
             )
         except ConditionFailed as failed:
