@@ -1,0 +1,62 @@
+"""An SQS batch for the notifier: records delivered concurrently, failures reported singly.
+
+Powertools' ``BatchProcessor`` reports partial failures, so only the records
+whose delivery failed go back to the queue (and to the DLQ after
+``maxReceiveCount``). It walks records one by one; the deliveries themselves
+are started together on a bounded pool first, so a batch of ten records takes
+about as long as its slowest send, not the sum.
+"""
+
+from __future__ import annotations
+
+import json
+from concurrent.futures import Future, ThreadPoolExecutor
+from typing import TYPE_CHECKING, Any
+
+from aws_lambda_powertools.metrics import MetricUnit
+from aws_lambda_powertools.utilities.batch import (
+    BatchProcessor,
+    EventType,
+    process_partial_response,
+)
+
+from signoff.api.telemetry import logger, metrics
+
+if TYPE_CHECKING:
+    from aws_lambda_powertools.utilities.data_classes.sqs_event import SQSRecord
+
+    from signoff.notify.hub import FanoutReport, Notifier
+
+__all__ = ["handle_batch"]
+
+_POOL = ThreadPoolExecutor(max_workers=10, thread_name_prefix="batch")
+
+
+def handle_batch(notifier: Notifier, event: dict[str, Any], context: Any) -> dict[str, Any]:
+    """Deliver every record of ``event``; ``batchItemFailures`` lists the ones to retry."""
+    started: dict[str, Future[FanoutReport]] = {}
+    for record in event.get("Records", []):
+        started[record["messageId"]] = _POOL.submit(_deliver, notifier, record["body"])
+
+    def record_handler(record: SQSRecord) -> None:
+        report = started[record.message_id].result()  # re-raises the delivery's failure
+        for channel, reason in report.failed.items():
+            metrics.add_metric(name="NotificationsFailed", unit=MetricUnit.Count, value=1)
+            logger.warning(
+                "notification failed for good", extra={"channel": channel, "reason": reason}
+            )
+        if report.sent:
+            metrics.add_metric(
+                name="NotificationsSent", unit=MetricUnit.Count, value=len(report.sent)
+            )
+
+    processor = BatchProcessor(event_type=EventType.SQS)
+    result: dict[str, Any] = process_partial_response(
+        event=event, record_handler=record_handler, processor=processor, context=context
+    )
+    return result
+
+
+def _deliver(notifier: Notifier, body: str) -> FanoutReport:
+    message = json.loads(body)
+    return notifier.deliver(str(message["pendingId"]))

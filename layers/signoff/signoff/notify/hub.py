@@ -1,0 +1,127 @@
+"""The notifier: fan a pending item out to its channels, each send recorded once.
+
+Per channel: take the row's send lock (so concurrent invocations never send the
+same notification at the same time), send with the row's stable idempotency
+key, and record ``notifiedAt`` only after the channel accepted it. A permanent
+failure is recorded with its reason and not retried; a transient one releases
+the lock and makes ``deliver`` raise, so the queue retries the message — and
+only the channels still unsent are tried again.
+"""
+
+from __future__ import annotations
+
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
+
+from signoff.channels.base import Delivery
+from signoff.errors import SendFailed
+from signoff.ids import new_id
+
+if TYPE_CHECKING:
+    from collections.abc import Callable, Mapping
+
+    from signoff.channels.base import Channel
+    from signoff.clock import Clock
+    from signoff.notify.compose import Composer
+    from signoff.store.base import Outbox, PendingItems
+    from signoff.store.records import OutboxRow, PendingItem
+
+__all__ = ["FanoutReport", "Notifier"]
+
+
+@dataclass(kw_only=True)
+class FanoutReport:
+    """What one ``deliver`` did, channel by channel."""
+
+    sent: list[str] = field(default_factory=list)
+    skipped: list[str] = field(default_factory=list)  # sent before, or another sender holds it
+    failed: dict[str, str] = field(default_factory=dict)  # permanent, recorded
+    retrying: dict[str, SendFailed] = field(default_factory=dict)  # transient
+
+
+class Notifier:
+    """Delivers the outbox rows of pending items to the deployment's channels."""
+
+    def __init__(
+        self,
+        *,
+        pending: PendingItems,
+        outbox: Outbox,
+        channels: Mapping[str, Channel],
+        composer: Callable[[], Composer],
+        clock: Clock,
+        owner: str | None = None,
+        lock_ttl: float = 60.0,
+        max_workers: int = 8,
+        on_permanent_failure: Callable[[OutboxRow, SendFailed], None] | None = None,
+    ) -> None:
+        self.pending = pending
+        self.outbox = outbox
+        self.channels = channels
+        self._composer = composer
+        self.clock = clock
+        self.owner = owner or new_id()
+        self.lock_ttl = lock_ttl
+        self._pool = ThreadPoolExecutor(max_workers=max_workers, thread_name_prefix="notify")
+        self._on_permanent_failure = on_permanent_failure
+
+    def deliver(self, pending_id: str) -> FanoutReport:
+        """Send every unsent channel of one pending item, channels in parallel.
+
+        Raises:
+            SendFailed: a channel failed transiently (the others were recorded).
+        """
+        report = FanoutReport()
+        item = self.pending.get(pending_id)
+        if item is None:
+            return report  # gone past its retention: nothing left to tell anyone
+        rows = [row for row in self.outbox.rows(pending_id) if row.notified_at is None]
+        futures = [self._pool.submit(self._send_one, item, row, report) for row in rows]
+        for future in futures:
+            future.result()
+        if report.retrying:
+            first = next(iter(report.retrying.values()))
+            raise SendFailed(
+                ",".join(sorted(report.retrying)),
+                "; ".join(f"{name}: {e.reason}" for name, e in sorted(report.retrying.items())),
+                retryable=True,
+                retry_after=first.retry_after,
+            )
+        return report
+
+    def _send_one(self, item: PendingItem, row: OutboxRow, report: FanoutReport) -> None:
+        now = self.clock.now().timestamp()
+        claimed = self.outbox.claim(
+            item.id, row.channel, owner=self.owner, until=now + self.lock_ttl, now=now
+        )
+        if claimed is None:
+            report.skipped.append(row.channel)
+            return
+        channel = self.channels.get(row.channel)
+        if channel is None:
+            failure = SendFailed(row.channel, "no such channel in channels.yaml", retryable=False)
+            self._give_up(claimed, failure, report)
+            return
+        previous = Delivery(receipt=claimed.receipt) if claimed.receipt else None
+        try:
+            delivery = channel.notify(
+                self._composer().for_item(item), claimed.idempotency_key, previous
+            )
+        except SendFailed as failure:
+            if failure.retryable:
+                self.outbox.release(item.id, row.channel, owner=self.owner, error=failure.reason)
+                report.retrying[row.channel] = failure
+            else:
+                self._give_up(claimed, failure, report)
+            return
+        self.outbox.mark_sent(
+            item.id, row.channel, at=self.clock.now().timestamp(), receipt=delivery.receipt
+        )
+        report.sent.append(row.channel)
+
+    def _give_up(self, row: OutboxRow, failure: SendFailed, report: FanoutReport) -> None:
+        self.outbox.mark_failed(row.pending_id, row.channel, reason=failure.reason)
+        report.failed[row.channel] = failure.reason
+        if self._on_permanent_failure is not None:
+            self._on_permanent_failure(row, failure)
