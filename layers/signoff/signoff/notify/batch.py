@@ -51,10 +51,10 @@ def handle_batch(notifier: Notifier, event: dict[str, Any], context: Any) -> dic
             )
 
     processor = BatchProcessor(event_type=EventType.SQS)
-    result: dict[str, Any] = process_partial_response(
+    result = process_partial_response(
         event=event, record_handler=record_handler, processor=processor, context=context
     )
-    return result
+    return dict(result)
 
 
 def _deliver(notifier: Notifier, body: str) -> FanoutReport:
