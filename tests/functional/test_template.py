@@ -37,6 +37,8 @@ RESERVED_CONCURRENCY: dict[str, Any] = {
         "If", ["CapConcurrentRuns", Tag("Ref", "MaxConcurrentRuns"), Tag("Ref", "AWS::NoValue")]
     ),
     "ResolveFunction": None,
+    "NotifierFunction": None,
+    "SweeperFunction": None,
 }
 
 # The only actions allowed on Resource "*": X-Ray's, which take no resource ARN.
@@ -291,16 +293,21 @@ def _queue_consumers(template: dict[str, Any], queue: str) -> dict[str, int]:
 
 
 def test_notify_queue_visibility_is_six_consumer_timeouts(template: dict[str, Any]) -> None:
-    # Given the queue's consumers, or (until the notifier is declared) the timeout
-    # the template documents for it
+    # Given the functions that consume the notify queue
     queue = template["Resources"]["NotifyQueue"]
-    documented = queue["Metadata"]["ConsumerTimeout"]
     consumers = _queue_consumers(template, "NotifyQueue")
-    if consumers:
-        assert documented == max(consumers.values()), "update NotifyQueue's ConsumerTimeout"
-    # Then a message is not visible again while a consumer may still be working on it
-    assert documented == 30
-    assert queue["Properties"]["VisibilityTimeout"] >= 6 * documented
+    # Then there is one, and a message is not visible again while it may still work on it
+    assert list(consumers) == ["NotifierFunction"]
+    assert queue["Properties"]["VisibilityTimeout"] >= 6 * max(consumers.values())
+
+
+def test_the_notifier_reports_partial_batch_failures(template: dict[str, Any]) -> None:
+    events = _events(_functions(template)["NotifierFunction"])
+    assert events["Notifications"]["Properties"]["FunctionResponseTypes"] == [
+        "ReportBatchItemFailures"
+    ]
+    dlq = template["Resources"]["NotifyQueue"]["Properties"]["RedrivePolicy"]
+    assert dlq["maxReceiveCount"] == 5
 
 
 def test_queues_have_a_dead_letter_queue_and_consumers_report_failures(
