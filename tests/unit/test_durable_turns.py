@@ -426,3 +426,25 @@ def test_a_crash_between_commit_and_enqueue_leaves_the_pause_intact(
         item.id, decision="approve", actor="a", channel="api"
     )
     assert resumed.status == "finished"
+
+
+def test_proceed_resumes_a_session_whose_item_was_resolved_without_resuming(
+    store: Any, clock: ManualClock
+) -> None:
+    turns = turns_over(store, MemoryQueue(), customer_service(), clock)
+    paused = turns.send("customer-service", REFUND, tenant="default", environment="production")
+    assert paused.pending is not None
+    # a chat click's acknowledgement: only the conditional write, the turn resumes later
+    store.pending.resolve(
+        paused.pending.id,
+        status="approved",
+        actor="U123",
+        channel="slack",
+        now=clock.now().timestamp(),
+    )
+    done = turns.proceed(paused.session_id)
+    assert done.status == "finished" and done.text is not None
+    assert done.text.startswith("Refunded 42.0 USD")
+    assert store.pending.get(paused.pending.id).resumed  # type: ignore[union-attr]
+    with pytest.raises(SessionBusy):
+        turns.proceed(paused.session_id)

@@ -213,15 +213,23 @@ class Turns:
         return result
 
     def proceed(self, session_id: str, *, deadline: float | None = None) -> TurnResult:
-        """Continue a turn that yielded before its deadline, or whose process died.
+        """Continue whatever a session's turn waits for.
+
+        A turn that yielded before its deadline or whose process died is re-driven;
+        a turn paused on an item that was resolved (a click acknowledged before the
+        resume, e.g. from Slack) is resumed.
 
         Raises:
             NotFound: no such session.
-            SessionBusy: the turn is not running, or another live process holds it.
+            SessionBusy: the turn waits on a person, or another live process holds it.
         """
         record = self.sessions.load(session_id)
         if record is None:
             raise NotFound("session", session_id)
+        if record.status == "paused" and record.pending_id:
+            item = self.pending.get(record.pending_id)
+            if item is not None and item.status != "pending":
+                return self.resume(item, deadline=deadline)
         agent = self.catalog.get(record.agent)
         record = self._claim(record, "redrive")
         history, run_events = self._history(record, run_from=record.run_start_seq)
