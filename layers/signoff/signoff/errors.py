@@ -22,6 +22,7 @@
     ├── TokenExpired           a genuine resume token past its expiry (expired_at, pending_id)
     ├── SecretMissing          a secret source has no usable secret of that name (name, reason)
     ├── BadForm                a submitted HTML form is malformed (field, problem)
+    ├── InvalidSignature       a signed Slack / Lark request failed verification (source, reason)
     ├── Unauthorized           no API key, or one that is unknown or revoked
     ├── Forbidden              a known caller asked for what its tenant may not have
     ├── PayloadTooLarge        a request body over the documented limit (limit)
@@ -42,6 +43,7 @@ __all__ = [
     "ConfigError",
     "Expired",
     "Forbidden",
+    "InvalidSignature",
     "LeaseLost",
     "MethodNotAllowed",
     "ModelError",
@@ -275,3 +277,15 @@ class SendFailed(SignoffError):
         self.status = status
         self.retry_after = retry_after
         super().__init__(f"{channel}: {reason}")
+
+
+class InvalidSignature(SignoffError):
+    """An inbound request claiming to come from a service (Slack, Lark) failed verification."""
+
+    def __init__(self, source: str, reason: str = "") -> None:
+        # One message for every cause, as with TokenForged: naming the failing part
+        # (header, timestamp, signature) to the caller would help a forger. ``reason``
+        # is for our own logs (a skewed clock looks different from a forgery).
+        self.source = source
+        self.reason = reason
+        super().__init__(f"the {source} request could not be verified")

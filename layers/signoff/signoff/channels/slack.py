@@ -1,0 +1,374 @@
+"""The Slack channel: a Block Kit message with buttons, posted with a bot token.
+
+``chat.postMessage`` has no idempotency key, so the posted message's ``ts`` is
+the dedupe: it goes into the delivery receipt, and a retry that is handed that
+receipt back does not post again. Slack answers most failures with HTTP 200 and
+``{"ok": false, "error": ...}``; rate limits come as HTTP 429 with
+``Retry-After``. Clicks on the buttons are read by ``channels.slack_interactions``.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from datetime import datetime
+from typing import TYPE_CHECKING, Any, Final, Self
+
+import httpx
+from pydantic import BaseModel, ConfigDict, Field
+from pydantic.alias_generators import to_camel
+
+from signoff.channels.base import Delivery, classify_status
+from signoff.channels.slack_interactions import (
+    ANSWER_ACTION_PREFIX,
+    APPROVE_ACTION,
+    DENY_ACTION,
+    OPEN_ACTION,
+)
+from signoff.errors import SendFailed
+
+if TYPE_CHECKING:
+    from signoff.notify.notification import Notification
+    from signoff.secrets.base import SecretSource
+
+__all__ = ["SLACK_API", "SlackChannel", "SlackSettings", "render_blocks"]
+
+SLACK_API: Final = "https://slack.com/api"
+
+# Logical errors (HTTP 200, ok: false) that a later attempt can get past. Slack
+# documents internal_error / fatal_error as "some aspect may have succeeded":
+# retrying those risks a second message, which beats never notifying anyone.
+_RETRYABLE_ERRORS: Final = frozenset(
+    {
+        "ratelimited",
+        "rate_limited",
+        "internal_error",
+        "fatal_error",
+        "service_unavailable",
+        "request_timeout",
+    }
+)
+
+# Block Kit limits (characters): a header's text, a section's text, a button's label
+# and value, and the top-level ``text`` fallback that notifications and search show.
+_HEADER_MAX: Final = 150
+_SECTION_MAX: Final = 3000
+_BUTTON_TEXT_MAX: Final = 75
+_BUTTON_VALUE_MAX: Final = 2000
+_TEXT_MAX: Final = 4000
+_MAX_OPTION_BUTTONS: Final = 20  # an actions block holds 25 elements; one is the link button
+
+
+class SlackSettings(BaseModel):
+    """A deployment's Slack channel: where to post and which secrets to use (by name)."""
+
+    model_config = ConfigDict(
+        frozen=True, extra="forbid", alias_generator=to_camel, populate_by_name=True
+    )
+
+    channel_id: str = Field(min_length=1)
+    bot_token: str = Field(min_length=1, description="secret name of the xoxb- bot token")
+    signing_secret: str = Field(min_length=1, description="secret name of the signing secret")
+    approvers: list[str] = Field(default_factory=list, description="Slack user ids; empty: anyone")
+    base_url: str = SLACK_API
+
+    def allows(self, user_id: str) -> bool:
+        """Whether ``user_id`` may decide from this channel (no list means anyone in it may)."""
+        return not self.approvers or user_id in self.approvers
+
+
+class SlackChannel:
+    """Posts notifications to one Slack channel and updates them with the outcome."""
+
+    def __init__(
+        self,
+        name: str,
+        channel_id: str,
+        bot_token: str,
+        *,
+        client: httpx.Client,
+        base_url: str = SLACK_API,
+    ) -> None:
+        self.name = name
+        self.channel_id = channel_id
+        self._token = bot_token
+        self._client = client
+        self._base_url = base_url.rstrip("/")
+
+    @classmethod
+    def from_config(
+        cls,
+        settings: SlackSettings,
+        secrets: SecretSource,
+        http: httpx.Client,
+        *,
+        name: str = "slack",
+    ) -> Self:
+        """Build the channel, reading the bot token from ``secrets``.
+
+        Raises:
+            SecretMissing: the bot token secret is not set.
+            StoreUnavailable: the secret source failed transiently.
+        """
+        return cls(
+            name,
+            settings.channel_id,
+            secrets.get(settings.bot_token),
+            client=http,
+            base_url=settings.base_url,
+        )
+
+    def notify(
+        self, notification: Notification, idempotency_key: str, previous: Delivery | None = None
+    ) -> Delivery:
+        """Post the notification, unless ``previous`` shows it was posted already.
+
+        Raises:
+            SendFailed: Slack refused the message or could not be reached.
+        """
+        # Slack has no idempotency header: an earlier attempt whose ts we hold
+        # (its post succeeded, recording it did not) IS the message; posting
+        # again would show the person the same approval twice.
+        # ``idempotency_key`` therefore has nowhere to go in the request.
+        if previous is not None and previous.receipt.get("ts"):
+            return previous
+        if notification.kind in ("approval", "question") and not notification.pending_id:
+            raise SendFailed(
+                self.name,
+                f"a {notification.kind} without a pendingId has no buttons",
+                retryable=False,
+            )
+        payload = {
+            "channel": self.channel_id,
+            "text": _fallback(notification),
+            "blocks": render_blocks(notification),
+            "unfurl_links": False,
+            "unfurl_media": False,
+        }
+        answer = self._call("chat.postMessage", payload)
+        ts = answer.get("ts")
+        if not isinstance(ts, str) or not ts:
+            # ok: true means the message exists; retrying would post a second one.
+            raise SendFailed(
+                self.name, "chat.postMessage answered ok without a ts", retryable=False
+            )
+        channel = answer.get("channel")
+        return Delivery(
+            receipt={"ts": ts, "channel": channel if isinstance(channel, str) else self.channel_id}
+        )
+
+    def update_outcome(self, receipt: dict[str, str], text: str) -> None:
+        """Replace the posted message with ``text`` (the outcome and who decided), no buttons.
+
+        Raises:
+            SendFailed: the receipt names no message, or Slack refused the update.
+        """
+        ts = receipt.get("ts")
+        if not ts:
+            raise SendFailed(self.name, "no message ts to update", retryable=False)
+        shown = _escape(text)
+        payload = {
+            "channel": receipt.get("channel") or self.channel_id,
+            "ts": ts,
+            "text": _clip(shown, _TEXT_MAX),
+            "blocks": [{"type": "section", "text": _mrkdwn(_clip(shown, _SECTION_MAX))}],
+        }
+        self._call("chat.update", payload)
+
+    def _call(self, method: str, payload: dict[str, Any]) -> dict[str, Any]:
+        """POST one Web API method; the parsed answer when ``ok``, else ``SendFailed``."""
+        try:
+            response = self._client.post(
+                f"{self._base_url}/{method}",
+                content=json.dumps(payload).encode(),
+                headers={
+                    "Authorization": f"Bearer {self._token}",
+                    # Slack warns (missing_charset) when a JSON body does not say utf-8.
+                    "Content-Type": "application/json; charset=utf-8",
+                },
+                follow_redirects=False,
+            )
+        except httpx.TimeoutException as exc:
+            raise SendFailed(self.name, f"{method}: timed out", retryable=True) from exc
+        except httpx.HTTPError as exc:
+            raise SendFailed(
+                self.name, f"{method}: {type(exc).__name__}: {exc}", retryable=True
+            ) from exc
+        status = response.status_code
+        if status == 429:
+            raise SendFailed(
+                self.name,
+                f"{method}: ratelimited",
+                retryable=True,
+                status=status,
+                retry_after=_retry_after(response.headers.get("Retry-After")),
+            )
+        if status != 200:
+            raise SendFailed(
+                self.name,
+                f"{method}: HTTP {status}",
+                retryable=classify_status(status),
+                status=status,
+            )
+        try:
+            answer = response.json()
+        except ValueError as exc:
+            # A 200 that is not JSON is a proxy or an outage page, not Slack's verdict.
+            raise SendFailed(
+                self.name, f"{method}: unreadable answer", retryable=True, status=status
+            ) from exc
+        if not isinstance(answer, dict):
+            raise SendFailed(
+                self.name, f"{method}: unreadable answer", retryable=True, status=status
+            )
+        if answer.get("ok") is True:
+            return answer
+        error = answer.get("error")
+        error = error if isinstance(error, str) and error else "unknown_error"
+        raise SendFailed(
+            self.name,
+            f"{method}: {error}",
+            retryable=error in _RETRYABLE_ERRORS,
+            status=status,
+            retry_after=_retry_after(response.headers.get("Retry-After")),
+        )
+
+
+def render_blocks(notification: Notification) -> list[dict[str, Any]]:
+    """The Block Kit blocks for a notification: header, body, context and its buttons."""
+    blocks: list[dict[str, Any]] = [
+        {
+            "type": "header",
+            "text": {
+                "type": "plain_text",
+                # a header block refuses empty text
+                "text": _clip(notification.title or notification.kind.capitalize(), _HEADER_MAX),
+            },
+        }
+    ]
+    if notification.kind == "question":
+        blocks.append(_section(notification.question or notification.body))
+        if notification.options:
+            listing = "\n".join(
+                f"{i + 1}. {option}" for i, option in enumerate(notification.options)
+            )
+            blocks.append(_section(listing))
+    else:
+        if notification.body:
+            blocks.append(_section(notification.body))
+        if notification.kind == "approval" and notification.tool:
+            blocks.append(_tool_section(notification.tool, notification.args))
+    context = _context(notification)
+    if context:
+        blocks.append({"type": "context", "elements": [_mrkdwn(" · ".join(context))]})
+    buttons = _buttons(notification)
+    if buttons:
+        blocks.append({"type": "actions", "block_id": "signoff", "elements": buttons})
+    return blocks
+
+
+def _buttons(notification: Notification) -> list[dict[str, Any]]:
+    pending_id = notification.pending_id
+    if pending_id is None:
+        return []
+    if notification.kind == "approval":
+        return [
+            _button(APPROVE_ACTION, "Approve", pending_id, style="primary"),
+            _button(DENY_ACTION, "Deny", pending_id, style="danger"),
+        ]
+    if notification.kind != "question":
+        return []
+    buttons = []
+    for index, option in enumerate((notification.options or [])[:_MAX_OPTION_BUTTONS]):
+        value = json.dumps({"pendingId": pending_id, "answer": option}, separators=(",", ":"))
+        # The value carries the whole answer; one too long for a button is still
+        # listed in the message and can be given on the answer page.
+        if len(value) <= _BUTTON_VALUE_MAX:
+            buttons.append(_button(f"{ANSWER_ACTION_PREFIX}{index}", option, value))
+    link = notification.answer_url or notification.link_url
+    if link:
+        open_button = _button(OPEN_ACTION, "Answer in browser" if buttons else "Answer", pending_id)
+        open_button["url"] = link
+        buttons.append(open_button)
+    return buttons
+
+
+def _button(action_id: str, label: str, value: str, *, style: str | None = None) -> dict[str, Any]:
+    button: dict[str, Any] = {
+        "type": "button",
+        "action_id": action_id,
+        "text": {"type": "plain_text", "text": _clip(label, _BUTTON_TEXT_MAX)},
+        "value": value,
+    }
+    if style:
+        button["style"] = style
+    return button
+
+
+def _tool_section(tool: str, args: dict[str, Any] | None) -> dict[str, Any]:
+    head = f"*Tool* `{_escape(tool)}`"
+    arguments = json.dumps(args or {}, indent=2, sort_keys=True, ensure_ascii=False, default=str)
+    room = _SECTION_MAX - len(head) - len("\n``````")
+    return {"type": "section", "text": _mrkdwn(f"{head}\n```{_clip(_escape(arguments), room)}```")}
+
+
+def _context(notification: Notification) -> list[str]:
+    parts = [f"Agent *{_escape(notification.agent)}*"]
+    if notification.tenant:
+        parts.append(f"tenant *{_escape(notification.tenant)}*")
+    if notification.expires_at:
+        parts.append(f"expires {_date(notification.expires_at)}")
+    return parts
+
+
+def _date(moment: str) -> str:
+    """Slack's date token, shown in each reader's own time zone; the raw text as fallback."""
+    try:
+        epoch = int(datetime.fromisoformat(moment).timestamp())
+    except ValueError:
+        return _escape(moment)
+    return f"<!date^{epoch}^{{date_short_pretty}} {{time}}|{_escape(moment)}>"
+
+
+def _fallback(notification: Notification) -> str:
+    """The ``text`` shown in push notifications and where blocks cannot be."""
+    lines = [notification.title]
+    if notification.kind == "question" and notification.question:
+        lines.append(notification.question)
+    elif notification.body:
+        lines.append(notification.body)
+    return _clip(_escape("\n".join(lines)), _TEXT_MAX)
+
+
+def _section(text: str) -> dict[str, Any]:
+    return {"type": "section", "text": _mrkdwn(_clip(_escape(text), _SECTION_MAX))}
+
+
+def _mrkdwn(text: str) -> dict[str, Any]:
+    return {"type": "mrkdwn", "text": text}
+
+
+def _escape(text: str) -> str:
+    """Slack's three control characters; agent output must not become <!channel> or a link."""
+    return text.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
+
+
+def _clip(text: str, limit: int) -> str:
+    """At most ``limit`` characters, an ellipsis marking the cut; never half an ``&amp;``."""
+    if len(text) <= limit:
+        return text
+    cut = text[: limit - 1]
+    amp = cut.rfind("&", max(0, len(cut) - 4))
+    if amp != -1 and ";" not in cut[amp:]:
+        cut = cut[:amp]
+    return cut + "…"
+
+
+def _retry_after(header: str | None) -> float | None:
+    if header is None:
+        return None
+    try:
+        seconds = float(header)
+    except ValueError:
+        return None
+    return seconds if math.isfinite(seconds) and seconds >= 0 else None
