@@ -1,0 +1,336 @@
+"""The database channel: one PostgreSQL row per pending approval, for a dashboard or worker.
+
+Approval-only, like the seed's ``DatabaseApprover``: an ``approval`` notification
+becomes a row of the seed's ``PendingApprovalRow`` shape (``pendingId``, ``tool``,
+``args``, ``scope {tenant, environment, agent}``, ``reason``, ``requestedAt``);
+every other kind is accepted and does nothing. The Redis channel pushes the same
+record as JSON, so both backends hand a reader the same thing.
+
+The insert is idempotent: ``ON CONFLICT (pending_id) DO NOTHING``, so a retry of
+the same send — or a second database channel writing the same table — leaves
+one row. The channel never creates its table; an operator does, once, with the
+statement ``create_table_sql(table)`` returns (here for the default table)::
+
+    CREATE TABLE IF NOT EXISTS "pending_approvals" (
+        pending_id      text PRIMARY KEY,
+        tool            text NOT NULL,
+        args            jsonb NOT NULL,
+        scope           jsonb NOT NULL,
+        reason          text NOT NULL,
+        requested_at    timestamptz NOT NULL,
+        idempotency_key text NOT NULL UNIQUE
+    );
+
+and grants the channel's role what it needs — ``INSERT``, and ``SELECT`` on the
+key column, which ``ON CONFLICT (pending_id)`` reads::
+
+    GRANT INSERT, SELECT (pending_id) ON "pending_approvals" TO signoff_notifier;
+
+The name is quoted, as in every statement the channel sends, so its case counts.
+
+Each send opens one short-lived connection and closes it: the notifier runs on
+Lambda, where a pooled connection would outlive its frozen sandbox and every
+concurrent sandbox would hold its own (put RDS Proxy or PgBouncer in front of a
+busy database). Failures: the server could not be reached, shut down or timed
+out (``OperationalError``) → retryable ``SendFailed``; it refused the credentials
+or database, the table is missing, or the role may not insert → permanent.
+
+``psycopg`` (the ``signoff[database]`` extra) is imported only by this module's
+functions, so the engine layer runs without it.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import re
+from datetime import datetime  # noqa: TC003 - pydantic needs it at runtime
+from typing import TYPE_CHECKING, Any, Self
+
+from pydantic import BaseModel, ConfigDict, Field, field_serializer, field_validator
+from pydantic.alias_generators import to_camel
+
+from signoff.channels.base import Delivery
+from signoff.clock import SystemClock, iso
+from signoff.errors import SendFailed
+
+if TYPE_CHECKING:
+    import psycopg
+
+    from signoff.clock import Clock
+    from signoff.notify.notification import Notification
+    from signoff.secrets.base import SecretSource
+
+__all__ = [
+    "DEFAULT_TABLE",
+    "ApprovalScope",
+    "DatabaseChannel",
+    "DatabaseSettings",
+    "PendingApprovalRow",
+    "create_table_sql",
+    "validate_table",
+]
+
+DEFAULT_TABLE = "pending_approvals"
+# A plain identifier, optionally schema-qualified: the name is spliced into SQL
+# (quoted, by psycopg.sql.Identifier), so nothing else gets that far.
+_TABLE = re.compile(r"[A-Za-z_][A-Za-z0-9_]{0,62}(\.[A-Za-z_][A-Za-z0-9_]{0,62})?")
+
+
+class ApprovalScope(BaseModel):
+    """Where the approval was asked: the tenant, its environment and the agent."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    tenant: str | None
+    environment: str | None
+    agent: str
+
+
+class PendingApprovalRow(BaseModel):
+    """The seed's ``PendingApprovalRow``: what a dashboard needs to show one approval."""
+
+    model_config = ConfigDict(
+        frozen=True, extra="forbid", alias_generator=to_camel, populate_by_name=True
+    )
+
+    pending_id: str
+    tool: str
+    args: dict[str, Any]
+    scope: ApprovalScope
+    reason: str
+    requested_at: datetime
+
+    @field_serializer("requested_at")
+    def _rfc3339(self, moment: datetime) -> str:
+        return iso(moment)
+
+    @classmethod
+    def from_notification(
+        cls,
+        notification: Notification,
+        *,
+        channel: str,
+        environment: str | None,
+        requested_at: datetime,
+    ) -> Self:
+        """The row for an approval; its links and resume token stay out of it.
+
+        A ``Notification`` carries neither the gate's reason nor the pause time nor
+        the environment: ``reason`` is its title, ``requestedAt`` the time of the
+        send that stored the row, ``environment`` the deployment's.
+
+        Raises:
+            SendFailed: permanent; the approval names no pending item or no tool.
+        """
+        if not notification.pending_id or not notification.tool:
+            raise SendFailed(channel, "an approval without pendingId or tool", retryable=False)
+        return cls(
+            pending_id=notification.pending_id,
+            tool=notification.tool,
+            args=notification.args or {},
+            scope=ApprovalScope(
+                tenant=notification.tenant, environment=environment, agent=notification.agent
+            ),
+            reason=notification.title,
+            requested_at=requested_at,
+        )
+
+    def wire(self) -> dict[str, Any]:
+        """The camelCase JSON object a reader of the list or table sees."""
+        return self.model_dump(mode="json", by_alias=True)
+
+
+def validate_table(table: str) -> str:
+    """``table`` if it is a plain identifier, optionally ``schema.table``.
+
+    Raises:
+        ValueError: anything else.
+    """
+    if not _TABLE.fullmatch(table):
+        raise ValueError(
+            f"{table!r} is not a table name: letters, digits and '_', optionally schema.table"
+        )
+    return table
+
+
+def create_table_sql(table: str = DEFAULT_TABLE) -> str:
+    """The ``CREATE TABLE`` an operator runs once, before the channel's first send.
+
+    Raises:
+        ValueError: ``table`` is not a table name.
+    """
+    # The same quoting psycopg.sql.Identifier applies; the name holds no quote to escape.
+    quoted = ".".join(f'"{part}"' for part in validate_table(table).split("."))
+    return (
+        f"CREATE TABLE IF NOT EXISTS {quoted} (\n"
+        "    pending_id      text PRIMARY KEY,\n"
+        "    tool            text NOT NULL,\n"
+        "    args            jsonb NOT NULL,\n"
+        "    scope           jsonb NOT NULL,\n"
+        "    reason          text NOT NULL,\n"
+        "    requested_at    timestamptz NOT NULL,\n"
+        "    idempotency_key text NOT NULL UNIQUE\n"
+        ");"
+    )
+
+
+class DatabaseSettings(BaseModel):
+    """A database channel's definition; the DSN itself lives in the secret source."""
+
+    model_config = ConfigDict(
+        frozen=True, extra="forbid", alias_generator=to_camel, populate_by_name=True
+    )
+
+    # Name of the secret holding the libpq DSN (``postgresql://user:pass@host:5432/db``).
+    dsn_secret: str = Field(min_length=1)
+    table: str = DEFAULT_TABLE
+    connect_timeout_seconds: int = Field(default=5, ge=1)
+    statement_timeout_seconds: int = Field(default=5, ge=1)
+
+    @field_validator("table")
+    @classmethod
+    def _table(cls, table: str) -> str:
+        return validate_table(table)
+
+
+class DatabaseChannel:
+    """Inserts a ``PendingApprovalRow`` into a PostgreSQL table; approval-only."""
+
+    def __init__(
+        self,
+        name: str,
+        dsn: str,
+        table: str = DEFAULT_TABLE,
+        *,
+        clock: Clock,
+        environment: str | None = None,
+        connect_timeout: int = 5,
+        statement_timeout: int = 5,
+    ) -> None:
+        """``environment`` is the deployment's, for the row's scope.
+
+        Raises:
+            ValueError: ``table`` is not a table name.
+        """
+        self.name = name
+        self.table = validate_table(table)
+        self.environment = environment
+        self._dsn = dsn  # holds the password: kept out of repr and of error messages
+        self._clock = clock
+        self._connect_timeout = connect_timeout
+        self._statement_timeout = statement_timeout
+
+    def __repr__(self) -> str:
+        return f"DatabaseChannel(name={self.name!r}, table={self.table!r})"
+
+    @classmethod
+    def from_config(
+        cls,
+        settings: DatabaseSettings,
+        secrets: SecretSource,
+        *,
+        name: str = "database",
+        environment: str | None = None,
+        clock: Clock | None = None,
+    ) -> Self:
+        """The channel ``name`` from its settings, its DSN read from ``secrets`` now.
+
+        Raises:
+            SecretMissing: the DSN secret does not exist.
+            StoreUnavailable: the secret source failed transiently.
+        """
+        if importlib.util.find_spec("psycopg") is None:
+            # Said when the deployment loads, not at its first approval.
+            raise ModuleNotFoundError(
+                "the database channel needs psycopg: install the extra `signoff[database]`",
+                name="psycopg",
+            )
+        return cls(
+            name,
+            secrets.get(settings.dsn_secret),
+            settings.table,
+            clock=clock or SystemClock(),
+            environment=environment,
+            connect_timeout=settings.connect_timeout_seconds,
+            statement_timeout=settings.statement_timeout_seconds,
+        )
+
+    def notify(
+        self, notification: Notification, idempotency_key: str, previous: Delivery | None = None
+    ) -> Delivery:
+        """Insert the approval's row once; other kinds are accepted and do nothing.
+
+        ``previous`` is not needed: the primary key makes a repeated insert a no-op.
+
+        Raises:
+            SendFailed: retryable when the server could not be reached or timed out,
+                permanent when it refused the credentials, the table or the insert.
+        """
+        if notification.kind != "approval":
+            return Delivery()
+        row = PendingApprovalRow.from_notification(
+            notification,
+            channel=self.name,
+            environment=self.environment,
+            requested_at=self._clock.now(),
+        )
+        self._insert(row, idempotency_key)
+        return Delivery(receipt={"table": self.table})
+
+    def _insert(self, row: PendingApprovalRow, idempotency_key: str) -> None:
+        import psycopg
+        from psycopg import sql
+        from psycopg.types.json import Jsonb
+
+        statement = sql.SQL(
+            "INSERT INTO {table}"
+            " (pending_id, tool, args, scope, reason, requested_at, idempotency_key)"
+            " VALUES (%s, %s, %s, %s, %s, %s, %s)"
+            " ON CONFLICT (pending_id) DO NOTHING"
+        ).format(table=sql.Identifier(*self.table.split(".")))
+        values = (
+            row.pending_id,
+            row.tool,
+            Jsonb(row.args),
+            Jsonb(row.scope.model_dump(mode="json")),
+            row.reason,
+            row.requested_at,
+            idempotency_key,
+        )
+        try:
+            connection = psycopg.connect(
+                self._dsn,
+                autocommit=True,
+                connect_timeout=self._connect_timeout,
+                # A locked or overloaded table must not hold the Lambda until its own timeout.
+                options=f"-c statement_timeout={self._statement_timeout * 1000}",
+            )
+        except psycopg.Error as exc:
+            raise self._failed(exc, retryable=_connect_retryable(exc)) from exc
+        try:
+            with connection:
+                connection.execute(statement, values)
+        except psycopg.Error as exc:
+            # Connected, only the operational class (lost connection, shutdown,
+            # statement timeout, lock or resource limits) can pass on a retry.
+            raise self._failed(exc, retryable=isinstance(exc, psycopg.OperationalError)) from exc
+
+    def _failed(self, exc: psycopg.Error, *, retryable: bool) -> SendFailed:
+        # psycopg's messages name the host, port, user and database, never the password;
+        # libpq's span lines, and a reason is logged as one.
+        reason = f"{type(exc).__name__}: {' '.join(str(exc).split())}"
+        return SendFailed(self.name, reason, retryable=retryable)
+
+
+def _connect_retryable(exc: psycopg.Error) -> bool:
+    """Whether a failed connection attempt can pass later with the same settings."""
+    import psycopg
+
+    if isinstance(exc, psycopg.ProgrammingError):
+        return False  # a malformed DSN
+    # libpq gives connection errors no SQLSTATE. A server that got as far as the
+    # password exchange was reached and then refused: a wrong password, an unknown
+    # role or database, which fail again. A refused or timed-out socket and "the
+    # database system is starting up" come before that exchange.
+    pgconn = exc.pgconn
+    return not (pgconn is not None and (pgconn.used_password or pgconn.needs_password))
