@@ -12,7 +12,13 @@ SAM := SAM_CLI_TELEMETRY=0 $(SAM_VENV)/bin/sam
 PYENV_ROOT ?= $(HOME)/.pyenv
 PYTHON313 ?= $(shell for p in $$(ls -d $(PYENV_ROOT)/versions/3.13.*/bin/python3.13 2>/dev/null | sort -rV) $$(command -v python3.13); do "$$p" --version >/dev/null 2>&1 && { echo "$$p"; break; }; done)
 
-.PHONY: install demo test lint template bench
+# A stand-in for the Lambda python3.13 runtime: that interpreter with boto3 (pinned in
+# requirements-lambda-runtime.txt) and nothing else. The packaging tests and
+# bench/cold_start.py run the built functions in it, so an import that works only
+# because the dev tools are installed fails here as it would in Lambda.
+LAMBDA_VENV ?= .venv-lambda
+
+.PHONY: install demo test lint template packaging bench
 
 $(BIN)/.installed: pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -24,6 +30,14 @@ $(SAM_VENV)/.installed: requirements-sam.txt
 	$(PYTHON) -m venv $(SAM_VENV)
 	$(SAM_VENV)/bin/python -m pip install -q --upgrade pip
 	$(SAM_VENV)/bin/python -m pip install -q -r requirements-sam.txt
+	touch $@
+
+# No pip inside: .venv/'s pip installs into it (pip --python), so its site-packages
+# hold boto3 and boto3's own dependencies only.
+$(LAMBDA_VENV)/.installed: requirements-lambda-runtime.txt | $(BIN)/.installed
+	@[ -n "$(PYTHON313)" ] || { echo "$(LAMBDA_VENV) needs python3.13 (the Lambda runtime): none found on PATH or under $(PYENV_ROOT)/versions" >&2; exit 1; }
+	$(PYTHON313) -m venv --clear --without-pip $(LAMBDA_VENV)
+	$(BIN)/python -m pip --python $(LAMBDA_VENV)/bin/python install -q -r requirements-lambda-runtime.txt
 	touch $@
 
 install: $(BIN)/.installed
@@ -45,10 +59,16 @@ template: install $(SAM_VENV)/.installed
 	@[ -n "$(PYTHON313)" ] || { echo "sam build needs python3.13 (the Lambda runtime): none found on PATH or under $(PYENV_ROOT)/versions" >&2; exit 1; }
 	PATH="$(dir $(PYTHON313)):$$PATH" $(SAM) build --cached
 
+# What tests/packaging imports and bench/cold_start.py times: sam build's artifacts
+# in .aws-sam/build, run by the Lambda runtime's stand-in.
+packaging: template $(LAMBDA_VENV)/.installed
+
 # pytest exits 5 when it collects nothing; that is not a failure of the checks above.
-test: lint template
+# `packaging` comes first, so the packaging tests find what they import.
+test: lint packaging
 	$(BIN)/python -m pytest -q; rc=$$?; [ $$rc -eq 0 ] || [ $$rc -eq 5 ]
 
-bench: install
+bench: install packaging
 	$(BIN)/python bench/engine_overhead.py
 	$(BIN)/python bench/checkpoint_growth.py
+	$(BIN)/python bench/cold_start.py

@@ -17,6 +17,7 @@ from pydantic import ValidationError
 
 from signoff.agents.agent import Agent
 from signoff.agents.config import AgentConfig
+from signoff.channels.config import CHANNELS_FILE, ChannelsConfig, check_agent_notify, load_channels
 from signoff.errors import ConfigError, UnknownAgent
 from signoff.gate import RuleSet, load_rules
 from signoff.skills import discover_skills
@@ -31,11 +32,23 @@ RESERVED_TOOLS = frozenset({"ask_user", "Skill"})
 
 
 class AgentCatalog:
-    """The agents under one root folder, loaded once each on first use."""
+    """The agents under one root folder, loaded once each on first use, and their channels."""
 
     def __init__(self, root: Path) -> None:
         self.root = root
         self._loaded: dict[str, Agent] = {}
+        self._channels: ChannelsConfig | None = None
+
+    @property
+    def channels(self) -> ChannelsConfig:
+        """The deployment's channels, from ``<root>/channels.yaml``, loaded on first use.
+
+        Raises:
+            ConfigError: ``channels.yaml`` is invalid.
+        """
+        if self._channels is None:
+            self._channels = load_channels(self.root / CHANNELS_FILE)
+        return self._channels
 
     def names(self) -> list[str]:
         if not self.root.is_dir():
@@ -47,23 +60,27 @@ class AgentCatalog:
 
         Raises:
             UnknownAgent: no such folder.
-            ConfigError: the agent's files are invalid.
+            ConfigError: the agent's files, or ``channels.yaml``, are invalid, or its
+                ``notify`` names a channel that is not defined.
         """
         if name not in self._loaded:
             if name not in self.names():
                 raise UnknownAgent(name, self.names())
-            self._loaded[name] = load_agent(self.root / name)
+            self._loaded[name] = load_agent(self.root / name, channels=self.channels)
         return self._loaded[name]
 
 
-def load_agent(directory: Path) -> Agent:
-    """Load and validate the agent in ``directory``.
+def load_agent(directory: Path, channels: ChannelsConfig | None = None) -> Agent:
+    """Load and validate the agent in ``directory``; ``notify`` is checked against ``channels``.
 
     Raises:
-        ConfigError: a file is missing, unreadable or invalid.
+        ConfigError: a file is missing, unreadable or invalid, or ``notify`` names a
+            channel that ``channels`` does not define.
     """
     name = directory.name
     config = _load_config(directory / "agent.yaml")
+    if channels is not None:
+        check_agent_notify(str(directory / "agent.yaml"), config.notify, channels)
     rules_file = directory / "actauth.yml"
     rules = load_rules(rules_file, name) if rules_file.exists() else RuleSet()
     return Agent(

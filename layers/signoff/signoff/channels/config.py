@@ -1,0 +1,366 @@
+"""``channels.yaml``: the deployment's notification channels, defined once beside the agents.
+
+::
+
+    channels:
+      ops-webhook: {type: webhook, url: "https://hooks.example.com/signoff",
+                    secret: {secret: webhook-signing}}
+      support-email: {type: email, to: [ops@example.com], from: signoff@example.com}
+
+Secrets are referenced by name (``{secret: name}``, read from the deployment's
+secret source when a channel sends), never written inline. Agents name the
+channels they want in ``agent.yaml``'s ``notify``; ``check_agent_notify``
+refuses a name that is not defined here, as seed 004's engine rejects an agent
+whose ``notify`` names no registered notifier. Webhook targets are checked
+against private, loopback and link-local addresses here (literal addresses) and
+again when sending (what a hostname resolves to).
+"""
+
+from __future__ import annotations
+
+import ipaddress
+import os
+import re
+from typing import TYPE_CHECKING, Annotated, Any, Final, Literal
+from urllib.parse import urlsplit
+
+import yaml
+from pydantic import AfterValidator, BaseModel, BeforeValidator, ConfigDict, Field, ValidationError
+from pydantic.alias_generators import to_camel
+from pydantic_core import PydanticCustomError
+
+from signoff.errors import ConfigError
+
+if TYPE_CHECKING:
+    from collections.abc import Mapping, Sequence
+    from pathlib import Path
+
+__all__ = [
+    "ALLOW_PRIVATE_VARIABLE",
+    "APPROVAL_ONLY",
+    "CHANNELS_FILE",
+    "ChannelSettings",
+    "ChannelsConfig",
+    "DatabaseSettings",
+    "EmailSettings",
+    "LarkSettings",
+    "RedisSettings",
+    "SecretRef",
+    "SlackSettings",
+    "WebhookSettings",
+    "address_problem",
+    "check_agent_notify",
+    "load_channels",
+    "private_webhooks_allowed",
+]
+
+CHANNELS_FILE: Final = "channels.yaml"
+ALLOW_PRIVATE_VARIABLE: Final = "SIGNOFF_ALLOW_PRIVATE_WEBHOOKS"
+# Row and queue backends hold pending approvals for a dashboard; nobody reads a
+# question or a lifecycle announcement there (the seed's ApprovalOnlyHttpNotifierEvent).
+APPROVAL_ONLY: Final = frozenset({"database", "redis"})
+
+# A channel's name ends up in idempotency keys (``runId:pendingId:channel``) and
+# in secret-free log lines: no colon, no spaces, nothing that needs quoting.
+_NAME: Final = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_-]{0,63}$")
+_EMAIL: Final = re.compile(r"^[^@\s<>]+@[^@\s<>]+\.[^@\s<>]+$")
+# A table name is spliced into SQL, so only a plain (optionally schema-qualified) identifier.
+_TABLE: Final = re.compile(r"^[A-Za-z_][A-Za-z0-9_]{0,62}(\.[A-Za-z_][A-Za-z0-9_]{0,62})?$")
+
+_IP = ipaddress.IPv4Address | ipaddress.IPv6Address
+# NAT64's well-known prefix: the low 32 bits are the IPv4 host actually reached.
+_NAT64: Final = ipaddress.IPv6Network("64:ff9b::/96")
+
+
+class _Settings(BaseModel):
+    model_config = ConfigDict(
+        extra="forbid", frozen=True, alias_generator=to_camel, populate_by_name=True
+    )
+
+
+class SecretRef(_Settings):
+    """``{secret: name}``: the name of a secret in the deployment's secret source."""
+
+    secret: str = Field(min_length=1)
+
+
+def _referenced(value: Any) -> Any:
+    """Refuses a plain value where a ``{secret: name}`` reference belongs."""
+    if isinstance(value, str | int | float | bytes):
+        raise PydanticCustomError(
+            "inline_secret",
+            "secrets are referenced, never inline: write {secret: <name>} and keep the value "
+            "in the secret source",
+        )
+    return value
+
+
+Secret = Annotated[SecretRef, BeforeValidator(_referenced)]
+
+
+def _http_url(value: str) -> str:
+    """An absolute http(s) URL with a host and no credentials in it."""
+    parts = urlsplit(value)
+    if parts.scheme not in ("http", "https") or not parts.hostname:
+        raise ValueError("must be an absolute http:// or https:// URL")
+    if parts.username or parts.password:
+        # user:password@ is a secret written inline, and would be sent on every request
+        raise PydanticCustomError(
+            "inline_secret", "secrets are referenced, never inline: no credentials in the URL"
+        )
+    return value
+
+
+def _email(value: str) -> str:
+    if not _EMAIL.match(value):
+        raise ValueError(f"{value!r} is not an email address")
+    return value
+
+
+def _table(value: str) -> str:
+    if not _TABLE.match(value):
+        raise ValueError("a table name is letters, digits and '_', optionally as schema.table")
+    return value
+
+
+HttpUrl = Annotated[str, AfterValidator(_http_url)]
+EmailAddress = Annotated[str, AfterValidator(_email)]
+
+
+class WebhookSettings(_Settings):
+    """A signed POST (Standard Webhooks) to ``url``."""
+
+    type: Literal["webhook"]
+    url: HttpUrl
+    secret: Secret
+    allow_private: bool = False
+
+
+class SlackSettings(_Settings):
+    """A Block Kit message in a Slack channel; ``approvers`` are user ids (empty: anyone)."""
+
+    type: Literal["slack"]
+    channel_id: str = Field(min_length=1)
+    bot_token: Secret
+    signing_secret: Secret
+    approvers: list[str] = Field(default_factory=list)
+    base_url: HttpUrl = "https://slack.com/api"
+
+
+class LarkSettings(_Settings):
+    """An interactive card in one Lark/Feishu chat; ``approvers`` are open ids (empty: anyone)."""
+
+    type: Literal["lark"]
+    chat_id: str = Field(min_length=1)
+    app_id: str = Field(min_length=1)
+    app_secret: Secret
+    verification_token: Secret
+    encrypt_key: Secret | None = None
+    base_url: HttpUrl = "https://open.larksuite.com"
+    approvers: list[str] = Field(default_factory=list)
+
+
+class EmailSettings(_Settings):
+    """Mail through SES v2; ``approvers`` are the addresses that may decide (empty: anyone)."""
+
+    type: Literal["email"]
+    to: list[EmailAddress] = Field(min_length=1)
+    sender: EmailAddress = Field(alias="from")
+    approvers: list[EmailAddress] = Field(default_factory=list)
+
+
+class RedisSettings(_Settings):
+    """A pending-approval entry pushed onto a Redis list (approvals only)."""
+
+    type: Literal["redis"]
+    url: Secret
+    queue_key: str = Field(default="signoff:pending-approvals", min_length=1)
+
+
+class DatabaseSettings(_Settings):
+    """A pending-approval row inserted into a PostgreSQL table (approvals only)."""
+
+    type: Literal["database"]
+    dsn: Secret
+    table: Annotated[str, AfterValidator(_table)] = "signoff_pending_approvals"
+
+
+ChannelSettings = Annotated[
+    WebhookSettings
+    | SlackSettings
+    | LarkSettings
+    | EmailSettings
+    | RedisSettings
+    | DatabaseSettings,
+    Field(discriminator="type"),
+]
+
+
+class ChannelsConfig(_Settings):
+    """The contents of ``channels.yaml``: channel settings by channel name."""
+
+    channels: dict[str, ChannelSettings] = Field(default_factory=dict)
+
+    def names(self) -> list[str]:
+        """The defined channel names, sorted."""
+        return sorted(self.channels)
+
+
+def private_webhooks_allowed(environ: Mapping[str, str] | None = None) -> bool:
+    """Whether the deployment allows webhooks to private addresses (the local stack does)."""
+    value = (environ if environ is not None else os.environ).get(ALLOW_PRIVATE_VARIABLE, "")
+    return value.strip().lower() == "true"
+
+
+def address_problem(address: str) -> str | None:
+    """Why a webhook may not target the IP ``address``, or None when it is public.
+
+    Raises:
+        ValueError: ``address`` is not an IP address.
+    """
+    ip = ipaddress.ip_address(address)
+    # An IPv4 address wrapped in IPv6 (mapped, 6to4, NAT64) reaches that IPv4 host.
+    embedded = _embedded_ipv4(ip)
+    if embedded is not None and (problem := _ip_problem(embedded)):
+        return problem
+    return _ip_problem(ip)
+
+
+def load_channels(path: Path, *, environ: Mapping[str, str] | None = None) -> ChannelsConfig:
+    """Load and validate ``channels.yaml``; a missing file is a deployment without channels.
+
+    Raises:
+        ConfigError: the file is unreadable or invalid (names ``channels.<name>.<field>``).
+    """
+    file = str(path)
+    try:
+        raw = yaml.safe_load(path.read_text(encoding="utf-8"))
+    except FileNotFoundError:
+        return ChannelsConfig()
+    except OSError as exc:
+        raise ConfigError(file, "", f"cannot be read: {exc.strerror or exc}") from exc
+    except yaml.YAMLError as exc:
+        raise ConfigError(file, "", f"invalid YAML: {exc}") from exc
+    if raw is None:
+        return ChannelsConfig()
+    if not isinstance(raw, dict):
+        raise ConfigError(file, "", "must be a mapping with a 'channels' key")
+    channels = raw.get("channels")
+    if isinstance(channels, dict):
+        for name in channels:
+            if not isinstance(name, str) or not _NAME.match(name):
+                raise ConfigError(
+                    file,
+                    f"channels.{name}",
+                    "a channel name is letters, digits, '-' and '_' (at most 64, no colon)",
+                )
+    try:
+        config = ChannelsConfig.model_validate(raw)
+    except ValidationError as exc:
+        field, problem = _first_error(exc)
+        raise ConfigError(file, field, problem) from exc
+    allow_all = private_webhooks_allowed(environ)
+    for name, settings in config.channels.items():
+        if isinstance(settings, WebhookSettings) and not (allow_all or settings.allow_private):
+            refused = _public_url_problem(settings.url)
+            if refused:
+                raise ConfigError(file, f"channels.{name}.url", refused)
+    return config
+
+
+def check_agent_notify(
+    agent_file: str, notify: Mapping[str, Sequence[str]], channels: ChannelsConfig
+) -> None:
+    """Check an agent's ``notify`` against the defined channels.
+
+    Raises:
+        ConfigError: a name that is no channel, an empty event list, or an event
+            other than ``approval`` for a database or redis channel.
+    """
+    for name, events in notify.items():
+        settings = channels.channels.get(name)
+        if settings is None:
+            defined = ", ".join(channels.names()) or "none defined"
+            raise ConfigError(
+                agent_file,
+                f"notify.{name}",
+                f"no channel named {name!r} in {CHANNELS_FILE}; channels: {defined}",
+            )
+        if not events:
+            # an empty list would be accepted and then never send anything
+            raise ConfigError(agent_file, f"notify.{name}", "lists no events to send")
+        if settings.type in APPROVAL_ONLY:
+            others = sorted({event for event in events if event != "approval"})
+            if others:
+                raise ConfigError(
+                    agent_file,
+                    f"notify.{name}",
+                    f"a {settings.type} channel only takes the 'approval' event, "
+                    f"not {', '.join(others)}",
+                )
+
+
+def _first_error(exc: ValidationError) -> tuple[str, str]:
+    """The first error as (``channels.<name>.<field>``, problem), without pydantic's union tag."""
+    err = exc.errors(include_url=False)[0]
+    loc = [str(part) for part in err["loc"]]
+    if err["type"] in ("union_tag_invalid", "union_tag_not_found"):
+        loc.append("type")
+        kinds = "webhook, slack, lark, email, redis, database"
+        tag = err.get("ctx", {}).get("tag")
+        given = f"unknown channel type {tag!r}; " if tag else ""
+        return ".".join(loc), f"{given}a channel's type is one of {kinds}"
+    # A member of the discriminated union reports its tag after the channel's name.
+    if len(loc) >= 3 and loc[0] == "channels":
+        del loc[2]
+    problem = err["msg"].removeprefix("Value error, ")
+    return ".".join(loc) or "(root)", problem
+
+
+def _public_url_problem(url: str) -> str | None:
+    """Why ``url`` is no public target, judged without DNS: scheme, literal IPs, ``localhost``."""
+    parts = urlsplit(url)
+    host = (parts.hostname or "").rstrip(".").lower()
+    hint = f"set allowPrivate: true or {ALLOW_PRIVATE_VARIABLE}=true to allow it"
+    if host == "localhost" or host.endswith(".localhost"):
+        return f"{host} is a loopback name; {hint}"
+    try:
+        problem = address_problem(host)
+    except ValueError:
+        problem = None  # a hostname: what it resolves to is checked at send time
+    if problem:
+        return f"{problem}; {hint}"
+    if parts.scheme != "https":
+        # the body carries one-click approve and deny links
+        return f"a public webhook must use https; {hint}"
+    return None
+
+
+def _embedded_ipv4(
+    ip: ipaddress.IPv4Address | ipaddress.IPv6Address,
+) -> ipaddress.IPv4Address | None:
+    if not isinstance(ip, ipaddress.IPv6Address):
+        return None
+    if ip.ipv4_mapped is not None:
+        return ip.ipv4_mapped
+    if ip.sixtofour is not None:
+        return ip.sixtofour
+    if ip in _NAT64:
+        return ipaddress.IPv4Address(int(ip) & 0xFFFFFFFF)
+    return None
+
+
+def _ip_problem(ip: _IP) -> str | None:
+    checks = (
+        ("a loopback", ip.is_loopback),
+        ("a link-local", ip.is_link_local),
+        ("an unspecified", ip.is_unspecified),
+        ("a multicast", ip.is_multicast),
+        ("a private", ip.is_private),
+        ("a reserved", ip.is_reserved),
+        ("a non-public", not ip.is_global),
+    )
+    for label, applies in checks:
+        if applies:
+            return f"{ip} is {label} address"
+    return None

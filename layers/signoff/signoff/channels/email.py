@@ -1,0 +1,289 @@
+"""The email channel: one SES v2 ``SendEmail`` with a text and an HTML part.
+
+Mail scanners open every link in a message before a person does, so the only
+link in an email is the notification's ``linkUrl``: the confirmation page,
+whose GET changes nothing. The one-click ``approveUrl`` / ``denyUrl`` /
+``answerUrl`` and the resume token never go into a mail; a body that quotes one
+has it replaced.
+
+The idempotency key travels in an ``X-Signoff-Idempotency-Key`` header (SES v2
+``Content.Simple.Headers``), so a receiving system or a person reading the
+headers can spot a duplicate. A botocore too old to know ``Headers`` gets it as
+the ``signoff-idempotency-key`` email tag instead (tags allow only letters,
+digits, ``_`` and ``-``, so other characters become ``_``). SES itself does
+not deduplicate: a retry after a lost response that carries the earlier
+``previous`` receipt (its ``messageId``) is not sent again.
+"""
+
+from __future__ import annotations
+
+import html
+import json
+import re
+from typing import TYPE_CHECKING, Final, Self
+from urllib.parse import quote, urlsplit
+
+from signoff.channels.base import Delivery
+from signoff.errors import SendFailed
+
+if TYPE_CHECKING:
+    from collections.abc import Callable
+
+    import httpx
+    from botocore.exceptions import ClientError
+    from mypy_boto3_sesv2.client import SESV2Client
+    from mypy_boto3_sesv2.type_defs import SendEmailRequestTypeDef
+
+    from signoff.channels.config import EmailSettings
+    from signoff.notify.notification import Notification
+    from signoff.secrets.base import SecretSource
+
+__all__ = ["IDEMPOTENCY_HEADER", "IDEMPOTENCY_TAG", "EmailChannel", "render", "tag_value"]
+
+IDEMPOTENCY_HEADER: Final = "X-Signoff-Idempotency-Key"
+IDEMPOTENCY_TAG: Final = "signoff-idempotency-key"
+_UTF8: Final = "UTF-8"
+_REMOVED: Final = "[link removed]"
+_TAG_VALUE: Final = re.compile(r"[^A-Za-z0-9_-]")
+_SUBJECT_MAX: Final = 200
+
+# SES error codes that a later attempt may get past; every other code is permanent
+# (MessageRejected, MailFromDomainNotVerifiedException, BadRequestException, …).
+_RETRYABLE_CODES: Final = frozenset(
+    {
+        "TooManyRequestsException",
+        "Throttling",
+        "ThrottlingException",
+        "RequestTimeout",
+        "RequestTimeoutException",
+        "ServiceUnavailable",
+        "ServiceUnavailableException",
+        "InternalFailure",
+        "InternalServerError",
+    }
+)
+
+_ACTIONS: Final = {"approval": "Review and decide", "question": "Answer the question"}
+
+
+class EmailChannel:
+    """Mails each notification to fixed recipients through SES v2."""
+
+    def __init__(
+        self,
+        name: str,
+        to: list[str],
+        sender: str,
+        *,
+        client: SESV2Client,
+        approvers: list[str] | None = None,
+    ) -> None:
+        self.name = name
+        self.to = list(to)
+        self.sender = sender
+        # Who may decide from a link in this mailbox (empty: anyone who has the link).
+        self.approvers = list(approvers or [])
+        self._client = client
+        self._use_header: bool | None = None  # learnt from the client's service model
+
+    @classmethod
+    def from_config(
+        cls,
+        settings: EmailSettings,
+        secrets: SecretSource,
+        http: httpx.Client | None = None,
+        *,
+        name: str = "email",
+    ) -> Self:
+        """The channel ``channels.yaml`` describes; the SES client is built on first send."""
+        from signoff.aws.clients import lazy_client  # boto3 only when a mail is sent
+
+        return cls(
+            name,
+            settings.to,
+            settings.sender,
+            client=lazy_client("sesv2"),
+            approvers=settings.approvers,
+        )
+
+    def allows(self, address: str) -> bool:
+        """Whether ``address`` may decide (no approvers listed: anyone may)."""
+        wanted = address.strip().lower()
+        return not self.approvers or any(a.lower() == wanted for a in self.approvers)
+
+    def notify(
+        self, notification: Notification, idempotency_key: str, previous: Delivery | None = None
+    ) -> Delivery:
+        """Send ``notification`` unless ``previous`` shows SES accepted it already.
+
+        Raises:
+            SendFailed: throttling, a timeout or a 5xx (retryable); a rejected message,
+                an unverified sender or a bad request (permanent).
+        """
+        if previous is not None and previous.receipt.get("messageId"):
+            return previous
+        from botocore.exceptions import BotoCoreError, ClientError
+
+        text, html_part = render(notification)
+        subject = _subject(_scrubber(notification)(notification.title))
+        request: SendEmailRequestTypeDef = {
+            "FromEmailAddress": self.sender,
+            "Destination": {"ToAddresses": self.to},
+            "Content": {
+                "Simple": {
+                    "Subject": {"Data": subject, "Charset": _UTF8},
+                    "Body": {
+                        "Text": {"Data": text, "Charset": _UTF8},
+                        "Html": {"Data": html_part, "Charset": _UTF8},
+                    },
+                }
+            },
+        }
+        try:
+            if self._headers_supported():
+                request["Content"]["Simple"]["Headers"] = [
+                    {"Name": IDEMPOTENCY_HEADER, "Value": _header_value(idempotency_key)}
+                ]
+            else:
+                request["EmailTags"] = [
+                    {"Name": IDEMPOTENCY_TAG, "Value": tag_value(idempotency_key)}
+                ]
+            response = self._client.send_email(**request)
+        except ClientError as exc:
+            raise self._translate(exc) from exc
+        except BotoCoreError as exc:
+            raise SendFailed(
+                self.name,
+                f"SES could not be reached ({type(exc).__name__})",
+                retryable=_transport_error(exc),
+            ) from exc
+        return Delivery(receipt={"messageId": response["MessageId"]})
+
+    def _headers_supported(self) -> bool:
+        """Whether the installed botocore's SES v2 model has ``Content.Simple.Headers``."""
+        if self._use_header is None:
+            message = self._client.meta.service_model.shape_for("Message")
+            self._use_header = "Headers" in getattr(message, "members", {})
+        return self._use_header
+
+    def _translate(self, exc: ClientError) -> SendFailed:
+        error = exc.response.get("Error", {})
+        code = str(error.get("Code", ""))
+        status = exc.response.get("ResponseMetadata", {}).get("HTTPStatusCode")
+        retryable = code in _RETRYABLE_CODES or (
+            isinstance(status, int) and (status >= 500 or status in (408, 429))
+        )
+        message = str(error.get("Message", "")).strip()
+        reason = f"SES refused the message: {code or 'error'}" + (
+            f" ({message})" if message else ""
+        )
+        return SendFailed(
+            self.name,
+            reason,
+            retryable=retryable,
+            status=status if isinstance(status, int) else None,
+        )
+
+
+def render(notification: Notification) -> tuple[str, str]:
+    """The text and the HTML part of ``notification``'s mail; its only link is ``linkUrl``."""
+    scrub = _scrubber(notification)
+    body = scrub(notification.body)
+    link = _safe_link(notification.link_url)
+    action = _ACTIONS.get(notification.kind, "Open in signoff")
+    details: list[tuple[str, str, bool]] = []  # (label, value, preformatted)
+    if notification.tool:
+        details.append(("Tool", scrub(notification.tool), False))
+    if notification.args is not None:
+        arguments = json.dumps(notification.args, indent=2, ensure_ascii=False, sort_keys=True)
+        details.append(("Arguments", scrub(arguments), True))
+    if notification.question:
+        details.append(("Question", scrub(notification.question), False))
+    if notification.options:
+        details.append(("Options", "\n".join(f"- {scrub(o)}" for o in notification.options), True))
+    if notification.expires_at:
+        details.append(("Expires", notification.expires_at, False))
+    footer = f"signoff · agent {notification.agent} · run {notification.run_id}"
+
+    title = scrub(" ".join(notification.title.split()))
+    text_lines = [title, "", body, ""]
+    for label, value, preformatted in details:
+        text_lines += [f"{label}:", value, ""] if preformatted else [f"{label}: {value}"]
+    if link:
+        text_lines += [f"{action}: {link}", ""]
+    text_lines += ["-- ", footer]
+    text = "\n".join(text_lines).strip() + "\n"
+
+    e = html.escape
+    parts = [f"<h2>{e(title)}</h2>", f"<p>{e(body).replace(chr(10), '<br>')}</p>"]
+    if details:
+        parts.append("<dl>")
+        for label, value, preformatted in details:
+            shown = f"<pre>{e(value)}</pre>" if preformatted else e(value)
+            parts.append(f"<dt>{e(label)}</dt><dd>{shown}</dd>")
+        parts.append("</dl>")
+    if link:
+        parts.append(f'<p><a href="{e(link, quote=True)}">{e(action)}</a></p>')
+    parts.append(f'<p style="color:#666;font-size:small">{e(footer)}</p>')
+    html_part = (
+        '<!DOCTYPE html><html><head><meta charset="utf-8"></head><body>'
+        + "".join(parts)
+        + "</body></html>"
+    )
+    return text, html_part
+
+
+def tag_value(key: str) -> str:
+    """``key`` as an SES email tag value: letters, digits, ``_`` and ``-``, under 256 characters."""
+    return _TAG_VALUE.sub("_", key)[:255] or "_"
+
+
+def _subject(title: str) -> str:
+    # One line: a newline in a subject is a header injection attempt or a mistake.
+    line = " ".join(title.split())
+    return line[: _SUBJECT_MAX - 1] + "…" if len(line) > _SUBJECT_MAX else line
+
+
+def _header_value(key: str) -> str:
+    # SES takes printable ASCII only; anything else is percent-encoded, deterministically.
+    printable = "".join(chr(c) for c in range(0x20, 0x7F))
+    return quote(key, safe=printable)[:995]
+
+
+def _safe_link(url: str | None) -> str | None:
+    """``url`` when it is an absolute http(s) link (never ``javascript:`` in an href)."""
+    if not url:
+        return None
+    parts = urlsplit(url)
+    return url if parts.scheme in ("http", "https") and parts.netloc else None
+
+
+def _scrubber(notification: Notification) -> Callable[[str], str]:
+    """Replaces the one-click links and the resume token wherever a text quotes them."""
+    forbidden = [
+        value
+        for value in (
+            notification.approve_url,
+            notification.deny_url,
+            notification.answer_url,
+            notification.resume_token,
+        )
+        if value
+    ]
+    # Longest first, so a URL is removed whole before a token inside it is.
+    forbidden.sort(key=len, reverse=True)
+
+    def scrub(value: str) -> str:
+        for secret in forbidden:
+            value = value.replace(secret, _REMOVED)
+        return value
+
+    return scrub
+
+
+def _transport_error(exc: Exception) -> bool:
+    """Whether a botocore error is a network failure (retryable), not a local mistake."""
+    from botocore.exceptions import ConnectionError as BotoConnectionError
+    from botocore.exceptions import HTTPClientError
+
+    return isinstance(exc, BotoConnectionError | HTTPClientError)

@@ -1,0 +1,99 @@
+"""The in-memory channel: records what it was asked to send, and fails when scripted to.
+
+Tests and the local stack use it where a real service would be; the channel
+contract suite runs against it like against every other adapter, so it keeps
+the port's rules (raise on failure, never swallow, keep the key).
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Callable
+from dataclasses import dataclass
+
+from signoff.channels.base import Delivery
+from signoff.errors import SendFailed
+from signoff.notify.notification import Notification
+
+__all__ = ["FailWith", "RecordingChannel", "Sent", "fail_times"]
+
+# Decides one attempt: the failure to raise, or None to deliver. Its ``channel``
+# is replaced by the recording channel's own name.
+FailWith = Callable[[Notification, str], SendFailed | None]
+
+
+@dataclass(frozen=True, kw_only=True)
+class Sent:
+    """One delivered notification and the idempotency key it carried."""
+
+    notification: Notification
+    key: str
+
+
+class RecordingChannel:
+    """A channel that keeps every delivery in ``sent`` and every attempt in ``attempts``."""
+
+    def __init__(self, name: str, fail_with: FailWith | None = None) -> None:
+        self.name = name
+        self._fail_with = fail_with
+        self.sent: list[Sent] = []
+        self.attempts: list[Sent] = []
+        # The notifier sends to channels from a thread pool.
+        self._lock = threading.Lock()
+
+    def notify(
+        self, notification: Notification, idempotency_key: str, previous: Delivery | None = None
+    ) -> Delivery:
+        """Record ``notification``, or raise what ``fail_with`` scripted for this attempt.
+
+        Raises:
+            SendFailed: ``fail_with`` returned a failure for this attempt.
+        """
+        attempt = Sent(notification=notification, key=idempotency_key)
+        with self._lock:
+            self.attempts.append(attempt)
+            failure = self._fail_with(notification, idempotency_key) if self._fail_with else None
+            if failure is not None:
+                raise SendFailed(
+                    self.name,
+                    failure.reason,
+                    retryable=failure.retryable,
+                    status=failure.status,
+                    retry_after=failure.retry_after,
+                )
+            self.sent.append(attempt)
+            return Delivery(receipt={"delivery": str(len(self.sent))})
+
+    def keys(self) -> list[str]:
+        """The idempotency keys of the deliveries, in order."""
+        with self._lock:
+            return [sent.key for sent in self.sent]
+
+
+def fail_times(
+    times: int,
+    *,
+    retryable: bool = True,
+    reason: str = "scripted failure",
+    status: int | None = None,
+    retry_after: float | None = None,
+) -> FailWith:
+    """A ``fail_with`` that fails the first ``times`` attempts, then lets every one through."""
+    remaining = [times]
+
+    lock = threading.Lock()
+
+    def script(notification: Notification, idempotency_key: str) -> SendFailed | None:
+        with lock:
+            if remaining[0] <= 0:
+                return None
+            remaining[0] -= 1
+        return SendFailed(
+            "recording",
+            reason,
+            retryable=retryable,
+            status=status,
+            retry_after=retry_after,
+        )
+
+    return script

@@ -1,0 +1,317 @@
+"""The email channel on moto's SES v2: both parts, escaping, and only the safe link.
+
+Moto keeps a sent mail's subject, HTML body and recipients; the text part and
+the headers are read from the request itself, captured through botocore's
+``before-call`` event (the serialised JSON SES would receive).
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from typing import TYPE_CHECKING, Any
+
+import boto3
+import pytest
+from botocore.awsrequest import AWSResponse
+from botocore.config import Config
+from botocore.exceptions import EndpointConnectionError
+from moto import mock_aws
+from moto.core import DEFAULT_ACCOUNT_ID
+from moto.ses.models import ses_backends
+
+from signoff.channels.base import Delivery
+from signoff.channels.config import EmailSettings
+from signoff.channels.email import (
+    IDEMPOTENCY_HEADER,
+    IDEMPOTENCY_TAG,
+    EmailChannel,
+    render,
+    tag_value,
+)
+from signoff.errors import SendFailed
+from signoff.notify.notification import Notification
+from signoff.secrets.memory import MemorySecrets
+from tests.support.aws import fake_credentials
+
+if TYPE_CHECKING:
+    from collections.abc import Iterator
+
+REGION = "us-east-1"
+SENDER = "signoff@example.com"
+KEY = "run-1:p1:mail"
+LINK = "https://signoff.example.com/a/token-1"
+APPROVE = "https://api.example.com/pending-approvals/p1/approve?token=token-1"
+DENY = "https://api.example.com/pending-approvals/p1/deny?token=token-1"
+ANSWER = "https://api.example.com/pending-questions/p2/answer?token=token-2"
+URL = re.compile(r"https?://[^\s\"'<>]+")
+
+
+class Ses:
+    """Moto's SES v2 with a client whose requests are captured and can be made to fail."""
+
+    def __init__(self) -> None:
+        self.client = boto3.client(
+            "sesv2", region_name=REGION, config=Config(retries={"total_max_attempts": 1})
+        )
+        self.client.create_email_identity(EmailIdentity=SENDER)
+        self.requests: list[dict[str, Any]] = []
+        self.failures: list[tuple[int, str] | Exception] = []
+        self.client.meta.events.register("before-call.sesv2.SendEmail", self._before_call)
+
+    def _before_call(self, params: dict[str, Any], **_: Any) -> Any:
+        self.requests.append(json.loads(params["body"]))
+        if not self.failures:
+            return None
+        failure = self.failures.pop(0)
+        if isinstance(failure, Exception):
+            raise failure
+        status, code = failure
+        return AWSResponse(None, status, {}, None), {  # type: ignore[arg-type]
+            "Error": {"Code": code, "Message": "scripted"},
+            "ResponseMetadata": {"HTTPStatusCode": status},
+        }
+
+    @property
+    def sent(self) -> list[Any]:
+        return list(ses_backends[DEFAULT_ACCOUNT_ID][REGION].sent_messages)
+
+    def channel(self, sender: str = SENDER) -> EmailChannel:
+        return EmailChannel(
+            "mail", ["ops@example.com"], sender, client=self.client, approvers=["Ops@example.com"]
+        )
+
+
+@pytest.fixture
+def ses(monkeypatch: pytest.MonkeyPatch) -> Iterator[Ses]:
+    fake_credentials(monkeypatch)
+    with mock_aws():
+        yield Ses()
+
+
+def approval(**changes: Any) -> Notification:
+    base = Notification(
+        kind="approval",
+        agent="customer-service",
+        run_id="run-1",
+        pending_id="p1",
+        title="Approve issue_refund?",
+        body='issue_refund {"orderId": "A-17", "amount": 25}',
+        tool="issue_refund",
+        args={"orderId": "A-17", "amount": 25},
+        resume_token="token-1",
+        expires_at="2026-01-02T00:00:00.000Z",
+        link_url=LINK,
+        approve_url=APPROVE,
+        deny_url=DENY,
+    )
+    return base.model_copy(update=changes)
+
+
+def question() -> Notification:
+    return Notification(
+        kind="question",
+        agent="customer-service",
+        run_id="run-1",
+        pending_id="p2",
+        title="A question from customer-service",
+        body="The agent asks:",
+        question="Refund to card or store credit?",
+        options=["card", "store credit <b>"],
+        resume_token="token-2",
+        answer_url=ANSWER,
+        link_url="https://signoff.example.com/a/token-2",
+    )
+
+
+def parts(request: dict[str, Any]) -> tuple[str, str, str]:
+    simple = request["Content"]["Simple"]
+    return simple["Subject"]["Data"], simple["Body"]["Text"]["Data"], simple["Body"]["Html"]["Data"]
+
+
+def test_one_mail_with_a_text_and_an_html_part(ses: Ses) -> None:
+    delivery = ses.channel().notify(approval(), KEY)
+
+    [request] = ses.requests
+    subject, text, html = parts(request)
+    assert subject == "Approve issue_refund?"
+    assert "issue_refund" in text and '"orderId": "A-17"' in text
+    assert "<dt>Tool</dt><dd>issue_refund</dd>" in html
+    assert request["FromEmailAddress"] == SENDER
+    assert request["Destination"] == {"ToAddresses": ["ops@example.com"]}
+    [sent] = ses.sent
+    assert sent.subject == subject and sent.body == html
+    assert delivery.receipt == {"messageId": sent.id}
+
+
+def test_the_idempotency_key_is_an_ses_header(ses: Ses) -> None:
+    ses.channel().notify(approval(), KEY)
+
+    [request] = ses.requests
+    headers = request["Content"]["Simple"]["Headers"]
+    assert headers == [{"Name": IDEMPOTENCY_HEADER, "Value": KEY}]
+    assert "EmailTags" not in request
+
+
+def test_the_only_link_is_the_confirmation_page(ses: Ses) -> None:
+    ses.channel().notify(approval(), KEY)
+
+    [request] = ses.requests
+    _, text, html = parts(request)
+    assert URL.findall(text) == [LINK]
+    assert re.findall(r'href="([^"]*)"', html) == [LINK]
+    assert URL.findall(html) == [LINK]
+
+
+def test_no_one_click_url_or_token_even_when_the_body_quotes_them(ses: Ses) -> None:
+    quoting = approval(
+        title=f"Approve? {APPROVE}",
+        body=f"Approve: {APPROVE}\nDeny: {DENY}\nToken: token-1-but-longer",
+        args={"callback": DENY},
+    )
+
+    ses.channel().notify(quoting, KEY)
+
+    subject, text, html = parts(ses.requests[0])
+    for part in (subject, text, html):
+        assert APPROVE not in part
+        assert DENY not in part
+        assert "approve?token" not in part and "deny?token" not in part
+    assert "[link removed]" in text
+
+
+def test_a_question_shows_its_options_and_no_answer_url(ses: Ses) -> None:
+    ses.channel().notify(question(), "run-1:p2:mail")
+
+    _, text, html = parts(ses.requests[0])
+    assert "Refund to card or store credit?" in text
+    assert "- card" in text and "- store credit <b>" in text
+    assert "store credit &lt;b&gt;" in html
+    assert ANSWER not in text and ANSWER not in html
+    assert re.findall(r'href="([^"]*)"', html) == ["https://signoff.example.com/a/token-2"]
+
+
+def test_values_are_escaped_in_the_html_part() -> None:
+    hostile = approval(
+        title="<img src=x onerror=alert(1)>",
+        body="<script>alert('body')</script> & more",
+        tool="refund<b>",
+        args={"note": "</pre><script>alert('args')</script>"},
+    )
+
+    text, html = render(hostile)
+
+    assert "<script>" not in html and "<img" not in html and "refund<b>" not in html
+    assert "&lt;script&gt;alert(&#x27;body&#x27;)&lt;/script&gt; &amp; more" in html
+    assert "&lt;/pre&gt;&lt;script&gt;" in html
+    assert "<script>alert('body')</script> & more" in text  # the text part is plain text
+
+
+def test_a_link_that_is_not_http_is_left_out() -> None:
+    text, html = render(approval(link_url="javascript:alert(1)"))
+
+    assert "javascript:" not in html and "javascript:" not in text
+    assert "href" not in html
+
+
+def test_a_subject_stays_on_one_line(ses: Ses) -> None:
+    ses.channel().notify(approval(title="Approve\r\nBcc: someone@evil.example"), KEY)
+
+    subject, _, _ = parts(ses.requests[0])
+    assert subject == "Approve Bcc: someone@evil.example"
+
+
+def test_a_previous_receipt_means_it_was_sent_already(ses: Ses) -> None:
+    channel = ses.channel()
+    first = channel.notify(approval(), KEY)
+
+    again = channel.notify(approval(), KEY, previous=first)
+
+    assert again == first
+    assert len(ses.sent) == 1
+
+
+def test_an_unverified_sender_is_a_permanent_failure(ses: Ses) -> None:
+    # moto answers MessageRejected, as SES does for an identity it has not verified
+    with pytest.raises(SendFailed) as failed:
+        ses.channel(sender="stranger@unverified.example").notify(approval(), KEY)
+
+    assert failed.value.retryable is False
+    assert "MessageRejected" in failed.value.reason
+    assert ses.sent == []
+
+
+@pytest.mark.parametrize(
+    ("status", "code", "retryable"),
+    [
+        (429, "TooManyRequestsException", True),
+        (400, "Throttling", True),
+        (500, "InternalFailure", True),
+        (503, "ServiceUnavailable", True),
+        (400, "MessageRejected", False),
+        (400, "MailFromDomainNotVerifiedException", False),
+        (400, "BadRequestException", False),
+        (400, "SendingPausedException", False),
+        (404, "NotFoundException", False),
+    ],
+)
+def test_ses_errors_are_classified(ses: Ses, status: int, code: str, retryable: bool) -> None:
+    ses.failures.append((status, code))
+
+    with pytest.raises(SendFailed) as failed:
+        ses.channel().notify(approval(), KEY)
+
+    assert failed.value.retryable is retryable
+    assert failed.value.status == status
+    assert code in failed.value.reason
+    assert failed.value.channel == "mail"
+
+
+def test_an_unreachable_endpoint_is_retryable(ses: Ses) -> None:
+    ses.failures.append(
+        EndpointConnectionError(endpoint_url="https://email.us-east-1.amazonaws.com")
+    )
+
+    with pytest.raises(SendFailed) as failed:
+        ses.channel().notify(approval(), KEY)
+
+    assert failed.value.retryable is True
+
+
+def test_without_ses_headers_the_key_goes_into_a_tag(ses: Ses) -> None:
+    channel = ses.channel()
+    channel._use_header = False  # what an older botocore's model leads to
+
+    channel.notify(approval(), KEY)
+
+    [request] = ses.requests
+    assert "Headers" not in request["Content"]["Simple"]
+    assert request["EmailTags"] == [{"Name": IDEMPOTENCY_TAG, "Value": "run-1_p1_mail"}]
+
+
+def test_tag_values_keep_to_ses_characters() -> None:
+    assert tag_value("run-1:p1:mail") == "run-1_p1_mail"
+    assert tag_value("ä b/c") == "__b_c"
+    assert len(tag_value("x" * 400)) == 255
+    assert re.fullmatch(r"[A-Za-z0-9_-]+", tag_value("01J:ÿ:ch"))
+
+
+def test_approvers_are_compared_without_case(ses: Ses) -> None:
+    channel = ses.channel()
+
+    assert channel.allows("ops@EXAMPLE.com")
+    assert not channel.allows("someone@example.com")
+    assert EmailChannel("m", ["a@b.co"], SENDER, client=ses.client).allows("anyone@x.co")
+
+
+def test_from_config_sends_through_a_client_built_on_first_use(ses: Ses) -> None:
+    settings = EmailSettings.model_validate(
+        {"type": "email", "to": ["ops@example.com"], "from": SENDER, "approvers": []}
+    )
+
+    channel = EmailChannel.from_config(settings, MemorySecrets(), name="support-email")
+    delivery = channel.notify(approval(), KEY)
+
+    assert channel.name == "support-email"
+    assert isinstance(delivery, Delivery)
+    assert len(ses.sent) == 1

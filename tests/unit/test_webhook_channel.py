@@ -1,0 +1,550 @@
+"""The webhook channel against a real HTTP server on loopback: signature, headers, refusals."""
+
+from __future__ import annotations
+
+import base64
+import json
+from datetime import UTC, datetime, timedelta
+from email.utils import format_datetime
+from typing import TYPE_CHECKING
+
+import httpx
+import pytest
+from standardwebhooks.webhooks import Webhook, WebhookVerificationError
+
+from signoff.channels.config import SecretRef, WebhookSettings
+from signoff.channels.webhook import (
+    Resolver,
+    WebhookChannel,
+    resolve_host,
+    signing_key,
+    whsec_form,
+)
+from signoff.clock import ManualClock
+from signoff.errors import SecretMissing, SendFailed, StoreUnavailable
+from signoff.notify.notification import Notification
+from signoff.secrets.memory import MemorySecrets
+from tests.support.aws import free_port
+from tests.support.webhook_sink import Reply, WebhookSink
+from tests.support.webhook_sink import webhook_sink as webhook_sink
+
+if TYPE_CHECKING:
+    from collections.abc import Iterator, Sequence
+
+SECRET = "whsec_" + base64.b64encode(b"a-32-byte-signing-key-for-tests!").decode()
+KEY = "run-1:p1:hook"
+
+
+@pytest.fixture
+def http() -> Iterator[httpx.Client]:
+    with httpx.Client(timeout=2.0) as client:
+        yield client
+
+
+@pytest.fixture
+def clock() -> ManualClock:
+    # The receiver checks the timestamp against its own clock (5 minutes either way).
+    return ManualClock(datetime.now(UTC).replace(microsecond=0))
+
+
+def approval() -> Notification:
+    return Notification(
+        kind="approval",
+        agent="customer-service",
+        run_id="run-1",
+        pending_id="p1",
+        title="Approve issue_refund?",
+        body='issue_refund {"orderId": "A-17", "amount": 25}',
+        tool="issue_refund",
+        args={"orderId": "A-17", "amount": 25},
+        resume_token="token-1",
+        expires_at="2026-01-02T00:00:00.000Z",
+        link_url="https://signoff.example.com/a/token-1",
+        approve_url="https://api.example.com/pending-approvals/p1/approve?token=token-1",
+        deny_url="https://api.example.com/pending-approvals/p1/deny?token=token-1",
+    )
+
+
+def question() -> Notification:
+    return Notification(
+        kind="question",
+        agent="customer-service",
+        run_id="run-1",
+        pending_id="p2",
+        title="Which order?",
+        body="Which order do you mean?",
+        question="Which order do you mean?",
+        options=["A-17", "A-18"],
+        answer_url="https://api.example.com/pending-questions/p2/answer?token=token-2",
+        link_url="https://signoff.example.com/a/token-2",
+    )
+
+
+def resolving_to(*addresses: str) -> Resolver:
+    """A resolver that answers every name with ``addresses`` (a DNS we control)."""
+
+    def resolve(host: str, port: int) -> Sequence[str]:
+        return list(addresses)
+
+    return resolve
+
+
+def make(
+    url: str,
+    http: httpx.Client,
+    clock: ManualClock,
+    *,
+    secret: str = SECRET,
+    allow_private: bool = True,
+    resolver: Resolver = resolve_host,
+) -> WebhookChannel:
+    return WebhookChannel(
+        "hook",
+        url,
+        secret,
+        client=http,
+        allow_private=allow_private,
+        clock=clock,
+        resolver=resolver,
+    )
+
+
+# --- signature and body -----------------------------------------------------------------
+
+
+def test_the_signature_verifies_with_the_standardwebhooks_library(
+    webhook_sink: WebhookSink, http: httpx.Client, clock: ManualClock
+) -> None:
+    make(webhook_sink.url(), http, clock).notify(approval(), KEY)
+
+    [request] = webhook_sink.received
+    payload = Webhook(SECRET).verify(request.body, request.headers)
+    assert payload == approval().wire()
+
+
+def test_a_tampered_body_does_not_verify(
+    webhook_sink: WebhookSink, http: httpx.Client, clock: ManualClock
+) -> None:
+    make(webhook_sink.url(), http, clock).notify(approval(), KEY)
+
+    [request] = webhook_sink.received
+    with pytest.raises(WebhookVerificationError):
+        Webhook(SECRET).verify(request.body.replace(b"25", b"2500"), request.headers)
+
+
+def test_headers_are_exactly_the_standard_webhooks_ones(
+    webhook_sink: WebhookSink, http: httpx.Client, clock: ManualClock
+) -> None:
+    make(webhook_sink.url(), http, clock).notify(approval(), KEY)
+
+    [request] = webhook_sink.received
+    assert request.method == "POST"
+    assert request.path == "/hook"
+    assert request.headers["content-type"] == "application/json"
+    assert request.headers["webhook-id"] == KEY
+    assert request.headers["webhook-timestamp"] == str(int(clock.now().timestamp()))
+    version, signature = request.headers["webhook-signature"].split(",")
+    assert version == "v1"
+    assert len(base64.b64decode(signature, validate=True)) == 32  # HMAC-SHA256
+    webhook_headers = {name for name in request.headers if name.startswith("webhook-")}
+    assert webhook_headers == {"webhook-id", "webhook-timestamp", "webhook-signature"}
+    # No other place carries the key or the secret
+    assert "idempotency-key" not in request.headers
+    assert "authorization" not in request.headers
+
+
+def test_a_retry_keeps_the_id_and_signs_its_own_timestamp(
+    webhook_sink: WebhookSink, http: httpx.Client, clock: ManualClock
+) -> None:
+    hook = make(webhook_sink.url(), http, clock)
+    webhook_sink.script(Reply(503))
+    with pytest.raises(SendFailed):
+        hook.notify(approval(), KEY)
+
+    clock.advance(30)
+    hook.notify(approval(), KEY)
+
+    first, second = webhook_sink.received
+    assert first.headers["webhook-id"] == second.headers["webhook-id"] == KEY
+    assert int(second.headers["webhook-timestamp"]) == int(first.headers["webhook-timestamp"]) + 30
+    Webhook(SECRET).verify(second.body, second.headers)
+
+
+def test_the_body_carries_the_links_a_receiver_acts_on(
+    webhook_sink: WebhookSink, http: httpx.Client, clock: ManualClock
+) -> None:
+    hook = make(webhook_sink.url(), http, clock)
+    hook.notify(approval(), KEY)
+    hook.notify(question(), "run-1:p2:hook")
+
+    sent_approval, sent_question = (json.loads(r.body) for r in webhook_sink.received)
+    assert sent_approval["approveUrl"] == approval().approve_url
+    assert sent_approval["denyUrl"] == approval().deny_url
+    assert sent_approval["linkUrl"] == approval().link_url
+    assert sent_approval["args"] == {"orderId": "A-17", "amount": 25}
+    assert sent_approval["runId"] == "run-1"
+    assert sent_question["answerUrl"] == question().answer_url
+    assert sent_question["options"] == ["A-17", "A-18"]
+    assert "approveUrl" not in sent_question  # absent fields are left out
+
+
+def test_a_raw_secret_is_keyed_by_its_utf8_bytes(
+    webhook_sink: WebhookSink, http: httpx.Client, clock: ManualClock
+) -> None:
+    raw = "a plain shared secret, not whsec_"
+    make(webhook_sink.url(), http, clock, secret=raw).notify(approval(), KEY)
+
+    [request] = webhook_sink.received
+    assert signing_key(raw) == raw.encode()
+    Webhook(whsec_form(raw)).verify(request.body, request.headers)
+    Webhook(raw.encode()).verify(request.body, request.headers)
+
+
+# --- status codes and transport failures -------------------------------------------------
+
+
+def test_a_redirect_is_not_followed(
+    webhook_sink: WebhookSink, http: httpx.Client, clock: ManualClock
+) -> None:
+    webhook_sink.script(Reply(302, {"Location": webhook_sink.url("/elsewhere")}))
+
+    with pytest.raises(SendFailed) as failed:
+        make(webhook_sink.url(), http, clock).notify(approval(), KEY)
+
+    assert failed.value.retryable is False
+    assert failed.value.status == 302
+    assert "redirects are not followed" in failed.value.reason
+    assert [r.path for r in webhook_sink.received] == ["/hook"]
+
+
+def test_a_client_that_follows_redirects_still_does_not_here(
+    webhook_sink: WebhookSink, clock: ManualClock
+) -> None:
+    webhook_sink.script(Reply(307, {"Location": webhook_sink.url("/elsewhere")}))
+
+    with (
+        httpx.Client(timeout=2.0, follow_redirects=True) as following,
+        pytest.raises(SendFailed),
+    ):
+        make(webhook_sink.url(), following, clock).notify(approval(), KEY)
+
+    assert [r.path for r in webhook_sink.received] == ["/hook"]
+
+
+@pytest.mark.parametrize("status", [408, 429, 500, 502, 503, 504])
+def test_transient_statuses_are_retryable(
+    webhook_sink: WebhookSink, http: httpx.Client, clock: ManualClock, status: int
+) -> None:
+    webhook_sink.script(Reply(status))
+
+    with pytest.raises(SendFailed) as failed:
+        make(webhook_sink.url(), http, clock).notify(approval(), KEY)
+
+    assert failed.value.retryable is True
+    assert failed.value.status == status
+
+
+@pytest.mark.parametrize("status", [400, 401, 403, 404, 410, 413, 422])
+def test_other_client_errors_are_permanent(
+    webhook_sink: WebhookSink, http: httpx.Client, clock: ManualClock, status: int
+) -> None:
+    webhook_sink.script(Reply(status))
+
+    with pytest.raises(SendFailed) as failed:
+        make(webhook_sink.url(), http, clock).notify(approval(), KEY)
+
+    assert failed.value.retryable is False
+    assert failed.value.status == status
+
+
+@pytest.mark.parametrize("status", [200, 201, 202, 204])
+def test_any_2xx_is_a_delivery(
+    webhook_sink: WebhookSink, http: httpx.Client, clock: ManualClock, status: int
+) -> None:
+    webhook_sink.script(Reply(status, body=b"ok" if status != 204 else b""))
+
+    make(webhook_sink.url(), http, clock).notify(approval(), KEY)
+
+
+def test_retry_after_seconds_is_passed_on(
+    webhook_sink: WebhookSink, http: httpx.Client, clock: ManualClock
+) -> None:
+    webhook_sink.script(Reply(429, {"Retry-After": "7"}))
+
+    with pytest.raises(SendFailed) as failed:
+        make(webhook_sink.url(), http, clock).notify(approval(), KEY)
+
+    assert failed.value.retryable is True
+    assert failed.value.retry_after == 7.0
+
+
+def test_retry_after_as_a_date_is_measured_on_the_channels_clock(
+    webhook_sink: WebhookSink, http: httpx.Client, clock: ManualClock
+) -> None:
+    later = clock.now() + timedelta(seconds=120)
+    webhook_sink.script(Reply(503, {"Retry-After": format_datetime(later, usegmt=True)}))
+
+    with pytest.raises(SendFailed) as failed:
+        make(webhook_sink.url(), http, clock).notify(approval(), KEY)
+
+    assert failed.value.retry_after == pytest.approx(120.0)
+
+
+def test_a_timeout_is_retryable(webhook_sink: WebhookSink, clock: ManualClock) -> None:
+    webhook_sink.script(Reply(204, delay=1.0))
+
+    with httpx.Client(timeout=0.2) as impatient, pytest.raises(SendFailed) as failed:
+        make(webhook_sink.url(), impatient, clock).notify(approval(), KEY)
+
+    assert failed.value.retryable is True
+    assert "timed out" in failed.value.reason
+
+
+def test_nothing_listening_is_retryable(http: httpx.Client, clock: ManualClock) -> None:
+    with pytest.raises(SendFailed) as failed:
+        make(f"http://127.0.0.1:{free_port()}/hook", http, clock).notify(approval(), KEY)
+
+    assert failed.value.retryable is True
+    assert failed.value.__cause__ is not None  # translated here, chained for the logs
+
+
+# --- private targets at send time --------------------------------------------------------
+
+
+def test_a_hostname_resolving_to_loopback_is_refused(
+    webhook_sink: WebhookSink, http: httpx.Client, clock: ManualClock
+) -> None:
+    # localhost really resolves to 127.0.0.1 here; the channel asks the system resolver
+    hook = make(f"https://localhost:{webhook_sink.port}/hook", http, clock, allow_private=False)
+
+    with pytest.raises(SendFailed) as failed:
+        hook.notify(approval(), KEY)
+
+    assert failed.value.retryable is False
+    assert "127.0.0.1 is a loopback address" in failed.value.reason
+    assert webhook_sink.received == []
+
+
+@pytest.mark.parametrize(
+    "address",
+    [
+        "127.0.0.1",
+        "10.0.0.8",
+        "172.16.5.4",
+        "192.168.1.1",
+        "169.254.169.254",
+        "::1",
+        "fe80::1",
+        "fd00::1",
+        "::ffff:127.0.0.1",
+        "0.0.0.0",
+        "100.64.0.1",
+    ],
+)
+def test_a_name_resolving_to_any_private_address_is_refused(
+    http: httpx.Client, clock: ManualClock, address: str
+) -> None:
+    hook = make(
+        "https://hooks.example.test/x",
+        http,
+        clock,
+        allow_private=False,
+        resolver=resolving_to("93.184.215.14", address),
+    )
+
+    with pytest.raises(SendFailed) as failed:
+        hook.notify(approval(), KEY)
+
+    assert failed.value.retryable is False
+    assert "refused" in failed.value.reason
+
+
+def test_a_literal_private_address_is_refused_at_send(
+    webhook_sink: WebhookSink, http: httpx.Client, clock: ManualClock
+) -> None:
+    hook = make(f"https://127.0.0.1:{webhook_sink.port}/hook", http, clock, allow_private=False)
+
+    with pytest.raises(SendFailed) as failed:
+        hook.notify(approval(), KEY)
+
+    assert failed.value.retryable is False
+    assert webhook_sink.received == []
+
+
+def test_plain_http_is_refused_for_a_public_target(http: httpx.Client, clock: ManualClock) -> None:
+    hook = make(
+        "http://hooks.example.test/x",
+        http,
+        clock,
+        allow_private=False,
+        resolver=resolving_to("93.184.215.14"),
+    )
+
+    with pytest.raises(SendFailed) as failed:
+        hook.notify(approval(), KEY)
+
+    assert failed.value.retryable is False
+    assert "https" in failed.value.reason
+
+
+def test_allowed_private_targets_are_reached_at_the_checked_address(
+    webhook_sink: WebhookSink, http: httpx.Client, clock: ManualClock
+) -> None:
+    # Given a name our resolver maps to loopback, and private targets allowed
+    hook = make(
+        f"http://hooks.example.test:{webhook_sink.port}/hook",
+        http,
+        clock,
+        resolver=resolving_to("127.0.0.1"),
+    )
+
+    hook.notify(approval(), KEY)
+
+    # Then the request went to the resolved address, under the name it was given
+    [request] = webhook_sink.received
+    assert request.headers["host"] == f"hooks.example.test:{webhook_sink.port}"
+    Webhook(SECRET).verify(request.body, request.headers)
+
+
+def test_https_to_the_checked_address_still_verifies_the_name(clock: ManualClock) -> None:
+    # Given an HTTPS receiver whose certificate is for hooks.example.test only
+    sink = WebhookSink(tls="hooks.example.test")
+    sink.start()
+    try:
+        with httpx.Client(timeout=2.0, verify=sink.trust()) as trusting:
+            hook = make(
+                f"https://hooks.example.test:{sink.port}/hook",
+                trusting,
+                clock,
+                resolver=resolving_to("127.0.0.1"),
+            )
+
+            # When the channel connects to 127.0.0.1, SNI and the certificate check use the name
+            hook.notify(approval(), KEY)
+
+            # And a name the certificate does not cover is refused by TLS, retryably
+            other = make(
+                f"https://other.example.test:{sink.port}/hook",
+                trusting,
+                clock,
+                resolver=resolving_to("127.0.0.1"),
+            )
+            with pytest.raises(SendFailed) as failed:
+                other.notify(approval(), KEY)
+    finally:
+        sink.close()
+
+    [request] = sink.received
+    assert request.headers["host"] == f"hooks.example.test:{sink.port}"
+    Webhook(SECRET).verify(request.body, request.headers)
+    assert failed.value.retryable is True
+
+
+def test_an_unreachable_address_falls_back_to_the_next(
+    webhook_sink: WebhookSink, http: httpx.Client, clock: ManualClock
+) -> None:
+    # 127.0.0.2 answers nothing on this port; 127.0.0.1 is the sink
+    hook = make(
+        f"http://hooks.example.test:{webhook_sink.port}/hook",
+        http,
+        clock,
+        resolver=resolving_to("127.0.0.2", "127.0.0.1"),
+    )
+
+    hook.notify(approval(), KEY)
+
+    assert len(webhook_sink.received) == 1
+
+
+def test_a_name_that_does_not_resolve_is_retryable(http: httpx.Client, clock: ManualClock) -> None:
+    def broken(host: str, port: int) -> Sequence[str]:
+        raise OSError("temporary failure in name resolution")
+
+    hook = make("https://hooks.example.test/x", http, clock, resolver=broken)
+
+    with pytest.raises(SendFailed) as failed:
+        hook.notify(approval(), KEY)
+
+    assert failed.value.retryable is True
+
+
+# --- the secret --------------------------------------------------------------------------
+
+
+def settings(url: str) -> WebhookSettings:
+    return WebhookSettings(
+        type="webhook", url=url, secret=SecretRef(secret="webhook-signing"), allow_private=True
+    )
+
+
+def test_from_config_reads_the_secret_at_each_send(
+    webhook_sink: WebhookSink, http: httpx.Client, clock: ManualClock
+) -> None:
+    secrets = MemorySecrets({"webhook-signing": SECRET})
+    hook = WebhookChannel.from_config(
+        settings(webhook_sink.url()), secrets, http, name="ops", clock=clock
+    )
+    hook.notify(approval(), KEY)
+
+    rotated = "whsec_" + base64.b64encode(b"the-next-signing-key-after-rotat").decode()
+    secrets.set("webhook-signing", rotated)
+    hook.notify(approval(), KEY)
+
+    first, second = webhook_sink.received
+    assert hook.name == "ops"
+    Webhook(SECRET).verify(first.body, first.headers)
+    Webhook(rotated).verify(second.body, second.headers)
+
+
+def test_a_missing_secret_is_a_permanent_failure(
+    webhook_sink: WebhookSink, http: httpx.Client, clock: ManualClock
+) -> None:
+    hook = WebhookChannel.from_config(
+        settings(webhook_sink.url()), MemorySecrets(), http, clock=clock
+    )
+
+    with pytest.raises(SendFailed) as failed:
+        hook.notify(approval(), KEY)
+
+    assert failed.value.retryable is False
+    assert isinstance(failed.value.__cause__, SecretMissing)
+    assert webhook_sink.received == []
+
+
+def test_an_unavailable_secret_source_is_retryable(
+    webhook_sink: WebhookSink, http: httpx.Client, clock: ManualClock
+) -> None:
+    def flaky() -> str:
+        raise StoreUnavailable("Secrets Manager throttled")
+
+    hook = WebhookChannel(
+        "hook", webhook_sink.url(), flaky, client=http, allow_private=True, clock=clock
+    )
+
+    with pytest.raises(SendFailed) as failed:
+        hook.notify(approval(), KEY)
+
+    assert failed.value.retryable is True
+
+
+@pytest.mark.parametrize("bad", ["whsec_***not base64***", "whsec_", ""])
+def test_a_malformed_secret_is_a_permanent_failure(
+    webhook_sink: WebhookSink, http: httpx.Client, clock: ManualClock, bad: str
+) -> None:
+    with pytest.raises(SendFailed) as failed:
+        make(webhook_sink.url(), http, clock, secret=bad).notify(approval(), KEY)
+
+    assert failed.value.retryable is False
+    assert "***not base64***" not in failed.value.reason  # a value is never echoed
+    assert webhook_sink.received == []
+
+
+def test_the_secret_never_appears_in_a_failure(
+    webhook_sink: WebhookSink, http: httpx.Client, clock: ManualClock
+) -> None:
+    webhook_sink.script(Reply(401, body=SECRET.encode()))
+
+    with pytest.raises(SendFailed) as failed:
+        make(webhook_sink.url(), http, clock).notify(approval(), KEY)
+
+    assert SECRET not in str(failed.value)
