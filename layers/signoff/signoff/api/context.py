@@ -8,6 +8,7 @@ from functools import cached_property
 from typing import TYPE_CHECKING, Any
 
 from signoff.apikeys import tenant_for
+from signoff.errors import NotFound
 
 if TYPE_CHECKING:
     from collections.abc import Callable, Mapping
@@ -15,6 +16,7 @@ if TYPE_CHECKING:
     from aws_lambda_powertools.event_handler.api_gateway import BaseRouter
 
     from signoff.agents import AgentCatalog
+    from signoff.api.chat import ChatChannels
     from signoff.clock import Clock
     from signoff.continuations.base import Continuations
     from signoff.durable.turns import Turns
@@ -45,6 +47,8 @@ class Api:
     clock: Clock
     environment: str
     allow_anonymous: bool
+    # The chat channels (Slack, Lark) whose clicks the resolve function takes.
+    make_chat: Callable[[], ChatChannels] | None = None
     # Seconds a request's turn may run before it answers 202 "running".
     request_budget: float = API_GATEWAY_LIMIT - 5.0
     # Seconds kept free before the Lambda's own end for the final checkpoint.
@@ -55,6 +59,17 @@ class Api:
     def signer(self) -> Signer:
         """Signs and verifies resume tokens (the secret is read once)."""
         return self.make_signer()
+
+    @cached_property
+    def chat(self) -> ChatChannels:
+        """The chat channels, built on the first click.
+
+        Raises:
+            NotFound: the deployment defines no chat channels.
+        """
+        if self.make_chat is None:
+            raise NotFound("chat channels", "")
+        return self.make_chat()
 
     def tenant(self, headers: Mapping[str, str]) -> str:
         """The caller's tenant, from its API key (``x-api-key`` or a bearer token).

@@ -7,6 +7,7 @@ from pathlib import Path
 
 from signoff.agents import AgentCatalog
 from signoff.api.context import Api
+from signoff.aws.channels import chat_from_env
 from signoff.clock import SystemClock
 from signoff.continuations.aws import LambdaContinuations
 from signoff.durable.turns import Turns
@@ -48,6 +49,7 @@ def api_from_env() -> Api:
         pending=store.pending,
         api_keys=store.api_keys,
         make_signer=lambda: signer_from(SecretsManagerSecrets.from_env()),
+        make_chat=lambda: chat_from_env(agents.channels, clock),
         continuations=LambdaContinuations.from_env(),
         clock=clock,
         environment=os.environ.get("SIGNOFF_ENVIRONMENT", "production"),

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import os
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
 
 from signoff.agents import AgentCatalog
+from signoff.aws.channels import deployment_secrets
 from signoff.clock import SystemClock
 from signoff.durable.turns import Turns
 from signoff.models.factory import build_model
@@ -15,44 +15,11 @@ from signoff.notify.hub import Notifier
 from signoff.notify.sweeper import Sweeper
 from signoff.queue.sqs import SqsQueue
 from signoff.store.dynamodb import DynamoStore
-from signoff.tokens import RESUME_SIGNING_SECRET, signer_from
+from signoff.tokens import signer_from
 
-if TYPE_CHECKING:
-    from signoff.channels.config import ChannelsConfig
-    from signoff.secrets.aws import SecretsManagerSecrets
-
-__all__ = ["channel_secret_names", "notifier_from_env", "sweeper_from_env"]
+__all__ = ["notifier_from_env", "sweeper_from_env"]
 
 DAY = 86400.0
-
-
-def channel_secret_names(config: ChannelsConfig) -> list[str]:
-    """Every ``{secret: name}`` the channels refer to."""
-    found: set[str] = set()
-
-    def walk(value: Any) -> None:
-        if isinstance(value, dict):
-            if set(value) == {"secret"} and isinstance(value["secret"], str):
-                found.add(value["secret"])
-            for inner in value.values():
-                walk(inner)
-        elif isinstance(value, list):
-            for inner in value:
-                walk(inner)
-
-    walk(config.model_dump())
-    return sorted(found)
-
-
-def _secrets(names: list[str]) -> SecretsManagerSecrets:
-    """Secret ids from ``SIGNOFF_<NAME>_SECRET_ARN``, else ``<prefix><name>`` (``signoff/``)."""
-    from aws_lambda_powertools.utilities.parameters import SecretsProvider
-
-    from signoff.secrets.aws import SecretsManagerSecrets, secret_id_variable
-
-    prefix = os.environ.get("SIGNOFF_CHANNEL_SECRETS_PREFIX", "signoff/")
-    ids = {name: os.environ.get(secret_id_variable(name)) or f"{prefix}{name}" for name in names}
-    return SecretsManagerSecrets(ids, SecretsProvider())
 
 
 def _agents() -> AgentCatalog:
@@ -68,7 +35,7 @@ def notifier_from_env() -> Notifier:
     clock = SystemClock()
     store = DynamoStore.from_env(clock=clock)
     channels_config = _agents().channels
-    secrets = _secrets([RESUME_SIGNING_SECRET, *channel_secret_names(channels_config)])
+    secrets = deployment_secrets(channels_config)
     # Webhook targets must not bounce a signed request somewhere else.
     http = httpx.Client(timeout=10.0, follow_redirects=False)
     public_url = os.environ.get("SIGNOFF_PUBLIC_URL", "")

@@ -1,0 +1,146 @@
+"""``POST /slack/interactions`` and ``POST /lark/callback``: decisions clicked in a chat.
+
+A request is trusted only after its signature (Slack) or token / signature
+(Lark) verified against one of the deployment's channels of that type;
+anything that fails to verify — including a malformed request — is a 401.
+"""
+
+import json
+import time
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+from aws_lambda_powertools.event_handler import Response
+from aws_lambda_powertools.event_handler.api_gateway import Router
+
+from signoff.api.clicks import Click, decide_click
+from signoff.api.context import api_of
+from signoff.channels.config import LarkSettings, SlackSettings
+from signoff.errors import BadForm, InvalidSignature, NotFound
+
+if TYPE_CHECKING:
+    from signoff.channels.base import Channel
+    from signoff.channels.config import ChannelsConfig
+    from signoff.secrets.base import SecretSource
+
+__all__ = ["ChatChannels", "router"]
+
+router = Router()
+
+
+@dataclass(kw_only=True)
+class ChatChannels:
+    """The deployment's chat channels: their settings, secrets and senders."""
+
+    config: "ChannelsConfig"
+    secrets: "SecretSource"
+    channels: "dict[str, Channel]" = field(default_factory=dict)
+
+    def of_type(self, kind: type[Any]) -> list[tuple[str, Any]]:
+        return [(n, s) for n, s in self.config.channels.items() if isinstance(s, kind)]
+
+
+def _json(status: int, body: dict[str, Any]) -> Response[str]:
+    return Response(status_code=status, content_type="application/json", body=json.dumps(body))
+
+
+def _unauthorized() -> Response[str]:
+    return _json(401, {"error": "unauthorized", "detail": "the request could not be verified"})
+
+
+@router.post("/slack/interactions", summary="Slack button clicks", tags=["chat"])
+def slack_interactions() -> Response[str]:
+    from signoff.channels.slack_interactions import parse_slack_action, verify_slack_request
+
+    api = api_of(router)
+    chat = api.chat
+    event = router.current_event
+    body = event.decoded_body or ""
+    verified: tuple[str, SlackSettings] | None = None
+    for name, settings in chat.of_type(SlackSettings):
+        secret = chat.secrets.get(settings.signing_secret.secret)
+        try:
+            verify_slack_request(event.headers, body, secret, time.time())
+        except InvalidSignature:
+            continue
+        verified = (name, settings)
+        break
+    if verified is None:
+        return _unauthorized()
+    name, settings = verified
+    try:
+        action = parse_slack_action(body)
+    except BadForm as exc:
+        return _json(400, {"error": "bad_request", "detail": str(exc)})
+    if action.kind == "open" or not action.pending_id:
+        return _json(200, {})  # a link button: Slack opens the page itself
+    sender: Any = chat.channels.get(name)
+
+    def update(text: str) -> None:
+        if sender is not None and action.message_ts:
+            sender.update_outcome({"ts": action.message_ts, "channel": action.channel_id}, text)
+
+    outcome = decide_click(
+        api,
+        Click(
+            channel=name,
+            user=action.user_id,
+            pending_id=action.pending_id,
+            decision=action.decision,
+            answer=action.answer,
+            allowed=not settings.approvers or action.user_id in settings.approvers,
+        ),
+        update,
+    )
+    return _json(200, {"response_type": "ephemeral", "text": outcome.text})
+
+
+@router.post("/lark/callback", summary="Lark card clicks and URL verification", tags=["chat"])
+def lark_callback_route() -> Response[str]:
+    from signoff.channels.lark_callbacks import LarkChallenge, lark_callback
+
+    api = api_of(router)
+    chat = api.chat
+    event = router.current_event
+    body = event.decoded_body or ""
+    parsed: Any = None
+    verified: tuple[str, LarkSettings] | None = None
+    for name, settings in chat.of_type(LarkSettings):
+        token = chat.secrets.get(settings.verification_token.secret)
+        key = chat.secrets.get(settings.encrypt_key.secret) if settings.encrypt_key else None
+        try:
+            parsed = lark_callback(body, event.headers, token, key, now=time.time())
+        except InvalidSignature:
+            continue
+        except BadForm as exc:
+            return _json(400, {"error": "bad_request", "detail": str(exc)})
+        verified = (name, settings)
+        break
+    if verified is None:
+        return _unauthorized()
+    if isinstance(parsed, LarkChallenge):
+        return _json(200, parsed.response())
+    name, settings = verified
+    if not parsed.pending_id:
+        raise NotFound("pending item", "")
+    sender: Any = chat.channels.get(name)
+
+    def update(text: str) -> None:
+        if sender is not None and parsed.message_id:
+            sender.update_outcome({"message_id": parsed.message_id}, text)
+
+    outcome = decide_click(
+        api,
+        Click(
+            channel=name,
+            user=parsed.open_id,
+            pending_id=parsed.pending_id,
+            decision=parsed.decision,
+            answer=parsed.answer,
+            allowed=not settings.approvers or parsed.open_id in settings.approvers,
+        ),
+        update,
+    )
+    return _json(
+        200, {"toast": {"type": "success" if outcome.decided else "info", "content": outcome.text}}
+    )

@@ -1,0 +1,70 @@
+"""The deployment's channel secrets and chat channels, from the environment."""
+
+from __future__ import annotations
+
+import os
+from typing import TYPE_CHECKING, Any
+
+from signoff.tokens import RESUME_SIGNING_SECRET
+
+if TYPE_CHECKING:
+    from signoff.api.chat import ChatChannels
+    from signoff.channels.config import ChannelsConfig
+    from signoff.clock import Clock
+    from signoff.secrets.aws import SecretsManagerSecrets
+
+__all__ = ["channel_secret_names", "chat_from_env", "deployment_secrets"]
+
+
+def channel_secret_names(config: ChannelsConfig) -> list[str]:
+    """Every ``{secret: name}`` the channels refer to."""
+    found: set[str] = set()
+
+    def walk(value: Any) -> None:
+        if isinstance(value, dict):
+            if set(value) == {"secret"} and isinstance(value["secret"], str):
+                found.add(value["secret"])
+            for inner in value.values():
+                walk(inner)
+        elif isinstance(value, list):
+            for inner in value:
+                walk(inner)
+
+    walk(config.model_dump())
+    return sorted(found)
+
+
+def deployment_secrets(config: ChannelsConfig) -> SecretsManagerSecrets:
+    """The signing secret and every channel secret, read from Secrets Manager.
+
+    A name's secret id is ``SIGNOFF_<NAME>_SECRET_ARN`` when set, else
+    ``<SIGNOFF_CHANNEL_SECRETS_PREFIX><name>`` (the template's prefix is ``<stack>/``).
+    """
+    from aws_lambda_powertools.utilities.parameters import SecretsProvider
+
+    from signoff.secrets.aws import SecretsManagerSecrets, secret_id_variable
+
+    prefix = os.environ.get("SIGNOFF_CHANNEL_SECRETS_PREFIX", "signoff/")
+    names = [RESUME_SIGNING_SECRET, *channel_secret_names(config)]
+    ids = {name: os.environ.get(secret_id_variable(name)) or f"{prefix}{name}" for name in names}
+    return SecretsManagerSecrets(ids, SecretsProvider())
+
+
+def chat_from_env(config: ChannelsConfig, clock: Clock) -> ChatChannels:
+    """The Slack and Lark channels whose clicks the resolve function verifies and applies."""
+    from signoff.api.chat import ChatChannels
+    from signoff.channels.config import ChannelsConfig as Config
+    from signoff.channels.config import LarkSettings, SlackSettings
+    from signoff.channels.registry import build_channels
+
+    chats = Config(
+        channels={
+            name: settings
+            for name, settings in config.channels.items()
+            if isinstance(settings, SlackSettings | LarkSettings)
+        }
+    )
+    secrets = deployment_secrets(config)
+    return ChatChannels(
+        config=chats, secrets=secrets, channels=build_channels(chats, secrets, clock=clock)
+    )
