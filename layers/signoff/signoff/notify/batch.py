@@ -50,7 +50,9 @@ def handle_batch(notifier: Notifier, event: dict[str, Any], context: Any) -> dic
                 name="NotificationsSent", unit=MetricUnit.Count, value=len(report.sent)
             )
 
-    processor = BatchProcessor(event_type=EventType.SQS)
+    # A batch that failed as a whole is reported record by record too, so the
+    # retry and DLQ accounting is the same for one failure or ten.
+    processor = BatchProcessor(event_type=EventType.SQS, raise_on_entire_batch_failure=False)
     result = process_partial_response(
         event=event, record_handler=record_handler, processor=processor, context=context
     )
