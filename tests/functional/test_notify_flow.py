@@ -8,10 +8,8 @@ import hmac
 import json
 import shutil
 import time
-from collections.abc import Iterator
 from dataclasses import dataclass
-from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import boto3
 import pytest
@@ -21,9 +19,14 @@ from moto.ses.models import ses_backends
 from standardwebhooks import Webhook
 
 from tests.conftest import ROOT
-from tests.support.aws import AwsResources
 from tests.support.http_server import Recorded, RecordingServer, Reply
 from tests.support.lambdas import FakeLambdaContext, body, import_handler, load_event
+
+if TYPE_CHECKING:
+    from collections.abc import Iterator
+    from pathlib import Path
+
+    from tests.support.aws import AwsResources
 
 SLACK_SIGNING = "slack-signing-secret-0123456789"
 LARK_TOKEN = "lark-verification-token"
