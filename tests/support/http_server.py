@@ -82,6 +82,12 @@ class Reply:
 Responder = Reply | Callable[[Recorded], Reply]
 
 
+class _Server(ThreadingHTTPServer):
+    # The default listen backlog of 5 refuses a burst of concurrent clients (a
+    # notifier's batch); a real service accepts them all.
+    request_queue_size = 128
+
+
 class RecordingServer:
     """A ``ThreadingHTTPServer`` on 127.0.0.1, on a free port, in a daemon thread."""
 
@@ -91,7 +97,7 @@ class RecordingServer:
         self._lock = threading.Lock()
         self._queue: deque[Responder] = deque()
         self._by_path: dict[str, deque[Responder]] = {}
-        self._server = ThreadingHTTPServer((host, 0), self._handler_class())
+        self._server = _Server((host, 0), self._handler_class())
         self._server.daemon_threads = True
         # A short poll keeps shutdown (once per test) from costing half a second.
         self._thread = threading.Thread(

@@ -53,7 +53,9 @@ class Notifier:
         clock: Clock,
         owner: str | None = None,
         lock_ttl: float = 60.0,
-        max_workers: int = 8,
+        # Sends wait on the network, not the CPU: a full batch (10 records x a few
+        # channels) goes out at once.
+        max_workers: int = 32,
         on_permanent_failure: Callable[[OutboxRow, SendFailed], None] | None = None,
     ) -> None:
         self.pending = pending
