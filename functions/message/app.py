@@ -6,14 +6,14 @@ from aws_lambda_powertools import Tracer
 from aws_lambda_powertools.logging import correlation_paths
 from aws_lambda_powertools.utilities.typing import LambdaContext
 
+from signoff.api import messages
 from signoff.api.app import build_resolver
 from signoff.api.background import dispatch
-from signoff.api.spec import MESSAGE_ROUTERS
 from signoff.api.telemetry import logger, metrics
 from signoff.aws.deployment import api_from_env
 
 API = api_from_env()
-app = build_resolver(*MESSAGE_ROUTERS)
+app = build_resolver(messages.router)
 tracer = Tracer()
 
 

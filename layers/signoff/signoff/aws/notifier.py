@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import os
+from collections.abc import Callable, Iterator, Mapping
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from signoff.agents import AgentCatalog
 from signoff.aws.channels import deployment_secrets
@@ -17,6 +19,9 @@ from signoff.queue.sqs import SqsQueue
 from signoff.store.dynamodb import DynamoStore
 from signoff.tokens import signer_from
 
+if TYPE_CHECKING:
+    from signoff.channels.base import Channel
+
 __all__ = ["notifier_from_env", "sweeper_from_env"]
 
 DAY = 86400.0
@@ -26,18 +31,42 @@ def _agents() -> AgentCatalog:
     return AgentCatalog(Path(os.environ.get("SIGNOFF_AGENTS_DIR", "/opt")))
 
 
+class _Channels(Mapping[str, "Channel"]):
+    """The deployment's channels, built on the first send rather than during a cold start."""
+
+    def __init__(self, build: Callable[[], dict[str, Channel]]) -> None:
+        self._build = build
+        self._built: dict[str, Channel] | None = None
+
+    def _channels(self) -> dict[str, Channel]:
+        if self._built is None:
+            self._built = self._build()
+        return self._built
+
+    def __getitem__(self, name: str) -> Channel:
+        return self._channels()[name]
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._channels())
+
+    def __len__(self) -> int:
+        return len(self._channels())
+
+
 def notifier_from_env() -> Notifier:
     """The notifier of the deployment the template describes."""
-    import httpx
-
-    from signoff.channels.registry import build_channels
-
     clock = SystemClock()
     store = DynamoStore.from_env(clock=clock)
     channels_config = _agents().channels
     secrets = deployment_secrets(channels_config)
-    # Webhook targets must not bounce a signed request somewhere else.
-    http = httpx.Client(timeout=10.0, follow_redirects=False)
+
+    def channels() -> dict[str, Channel]:
+        # The registry's HTTP client never follows redirects: a webhook target must
+        # not bounce a signed request somewhere else.
+        from signoff.channels.registry import build_channels
+
+        return build_channels(channels_config, secrets, clock=clock)
+
     public_url = os.environ.get("SIGNOFF_PUBLIC_URL", "")
     signer = None
 
@@ -49,7 +78,7 @@ def notifier_from_env() -> Notifier:
     return Notifier(
         pending=store.pending,
         outbox=store.outbox,
-        channels=build_channels(channels_config, secrets, http=http, clock=clock),
+        channels=_Channels(channels),
         composer=composer,
         clock=clock,
     )
