@@ -51,8 +51,9 @@ lint: install
 	$(BIN)/mypy
 
 # template.yaml: cfn-lint, SAM's own lint, and a build into .aws-sam/build (the
-# engine layer's wheels are fetched for arm64 / python3.13). sam needs a region
-# for these, no credentials. --cached rebuilds only what changed.
+# engine layer's wheels are fetched for python3.13 and the template's Architecture,
+# x86_64 by default). sam needs a region for these, no credentials. --cached
+# rebuilds only what changed.
 template: install $(SAM_VENV)/.installed
 	$(BIN)/cfn-lint template.yaml
 	$(SAM) validate --lint --region us-east-1
@@ -71,4 +72,5 @@ test: lint packaging
 bench: install packaging
 	$(BIN)/python bench/engine_overhead.py
 	$(BIN)/python bench/checkpoint_growth.py
+	$(BIN)/python bench/notifier_fanout.py
 	$(BIN)/python bench/cold_start.py
