@@ -43,7 +43,7 @@ $(LAMBDA_VENV)/.installed: requirements-lambda-runtime.txt | $(BIN)/.installed
 install: $(BIN)/.installed
 
 demo: install
-	$(BIN)/signoff run customer-service --approve "order A-1001 arrived broken, can you refund it?"
+	$(BIN)/signoff demo
 
 lint: install
 	$(BIN)/ruff check .

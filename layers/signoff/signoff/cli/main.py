@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING, Any
 
 from pydantic import TypeAdapter
 
-from signoff.cli import keys
+from signoff.cli import dev, keys
 from signoff.errors import ConfigError, SignoffError, UnknownAgent, UsageError
 from signoff.events import dump
 from signoff.ids import new_id
@@ -94,6 +94,7 @@ def _parser() -> argparse.ArgumentParser:
     config.set_defaults(command=_config)
 
     keys.register(commands)
+    dev.register(commands)
     return parser
 
 

@@ -1,0 +1,157 @@
+"""``signoff dev`` and ``signoff demo``: the whole system on this machine, from ``template.yaml``.
+
+``dev`` runs the local stack (``signoff.local``) until Ctrl-C: the functions
+behind an HTTP server routed from the template, AWS emulated by moto on
+loopback, the notify queue's poller, the sweeper's schedule and a webhook sink
+that prints each notification with its links. ``demo`` starts the same stack
+on a free port, walks one approval through it over HTTP and stops it.
+
+Exit codes: 0 done (``dev``: stopped by Ctrl-C), 1 a failure (``demo``: a step
+that did not go as expected), 2 a usage error (a port already in use).
+"""
+
+from __future__ import annotations
+
+import io
+import sys
+from typing import TYPE_CHECKING
+
+from signoff.errors import SignoffError
+
+if TYPE_CHECKING:
+    import argparse
+
+    from signoff.local.stack import LocalStack
+
+__all__ = ["register"]
+
+EXIT_OK, EXIT_INTERRUPTED = 0, 130
+_LOG_LEVELS = ("DEBUG", "INFO", "WARNING", "ERROR")
+
+
+def register(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    """Add the ``dev`` and ``demo`` commands to the ``signoff`` parser."""
+    dev = commands.add_parser(
+        "dev", help="run the whole system locally (API, AWS emulator, notifier, sweeper)"
+    )
+    dev.add_argument("--port", type=int, default=3000, help="HTTP port (default 3000)")
+    dev.add_argument(
+        "--env",
+        dest="environment",
+        default=None,
+        help="the template's Environment parameter (default: its default, production)",
+    )
+    dev.add_argument(
+        "--sweep-every",
+        type=float,
+        default=None,
+        metavar="SECONDS",
+        help="run the sweeper this often (default: the template's schedule)",
+    )
+    dev.add_argument(
+        "--log-level",
+        default="WARNING",
+        choices=_LOG_LEVELS,
+        help="the functions' log level (their logs go to stderr; default WARNING)",
+    )
+    dev.set_defaults(command=_dev)
+
+    demo = commands.add_parser(
+        "demo", help="walk one approval end to end through a local stack, then stop it"
+    )
+    mode = demo.add_mutually_exclusive_group()
+    mode.add_argument(
+        "--deny", action="store_const", const="deny", dest="mode", help="deny the refund"
+    )
+    mode.add_argument(
+        "--question",
+        action="store_const",
+        const="question",
+        dest="mode",
+        help="answer the agent's question on the link page, then approve",
+    )
+    demo.add_argument("--port", type=int, default=0, help="HTTP port (default: a free one)")
+    demo.set_defaults(command=_demo, mode="approve")
+
+
+def _dev(args: argparse.Namespace) -> int:
+    from signoff.local.stack import LocalStack, StackSettings
+
+    stack = LocalStack(
+        StackSettings(
+            port=args.port,
+            environment=args.environment,
+            sweep_every=args.sweep_every,
+            agents=args.agents,
+            log_level=args.log_level,
+        )
+    )
+    try:
+        stack.start()
+    except KeyboardInterrupt:  # Ctrl-C while starting: start() has cleaned up
+        return EXIT_INTERRUPTED
+    stack.say(_banner(stack))
+    stack.serve_forever()
+    return EXIT_OK
+
+
+def _banner(stack: LocalStack) -> str:
+    """What runs where: the URL, the agents, where notifications appear, the AWS endpoint."""
+    from signoff.agents import AgentCatalog
+    from signoff.local.demo import AGENT, MESSAGES
+    from signoff.local.sink import LIST_PATH, SINK_PATH
+
+    names = AgentCatalog(stack.agents_dir).names()
+    functions = ", ".join(sorted({route.function for route in stack.routes}))
+    schedules = ", ".join(f"{s.rule} every {s.period:g} s" for s in stack.schedules)
+    queues = ", ".join(p.queue_url.rsplit("/", 1)[-1] for p in stack.pollers)
+    agent = AGENT if AGENT in names else (names or ["<agent>"])[0]
+    return "\n".join(
+        [
+            f"signoff local stack: {stack.template_path}, environment {stack.environment}",
+            f"  API            {stack.url}  ({len(stack.routes)} routes → {functions})",
+            f"  agents         {', '.join(names) or 'none'}  ({stack.agents_dir})",
+            f"  notifications  printed here as they arrive at {stack.url}{SINK_PATH};",
+            f"                 GET {stack.url}{LIST_PATH} lists them",
+            f"  queue poller   {queues or 'none'}",
+            f"  schedules      {schedules or 'none'}",
+            f"  agent runs     {', '.join(stack.agent_schedules) or 'none'}  (not run locally)",
+            f"  AWS emulator   {stack.aws_endpoint}  (moto); for boto3 and `signoff keys`:",
+            f"                 export AWS_ENDPOINT_URL={stack.aws_endpoint} "
+            "AWS_ACCESS_KEY_ID=local AWS_SECRET_ACCESS_KEY=local AWS_DEFAULT_REGION=us-east-1 "
+            f"SIGNOFF_TABLE={stack.resources.environment.get('SIGNOFF_TABLE', '')}",
+            "",
+            "Try:",
+            f"  curl -s -X POST {stack.url}/agents/{agent}/messages \\",
+            "       -H 'content-type: application/json' \\",
+            f'       -d \'{{"message": "{MESSAGES["approve"]}"}}\'',
+            "Ctrl-C stops the stack.",
+        ]
+    )
+
+
+def _demo(args: argparse.Namespace) -> int:
+    from signoff.local.demo import Demo
+    from signoff.local.stack import LocalStack, StackSettings
+
+    # The stack's console (requests, notifications) and the functions' logs are
+    # kept aside: the demo narrates, and they are shown only if a step fails.
+    behind = io.StringIO()
+    stack = LocalStack(
+        StackSettings(port=args.port, agents=args.agents, console=behind, logs=behind)
+    )
+    stack.start()
+    demo = Demo(stack.url, say=lambda text: print(text, flush=True))
+    try:
+        print(f"signoff demo: a local stack on {stack.url}, AWS emulated at {stack.aws_endpoint}")
+        finished = demo.run(args.mode)
+    except SignoffError:
+        print(f"what the stack logged:\n{behind.getvalue()}", file=sys.stderr)
+        raise
+    except KeyboardInterrupt:
+        return EXIT_INTERRUPTED
+    finally:
+        demo.close()
+        stack.stop()
+    print(f"The demo finished: the turn is {finished['status']}; the stack is stopped.")
+    return EXIT_OK

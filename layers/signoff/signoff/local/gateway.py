@@ -1,0 +1,293 @@
+"""API Gateway's HTTP API on loopback: each request becomes the event the function receives.
+
+The event is payload format 2.0, as API Gateway — and ``sam local start-api``
+— build it: ``routeKey``, ``rawPath``, ``rawQueryString``, lower-cased
+``headers`` (repeats joined with commas, cookies moved to ``cookies``),
+``queryStringParameters``, ``pathParameters``, ``requestContext`` and the
+body, base64-encoded when it is not text. The handler's answer (``statusCode``,
+``headers``, ``cookies``, ``body``, ``isBase64Encoded``) is written back. A
+request that matches no route gets API Gateway's own 404.
+
+One difference is deliberate: ``requestContext.domainName`` is the ``Host``
+the client sent, port included. API Gateway serves on 443, so its domain needs
+no port; locally the port is part of the origin a browser sends, and the link
+pages compare the two before taking a form.
+
+Local-only routes (the webhook sink) are served before the template's routes
+and never reach a function.
+"""
+
+from __future__ import annotations
+
+import base64
+import errno
+import json
+import threading
+import time
+import traceback
+import uuid
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from typing import TYPE_CHECKING, Any, Final
+from urllib.parse import parse_qsl
+
+from signoff.errors import UsageError
+from signoff.local.template import ACCOUNT_ID
+
+if TYPE_CHECKING:
+    from collections.abc import Callable, Mapping
+    from typing import TypeAlias
+
+    from signoff.local.router import Route, RouteTable
+
+    # (method, path) of a local-only route → what answers it.
+    LocalRoutes: TypeAlias = dict[tuple[str, str], Callable[["HttpRequest"], "HttpResponse"]]
+
+__all__ = ["Gateway", "HttpRequest", "HttpResponse", "api_gateway_event", "lambda_response"]
+
+# API Gateway's HTTP API refuses larger payloads.
+MAX_BODY: Final = 10 * 1024 * 1024
+_TEXT_TYPES: Final = ("text/", "application/json", "application/x-www-form-urlencoded")
+_TEXT_SUFFIXES: Final = ("+json", "+xml", "/xml", "/javascript")
+API_ID: Final = "local"
+
+
+@dataclass(frozen=True)
+class HttpRequest:
+    """A request as it arrived: header names as sent, the body as bytes."""
+
+    method: str
+    raw_path: str
+    raw_query: str
+    headers: list[tuple[str, str]]
+    body: bytes
+    source_ip: str
+    protocol: str
+
+    def header(self, name: str, default: str = "") -> str:
+        """The first value of the header ``name`` (any case)."""
+        for key, value in self.headers:
+            if key.lower() == name.lower():
+                return value
+        return default
+
+
+@dataclass(frozen=True)
+class HttpResponse:
+    """What to send back."""
+
+    status: int
+    headers: list[tuple[str, str]]
+    body: bytes = b""
+
+    @classmethod
+    def json(cls, status: int, payload: Any) -> HttpResponse:
+        return cls(status, [("content-type", "application/json")], json.dumps(payload).encode())
+
+
+def _text_body(body: bytes, content_type: str) -> str | None:
+    """The body as text when its type is textual and it is UTF-8, else None (sent base64)."""
+    kind = content_type.split(";", 1)[0].strip().lower()
+    if not (kind.startswith(_TEXT_TYPES) or kind.endswith(_TEXT_SUFFIXES)):
+        return None
+    try:
+        return body.decode("utf-8")
+    except UnicodeDecodeError:
+        return None
+
+
+def api_gateway_event(
+    route: Route, parameters: Mapping[str, str], request: HttpRequest
+) -> dict[str, Any]:
+    """The payload-format-2.0 event API Gateway would send the route's function."""
+    headers: dict[str, str] = {}
+    cookies: list[str] = []
+    for name, value in request.headers:
+        lowered = name.lower()
+        if lowered == "cookie":
+            cookies.extend(part.strip() for part in value.split(";") if part.strip())
+            continue
+        headers[lowered] = f"{headers[lowered]},{value}" if lowered in headers else value
+    host = headers.get("host", "")
+    headers.setdefault("x-forwarded-for", request.source_ip)
+    headers.setdefault("x-forwarded-proto", "http")
+    headers.setdefault("x-forwarded-port", host.rpartition(":")[2] if ":" in host else "80")
+    query: dict[str, str] = {}
+    for name, value in parse_qsl(request.raw_query, keep_blank_values=True):
+        query[name] = f"{query[name]},{value}" if name in query else value
+    now = datetime.now(UTC)
+    event: dict[str, Any] = {
+        "version": "2.0",
+        "routeKey": route.route_key,
+        "rawPath": request.raw_path,
+        "rawQueryString": request.raw_query,
+        "headers": headers,
+        "requestContext": {
+            "accountId": ACCOUNT_ID,
+            "apiId": API_ID,
+            "domainName": host,
+            "domainPrefix": host.split(".", 1)[0].split(":", 1)[0],
+            "http": {
+                "method": request.method,
+                "path": request.raw_path,
+                "protocol": request.protocol,
+                "sourceIp": request.source_ip,
+                "userAgent": headers.get("user-agent", ""),
+            },
+            "requestId": uuid.uuid4().hex,
+            "routeKey": route.route_key,
+            "stage": "$default",
+            "time": now.strftime("%d/%b/%Y:%H:%M:%S +0000"),
+            "timeEpoch": int(now.timestamp() * 1000),
+        },
+        "isBase64Encoded": False,
+    }
+    if cookies:
+        event["cookies"] = cookies
+    if query:
+        event["queryStringParameters"] = query
+    if parameters:
+        event["pathParameters"] = dict(parameters)
+    if request.body:
+        text = _text_body(request.body, headers.get("content-type", ""))
+        event["body"] = text if text is not None else base64.b64encode(request.body).decode()
+        event["isBase64Encoded"] = text is None
+    return event
+
+
+def lambda_response(result: Any) -> HttpResponse:
+    """The HTTP response for a handler's result, as API Gateway maps payload format 2.0."""
+    if not isinstance(result, dict) or "statusCode" not in result:
+        # A result without a status code is a 200 JSON body (API Gateway's 2.0 inference).
+        return HttpResponse.json(200, result)
+    headers = [(str(k), str(v)) for k, v in (result.get("headers") or {}).items()]
+    for name, values in (result.get("multiValueHeaders") or {}).items():
+        headers.extend((str(name), str(value)) for value in values)
+    headers.extend(("set-cookie", str(cookie)) for cookie in result.get("cookies") or [])
+    body = result.get("body") or ""
+    raw = base64.b64decode(body) if result.get("isBase64Encoded") else str(body).encode("utf-8")
+    return HttpResponse(int(result["statusCode"]), headers, raw)
+
+
+class Gateway:
+    """A threading HTTP server that routes to functions (``invoke``) or local routes."""
+
+    def __init__(
+        self,
+        host: str,
+        port: int,
+        *,
+        log: Callable[[str], None],
+    ) -> None:
+        """Bind ``host:port`` now, so a port in use is reported before anything starts.
+
+        Raises:
+            UsageError: the port is in use, or the address cannot be bound.
+        """
+        self.routes: RouteTable | None = None
+        self.local: LocalRoutes = {}
+        self.invoke: Callable[[Route, dict[str, Any]], Any] | None = None
+        self._log = log
+        gateway = self
+
+        class Handler(BaseHTTPRequestHandler):
+            # Keep-alive: clients reuse one connection; every answer has a Content-Length.
+            protocol_version = "HTTP/1.1"
+
+            def _serve(self) -> None:
+                gateway._serve(self)
+
+            do_GET = do_POST = do_PUT = do_PATCH = do_DELETE = do_OPTIONS = do_HEAD = _serve
+
+            def log_message(self, format: str, *args: object) -> None:
+                pass  # one line per request is written by _serve, to the stack's console
+
+        class Server(ThreadingHTTPServer):
+            # Bursts of clients (a load test, a page's parallel requests) queue, not fail.
+            request_queue_size = 128
+            daemon_threads = True
+
+        try:
+            self._server = Server((host, port), Handler)
+        except OSError as exc:
+            if exc.errno == errno.EADDRINUSE:
+                raise UsageError(
+                    f"port {port} is already in use on {host}: stop what listens there "
+                    "or choose another port with --port"
+                ) from exc
+            raise UsageError(f"cannot listen on {host}:{port}: {exc.strerror or exc}") from exc
+        self._thread = threading.Thread(
+            target=self._server.serve_forever,
+            kwargs={"poll_interval": 0.1},
+            name="gateway",
+            daemon=True,
+        )
+
+    @property
+    def port(self) -> int:
+        return int(self._server.server_address[1])
+
+    def start(self) -> None:
+        self._thread.start()
+
+    def stop(self) -> None:
+        if self._thread.is_alive():
+            self._server.shutdown()
+        self._server.server_close()
+
+    def _serve(self, handler: BaseHTTPRequestHandler) -> None:
+        started = time.monotonic()
+        path, _, query = handler.path.partition("?")
+        length = int(handler.headers.get("content-length") or 0)
+        if "chunked" in handler.headers.get("transfer-encoding", "").lower():
+            # Clients send a length for bodies this small; reading chunks is not worth it here.
+            self._write(handler, HttpResponse.json(411, {"message": "Length Required"}))
+            handler.close_connection = True
+            return
+        if length > MAX_BODY:
+            self._write(handler, HttpResponse.json(413, {"message": "Request Entity Too Large"}))
+            handler.close_connection = True
+            return
+        request = HttpRequest(
+            method=handler.command,
+            raw_path=path,
+            raw_query=query,
+            headers=list(handler.headers.items()),
+            body=handler.rfile.read(length) if length else b"",
+            source_ip=handler.client_address[0],
+            protocol=handler.request_version,
+        )
+        target, response = self._answer(request)
+        self._write(handler, response)
+        took = (time.monotonic() - started) * 1000
+        self._log(f"{request.method} {path} → {response.status} ({target}, {took:.0f} ms)")
+
+    def _answer(self, request: HttpRequest) -> tuple[str, HttpResponse]:
+        local = self.local.get((request.method, request.raw_path))
+        if local is not None:
+            return "local", local(request)
+        found = self.routes.match(request.method, request.raw_path) if self.routes else None
+        if found is None or self.invoke is None:
+            return "no route", HttpResponse.json(404, {"message": "Not Found"})
+        route, parameters = found
+        try:
+            result = self.invoke(route, api_gateway_event(route, parameters, request))
+        except Exception:  # the function crashed: API Gateway answers 500, the log has why
+            self._log(f"{route.function} failed:\n{traceback.format_exc()}")
+            return route.function, HttpResponse.json(500, {"message": "Internal Server Error"})
+        return route.function, lambda_response(result)
+
+    @staticmethod
+    def _write(handler: BaseHTTPRequestHandler, response: HttpResponse) -> None:
+        try:
+            handler.send_response(response.status)
+            for name, value in response.headers:
+                if name.lower() not in ("content-length", "connection", "transfer-encoding"):
+                    handler.send_header(name, value)
+            handler.send_header("content-length", str(len(response.body)))
+            handler.end_headers()
+            if response.body and handler.command != "HEAD":
+                handler.wfile.write(response.body)
+        except OSError:
+            handler.close_connection = True  # the client went away; nobody to answer

@@ -1,0 +1,400 @@
+"""``LocalStack``: the deployed system in one process on loopback, built from ``template.yaml``.
+
+``start`` does, in order:
+
+1. binds the HTTP port (a port in use fails here, before anything else starts);
+2. starts the AWS emulator (moto's server) and points this process at it:
+   ``AWS_ENDPOINT_URL`` and credentials no real endpoint accepts;
+3. creates every resource the template declares, with ``AllowAnonymous=true``
+   (callers without a key are the ``default`` tenant), ``Environment`` from
+   ``--env`` (else the template's default) and a short visibility timeout on the
+   queues that trigger functions, so a failed notification is retried in seconds;
+4. exports the functions' environment as the template resolves it, with the
+   local differences: the repository's ``agents/``, the stack's own URL as
+   ``SIGNOFF_PUBLIC_URL``, tracing and metrics off;
+5. stores the channel secrets under the template's prefix (``signoff/<name>``),
+   generating a ``whsec_`` key for the local webhook sink unless
+   ``SIGNOFF_SECRET_<NAME>`` provides one;
+6. imports each function's ``app.py`` as Lambda would, then adjusts two things
+   at the composition root, where ``signoff.aws`` wired them: the ``Api``
+   objects get ``LocalContinuations`` (a Lambda async self-invoke has no
+   local counterpart), and the notifier's sink channels are aimed at this
+   stack's port (``channels.yaml`` says 3000; the demo and tests use others);
+7. serves the template's ``HttpApi`` routes and the sink's routes, and starts
+   the SQS poller and the schedules.
+
+Every function shares this process's environment, so the stack refuses a
+template whose functions give one variable different values. ``stop`` undoes
+all of it, the environment included.
+"""
+
+from __future__ import annotations
+
+import base64
+import dataclasses
+import os
+import secrets
+import signal
+import sys
+import threading
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any, Final, TextIO, cast
+
+from signoff.errors import ConfigError
+from signoff.local.emulator import AwsEmulator
+from signoff.local.functions import FunctionOutput, LocalContinuations, LocalFunction
+from signoff.local.gateway import Gateway
+from signoff.local.poller import QueuePoller, Schedule, rate_seconds
+from signoff.local.router import Route, RouteTable, routes_from
+from signoff.local.sink import NotificationSink, sink_channels, sink_webhooks
+from signoff.local.template import (
+    REGION,
+    TEMPLATE_FILE,
+    AwsResources,
+    Tag,
+    create_resources,
+    find_template,
+    load_template,
+)
+
+if TYPE_CHECKING:
+    from pathlib import Path
+    from types import FrameType
+
+    from signoff.channels.config import ChannelsConfig
+
+__all__ = ["STACK_NAME", "LocalStack", "StackSettings"]
+
+STACK_NAME: Final = "signoff"
+_FAKE_CREDENTIALS: Final = {
+    "AWS_ACCESS_KEY_ID": "local",
+    "AWS_SECRET_ACCESS_KEY": "local",
+    "AWS_SESSION_TOKEN": "local",
+}
+
+
+@dataclass(frozen=True, kw_only=True)
+class StackSettings:
+    """How to run the stack; every field has the ``signoff dev`` default."""
+
+    port: int = 3000  # 0: any free port
+    host: str = "127.0.0.1"
+    environment: str | None = None  # None: the template's Environment default
+    sweep_every: float | None = None  # None: the template's schedule
+    template: Path | None = None  # None: find_template()
+    agents: Path | None = None  # None: agents/ beside the template
+    # Seconds, for the queues that trigger a function: a failed notification comes
+    # back this soon. The template's 6x-the-timeout rule guards against a second
+    # consumer taking a batch still being handled; here one poller thread per
+    # queue waits for its invocation before it receives again.
+    visibility_timeout: int = 5
+    log_level: str = "WARNING"  # the functions' Powertools logger
+    console: TextIO | None = None  # where the stack reports; None: stdout
+    logs: TextIO | None = None  # where the functions' own output goes; None: stderr
+
+
+class _Environment:
+    """``os.environ`` changes that ``restore`` takes back."""
+
+    def __init__(self) -> None:
+        self._saved: dict[str, str | None] = {}
+
+    def set(self, name: str, value: str | None) -> None:
+        self._saved.setdefault(name, os.environ.get(name))
+        if value is None:
+            os.environ.pop(name, None)
+        else:
+            os.environ[name] = value
+
+    def restore(self) -> None:
+        for name, value in self._saved.items():
+            if value is None:
+                os.environ.pop(name, None)
+            else:
+                os.environ[name] = value
+        self._saved.clear()
+
+
+class LocalStack:
+    """The functions of ``template.yaml`` behind an HTTP server, on an emulated AWS."""
+
+    def __init__(self, settings: StackSettings | None = None) -> None:
+        self.settings = settings or StackSettings()
+        self.template_path = self.settings.template or find_template()
+        self.root = self.template_path.parent
+        self.agents_dir = self.settings.agents or self.root / "agents"
+        self.resources = AwsResources(stack_name=STACK_NAME)
+        self.functions: dict[str, LocalFunction] = {}
+        self.routes: list[Route] = []
+        self.sink = NotificationSink([], printer=self.say)
+        self.schedules: list[Schedule] = []
+        self.pollers: list[QueuePoller] = []
+        # Schedules that carry an Input run an agent; they are listed, not run.
+        self.agent_schedules: list[str] = []
+        self._console = self.settings.console or sys.stdout
+        self._say_lock = threading.Lock()
+        self._emulator = AwsEmulator()
+        self._environ = _Environment()
+        self._stopping = threading.Event()
+        self._continuations: LocalContinuations | None = None
+        self._gateway: Gateway | None = None
+        self._output: FunctionOutput | None = None
+
+    # -- reporting -------------------------------------------------------------------------
+
+    def say(self, text: str) -> None:
+        """One message on the stack's console."""
+        with self._say_lock:
+            print(text, file=self._console, flush=True)
+
+    @property
+    def url(self) -> str:
+        """The HTTP API's base URL, e.g. ``http://127.0.0.1:3000``."""
+        port = self._gateway.port if self._gateway else self.settings.port
+        return f"http://{self.settings.host}:{port}"
+
+    @property
+    def environment(self) -> str:
+        """The environment segment of every rule scope (the template's Environment)."""
+        return self.resources.environment.get("SIGNOFF_ENVIRONMENT", "")
+
+    @property
+    def aws_endpoint(self) -> str:
+        """The emulator's endpoint (``AWS_ENDPOINT_URL``)."""
+        return self._emulator.endpoint
+
+    # -- lifecycle -------------------------------------------------------------------------
+
+    def __enter__(self) -> LocalStack:
+        self.start()
+        return self
+
+    def __exit__(self, *_: object) -> None:
+        self.stop()
+
+    def start(self) -> None:
+        """Bring everything up (see the module's docstring); ``stop`` undoes a partial start.
+
+        Raises:
+            UsageError: the port is in use, a parameter value is not allowed, or moto's
+                server is not installed.
+            ConfigError: the template, ``channels.yaml`` or a function is invalid.
+        """
+        try:
+            self._start()
+        except BaseException:
+            self.stop()
+            raise
+
+    def _start(self) -> None:
+        self._gateway = Gateway(self.settings.host, self.settings.port, log=self.say)
+        self._output = FunctionOutput(sys.stdout, self.settings.logs or sys.stderr)
+        sys.stdout = cast("TextIO", self._output)
+        self._emulator.start()
+        for name in [n for n in os.environ if n.startswith("AWS_ENDPOINT_URL_")]:
+            self._environ.set(name, None)  # a per-service endpoint would bypass the emulator
+        for name, value in {
+            **_FAKE_CREDENTIALS,
+            "AWS_ENDPOINT_URL": self.aws_endpoint,
+            "AWS_DEFAULT_REGION": REGION,
+            "AWS_REGION": REGION,
+            "AWS_PROFILE": None,
+            "AWS_SECURITY_TOKEN": None,
+        }.items():
+            self._environ.set(name, value)
+        template = load_template(self.template_path)
+        parameters = {"AllowAnonymous": "true"}
+        if self.settings.environment is not None:
+            parameters["Environment"] = self.settings.environment
+        self.resources = create_resources(
+            template,
+            stack_name=STACK_NAME,
+            parameters=parameters,
+            properties={
+                queue: {"VisibilityTimeout": self.settings.visibility_timeout}
+                for queue in _triggering_queues(template)
+            },
+        )
+        self._export_environment()
+        channels = self._channel_secrets()
+        for spec in self.resources.functions.values():
+            function = LocalFunction(spec, self.root)
+            function.load()
+            self.functions[spec.logical_id] = function
+        self._wire_modules(channels)
+        self.routes = routes_from(self.resources.functions)
+        self._gateway.routes = RouteTable(self.routes)
+        self._gateway.local = self.sink.routes()
+        # One HTTP request in a function at a time, process-wide (see signoff.local.functions).
+        requests = threading.Lock()
+        self._gateway.invoke = lambda route, event: self.functions[route.function].invoke(
+            event, serial=requests
+        )
+        self._gateway.start()
+        self._start_event_sources()
+
+    def stop(self) -> None:
+        """Stop serving, wait for running continuations, reset the emulator, restore the env."""
+        self._stopping.set()
+        if self._gateway is not None:
+            self._gateway.stop()
+        for worker in self._workers():
+            worker.join(timeout=5.0)
+        if self._continuations is not None:
+            self._continuations.wait(timeout=15.0)
+        self._emulator.stop()
+        for function in self.functions.values():
+            function.unload()
+        self._environ.restore()
+        if self._output is not None and sys.stdout is cast("TextIO", self._output):
+            sys.stdout = self._output.console
+
+    def serve_forever(self) -> None:
+        """Run until Ctrl-C (SIGINT) or SIGTERM, then stop cleanly. Main thread only."""
+        interrupted = threading.Event()
+
+        def on_signal(number: int, _: FrameType | None) -> None:
+            interrupted.set()
+
+        previous = {sig: signal.signal(sig, on_signal) for sig in (signal.SIGINT, signal.SIGTERM)}
+        try:
+            while not interrupted.wait(0.5):
+                pass
+            self.say("stopping the local stack…")
+        finally:
+            for sig, handler in previous.items():
+                signal.signal(sig, handler)
+            self.stop()
+        self.say("stopped")
+
+    # -- wiring ----------------------------------------------------------------------------
+
+    def _export_environment(self) -> None:
+        local = {
+            "SIGNOFF_AGENTS_DIR": str(self.agents_dir),
+            "SIGNOFF_PUBLIC_URL": self.url,
+            "POWERTOOLS_TRACE_DISABLED": "true",
+            "POWERTOOLS_METRICS_DISABLED": "true",
+            "POWERTOOLS_LOG_LEVEL": self.settings.log_level,
+        }
+        merged: dict[str, tuple[str, str]] = {}  # variable → (value, the function setting it)
+        for spec in self.resources.functions.values():
+            for name, value in {**spec.environment, **local}.items():
+                if name in merged and merged[name][0] != value:
+                    raise ConfigError(
+                        TEMPLATE_FILE,
+                        f"{spec.logical_id}.Environment.{name}",
+                        f"differs from {merged[name][1]}'s; the local stack runs every "
+                        "function in one process environment",
+                    )
+                merged[name] = (value, spec.logical_id)
+        for name, (value, _) in merged.items():
+            self._environ.set(name, value)
+
+    def _channel_secrets(self) -> ChannelsConfig:
+        """Store the channels' secrets under the template's prefix; key the sink."""
+        import boto3
+
+        from signoff.aws.channels import channel_secret_names
+        from signoff.channels.config import CHANNELS_FILE, load_channels
+        from signoff.channels.webhook import whsec_form
+        from signoff.secrets.env import variable_name
+
+        config = load_channels(self.agents_dir / CHANNELS_FILE)
+        sinks = sink_channels(config, self.url)
+        sink_secrets = {settings.secret.secret for settings in sinks.values()}
+        prefix = os.environ.get("SIGNOFF_CHANNEL_SECRETS_PREFIX", f"{STACK_NAME}/")
+        client = boto3.client("secretsmanager", region_name=REGION)
+        keys: list[str] = []
+        for name in channel_secret_names(config):
+            value = os.environ.get(variable_name(name))
+            if not value and name in sink_secrets:
+                value = "whsec_" + base64.b64encode(secrets.token_bytes(32)).decode()
+            if not value:
+                self.say(f"note: no value for channel secret {name!r}: set {variable_name(name)}")
+                continue
+            client.create_secret(Name=f"{prefix}{name}", SecretString=value)
+            self._environ.set(variable_name(name), value)
+            if name in sink_secrets:
+                keys.append(whsec_form(value))
+        self.sink = NotificationSink(keys, printer=self.say)
+        return config
+
+    def _wire_modules(self, channels: ChannelsConfig) -> None:
+        from signoff.api.context import Api
+        from signoff.notify.hub import Notifier
+
+        for function in self.functions.values():
+            for attribute, value in list(vars(function.module).items()):
+                if isinstance(value, Api):
+                    replaced = dataclasses.replace(value, continuations=self._local_continuations())
+                    setattr(function.module, attribute, replaced)
+                elif isinstance(value, Notifier):
+                    value.channels = {**value.channels, **sink_webhooks(channels, self.url)}
+
+    def _local_continuations(self) -> LocalContinuations:
+        if self._continuations is None:
+            target = os.environ.get("SIGNOFF_CONTINUE_FUNCTION", "")
+            by_name = {f.spec.physical_name: f for f in self.functions.values()}
+            if target not in by_name:
+                raise ConfigError(
+                    TEMPLATE_FILE,
+                    "SIGNOFF_CONTINUE_FUNCTION",
+                    f"{target!r} is no function of the template",
+                )
+            self._continuations = LocalContinuations(by_name[target], report=self.say)
+        return self._continuations
+
+    def _start_event_sources(self) -> None:
+        import boto3
+
+        for spec in self.resources.functions.values():
+            function = self.functions[spec.logical_id]
+            for event_name, event in spec.events.items():
+                props = event["Properties"]
+                if props.get("Enabled") is False or props.get("State") == "DISABLED":
+                    continue
+                if event["Type"] == "SQS":
+                    poller = QueuePoller(
+                        sqs=boto3.client("sqs", region_name=REGION),
+                        queue_url=self.resources.queue_url_of(str(props["Queue"])),
+                        queue_arn=str(props["Queue"]),
+                        batch_size=int(props.get("BatchSize", 10)),
+                        report_failures="ReportBatchItemFailures"
+                        in props.get("FunctionResponseTypes", []),
+                        invoke=function.invoke,
+                        log=self.say,
+                        stop=self._stopping,
+                    )
+                    self.pollers.append(poller)
+                elif event["Type"] in ("Schedule", "ScheduleV2") and "Input" in props:
+                    self.agent_schedules.append(f"{event_name} {props.get('Schedule', '')}")
+                elif event["Type"] in ("Schedule", "ScheduleV2"):
+                    where = f"{spec.logical_id}.Events.{event_name}"
+                    period = self.settings.sweep_every or rate_seconds(props["Schedule"], where)
+                    self.schedules.append(
+                        Schedule(
+                            rule=f"{STACK_NAME}-{spec.logical_id}{event_name}",
+                            period=period,
+                            invoke=function.invoke,
+                            log=self.say,
+                            stop=self._stopping,
+                        )
+                    )
+        for worker in self._workers():
+            worker.start()
+
+    def _workers(self) -> list[QueuePoller | Schedule]:
+        return [*self.pollers, *self.schedules]
+
+
+def _triggering_queues(template: dict[str, Any]) -> set[str]:
+    """Logical ids of the queues that an SQS event of a function names (``!GetAtt X.Arn``)."""
+    found: set[str] = set()
+    for resource in template.get("Resources", {}).values():
+        for event in resource.get("Properties", {}).get("Events", {}).values():
+            queue = event.get("Properties", {}).get("Queue") if event["Type"] == "SQS" else None
+            if isinstance(queue, Tag) and queue.name == "GetAtt":
+                target = queue.value if isinstance(queue.value, str) else ".".join(queue.value)
+                found.add(str(target).split(".", 1)[0])
+    return found

@@ -1,0 +1,383 @@
+"""The local stack over real HTTP on loopback: the handlers, routed from ``template.yaml``,
+on moto's server, with the SQS poller, the schedules and the webhook sink.
+
+One stack serves the module (started on free ports); the ``signoff demo`` and
+``signoff dev`` commands run as subprocesses, each with a stack of its own.
+"""
+
+from __future__ import annotations
+
+import io
+import json
+import os
+import socket
+import subprocess
+import sys
+import threading
+import time
+from typing import TYPE_CHECKING, Any
+
+import boto3
+import httpx
+import pytest
+
+from signoff.errors import UsageError
+from signoff.local.gateway import HttpRequest, api_gateway_event
+from signoff.local.poller import QueuePoller, Schedule
+from signoff.local.stack import LocalStack, StackSettings
+from signoff.local.template import Tag, find_template, load_template
+
+if TYPE_CHECKING:
+    from collections.abc import Callable, Iterator
+
+ROOT = find_template().parent
+REFUND = "order A-1001 arrived broken, can you refund it?"
+GATEWAY_NOT_FOUND = {"message": "Not Found"}  # API Gateway's own answer: no route matched
+WAIT = 20.0
+
+
+@pytest.fixture(scope="module")
+def stack() -> Iterator[LocalStack]:
+    console = io.StringIO()
+    local = LocalStack(StackSettings(port=0, console=console, logs=console))
+    local.start()
+    try:
+        yield local
+    finally:
+        local.stop()
+
+
+@pytest.fixture
+def http(stack: LocalStack) -> Iterator[httpx.Client]:
+    with httpx.Client(base_url=stack.url, timeout=WAIT) as client:
+        yield client
+
+
+def eventually(check: Callable[[], Any], what: str) -> Any:
+    """The first truthy result of ``check`` within ``WAIT`` seconds."""
+    deadline = time.monotonic() + WAIT
+    while time.monotonic() < deadline:
+        result = check()
+        if result:
+            return result
+        time.sleep(0.05)
+    raise AssertionError(f"timed out waiting for {what}")
+
+
+def notification_for(http: httpx.Client, pending_id: str) -> dict[str, Any]:
+    def find() -> dict[str, Any] | None:
+        for received in http.get("/_local/notifications").json()["notifications"]:
+            if received["notification"].get("pendingId") == pending_id:
+                found: dict[str, Any] = received
+                return found
+        return None
+
+    received: dict[str, Any] = eventually(find, f"the notification of {pending_id}")
+    return received
+
+
+def pending_status(stack: LocalStack, pending_id: str) -> str:
+    """The pending item's status as stored in the emulator's table, read through boto3."""
+    dynamodb = boto3.client(
+        "dynamodb",
+        endpoint_url=stack.aws_endpoint,
+        region_name="us-east-1",
+        aws_access_key_id="local",
+        aws_secret_access_key="local",
+    )
+    item = dynamodb.get_item(
+        TableName=stack.resources.tables["SignoffTable"],
+        Key={"pk": {"S": f"P#{pending_id}"}, "sk": {"S": "META"}},
+        ConsistentRead=True,
+    )["Item"]
+    return str(item["status"]["S"])
+
+
+def template_routes() -> set[tuple[str, str]]:
+    """(method, path) of every HttpApi event in template.yaml, read here on its own."""
+    found = set()
+    for resource in load_template()["Resources"].values():
+        for event in resource.get("Properties", {}).get("Events", {}).values():
+            if event["Type"] == "HttpApi":
+                found.add((event["Properties"]["Method"].upper(), event["Properties"]["Path"]))
+    return found
+
+
+def run_cli(*args: str, timeout: float = 120) -> subprocess.CompletedProcess[str]:
+    code = "import sys; from signoff.cli import main; sys.exit(main(sys.argv[1:]))"
+    return subprocess.run(
+        [sys.executable, "-c", code, *args],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+        check=False,
+    )
+
+
+# -- an approval end to end ----------------------------------------------------------------
+
+
+def test_a_paused_refund_is_notified_shown_approved_on_its_page_and_finished(
+    stack: LocalStack, http: httpx.Client
+) -> None:
+    # given a production refund from an anonymous caller (the default tenant)
+    sent = http.post("/agents/customer-service/messages", json={"message": REFUND})
+    assert sent.status_code == 202, sent.text
+    paused = sent.json()
+    assert paused["type"] == "approval" and paused["tool"] == "issue_refund"
+
+    # then the webhook sink received the signed notification (it keeps only verified ones)
+    received = notification_for(http, paused["id"])
+    notification = received["notification"]
+    assert received["webhookId"].endswith(f":{paused['id']}:local-webhook")
+    assert notification["kind"] == "approval" and notification["sessionId"] == paused["sessionId"]
+    link = notification["linkUrl"]
+    assert link.startswith(f"{stack.url}/a/")
+
+    # when the link is opened, the page shows the call and nothing changes
+    page = http.get(link)
+    assert page.status_code == 200 and "issue_refund" in page.text
+    assert pending_status(stack, paused["id"]) == "pending"
+    assert http.get(paused["statusUrl"]).json()["status"] == "paused"
+
+    # when Approve is posted from the page (a browser sends the page's own origin)
+    token = link.rsplit("/", 1)[1]
+    form = {"token": token, "decision": "approve"}
+    approved = http.post(link, data=form, headers={"origin": stack.url})
+    assert approved.status_code == 200, approved.text
+    assert pending_status(stack, paused["id"]) == "approved"
+
+    # then the session is done with the refund's text
+    status = eventually(
+        lambda: (s := http.get(paused["statusUrl"]).json())["status"] == "done" and s,
+        "the session to finish",
+    )
+    assert status["text"].startswith("Refunded 42.0 USD for order A-1001")
+
+    # and a second decision changes nothing
+    again = http.post(link, data=form, headers={"origin": stack.url})
+    assert again.status_code == 409
+
+
+def test_a_form_posted_from_another_site_is_refused(stack: LocalStack, http: httpx.Client) -> None:
+    paused = http.post("/agents/customer-service/messages", json={"message": REFUND}).json()
+    link = notification_for(http, paused["id"])["notification"]["linkUrl"]
+    form = {"token": link.rsplit("/", 1)[1], "decision": "approve"}
+    refused = http.post(link, data=form, headers={"origin": "http://evil.example"})
+    assert refused.status_code == 403
+    assert pending_status(stack, paused["id"]) == "pending"
+
+
+def test_the_sink_refuses_a_delivery_whose_signature_does_not_verify(http: httpx.Client) -> None:
+    before = len(http.get("/_local/notifications").json()["notifications"])
+    forged = http.post(
+        "/_local/webhook",
+        content=json.dumps({"kind": "approval"}),
+        headers={
+            "webhook-id": "forged",
+            "webhook-timestamp": str(int(time.time())),
+            "webhook-signature": "v1,AAAA",
+        },
+    )
+    assert forged.status_code == 401
+    assert len(http.get("/_local/notifications").json()["notifications"]) == before
+
+
+# -- routing from the template ---------------------------------------------------------------
+
+
+def test_the_routes_served_are_the_templates_http_api_events(stack: LocalStack) -> None:
+    served = {(route.method, route.path) for route in stack.routes}
+    assert served == template_routes()
+
+
+@pytest.mark.parametrize("route", sorted(template_routes()))
+def test_every_template_route_reaches_its_function(
+    http: httpx.Client, route: tuple[str, str]
+) -> None:
+    method, path = route
+    concrete = path.replace("{name}", "no-such-agent").replace("{id}", "x").replace("{token}", "x")
+    answer = http.request(method, concrete)
+    # the function answered (its own status), not the gateway's "no route"
+    assert not (answer.status_code == 404 and _json(answer) == GATEWAY_NOT_FOUND), answer.text
+
+
+@pytest.mark.parametrize(
+    ("method", "path"),
+    [("GET", "/no/such/route"), ("DELETE", "/agents"), ("GET", "/agents/x/messages")],
+)
+def test_a_request_no_template_route_matches_gets_api_gateways_404(
+    http: httpx.Client, method: str, path: str
+) -> None:
+    answer = http.request(method, path)
+    assert answer.status_code == 404 and answer.json() == GATEWAY_NOT_FOUND
+
+
+def _shape(event: dict[str, Any]) -> dict[str, Any]:
+    """Keys and value types, header names aside (they vary by client)."""
+    return {
+        key: _shape(value) if isinstance(value, dict) and key != "headers" else type(value).__name__
+        for key, value in event.items()
+    }
+
+
+def test_the_event_a_function_gets_has_the_shape_api_gateway_sends(stack: LocalStack) -> None:
+    recorded = json.loads((ROOT / "events" / "message_post.json").read_text())
+    route = next(r for r in stack.routes if r.route_key == recorded["routeKey"])
+    request = HttpRequest(
+        method="POST",
+        raw_path=recorded["rawPath"],
+        raw_query="",
+        headers=list(recorded["headers"].items()),
+        body=recorded["body"].encode(),
+        source_ip="127.0.0.1",
+        protocol="HTTP/1.1",
+    )
+    built = api_gateway_event(route, {"name": "customer-service"}, request)
+    assert _shape(built) == _shape(recorded)
+    assert built["body"] == recorded["body"] and built["isBase64Encoded"] is False
+
+
+def test_a_binary_body_arrives_base64_encoded_and_query_repeats_joined(
+    stack: LocalStack,
+) -> None:
+    route = stack.routes[0]
+    request = HttpRequest(
+        method=route.method,
+        raw_path=route.path,
+        raw_query="a=1&a=2&b=",
+        headers=[("Content-Type", "application/octet-stream"), ("Cookie", "s=1; t=2")],
+        body=bytes([0, 255, 1]),
+        source_ip="127.0.0.1",
+        protocol="HTTP/1.1",
+    )
+    built = api_gateway_event(route, {}, request)
+    assert built["isBase64Encoded"] is True and built["body"] == "AP8B"
+    assert built["queryStringParameters"] == {"a": "1,2", "b": ""}
+    assert built["cookies"] == ["s=1", "t=2"] and "cookie" not in built["headers"]
+
+
+def _json(response: httpx.Response) -> Any:
+    try:
+        return response.json()
+    except ValueError:
+        return None
+
+
+# -- the event sources ---------------------------------------------------------------------
+
+
+def test_the_poller_deletes_only_the_records_the_function_did_not_report_failed(
+    stack: LocalStack,
+) -> None:
+    sqs = boto3.client(
+        "sqs",
+        endpoint_url=stack.aws_endpoint,
+        region_name="us-east-1",
+        aws_access_key_id="local",
+        aws_secret_access_key="local",
+    )
+    url = sqs.create_queue(QueueName="poller-test", Attributes={"VisibilityTimeout": "1"})[
+        "QueueUrl"
+    ]
+    for n in range(3):
+        sqs.send_message(QueueUrl=url, MessageBody=json.dumps({"n": n}))
+    batches: list[dict[str, Any]] = []
+
+    def notifier(event: dict[str, Any]) -> dict[str, Any]:
+        batches.append(event)
+        failed = [r for r in event["Records"] if json.loads(r["body"])["n"] == 1]
+        return {"batchItemFailures": [{"itemIdentifier": r["messageId"]} for r in failed]}
+
+    poller = QueuePoller(
+        sqs=sqs,
+        queue_url=url,
+        queue_arn="arn:aws:sqs:us-east-1:123456789012:poller-test",
+        batch_size=10,
+        report_failures=True,
+        invoke=notifier,
+        log=lambda _: None,
+        stop=threading.Event(),
+    )
+    received = 0
+    while received < 3:
+        received += poller.poll_once()
+    assert all(r["eventSource"] == "aws:sqs" for batch in batches for r in batch["Records"])
+
+    # the failed record comes back after the visibility timeout; the others are gone
+    again = eventually(lambda: poller.poll_once(), "the failed record to come back")
+    assert again == 1
+    assert json.loads(batches[-1]["Records"][0]["body"]) == {"n": 1}
+    assert batches[-1]["Records"][0]["attributes"]["ApproximateReceiveCount"] == "2"
+
+
+def test_a_schedule_invokes_its_function_with_eventbridges_event_every_period() -> None:
+    events: list[dict[str, Any]] = []
+    stop = threading.Event()
+    schedule = Schedule(
+        rule="signoff-SweeperFunctionEveryMinute",
+        period=0.05,
+        invoke=lambda event: events.append(event) or {},
+        log=lambda _: None,
+        stop=stop,
+    )
+    schedule.start()
+    eventually(lambda: len(events) >= 3, "three runs")
+    stop.set()
+    schedule.join(1.0)
+    assert events[0]["detail-type"] == "Scheduled Event" and events[0]["source"] == "aws.events"
+
+
+def test_the_stack_runs_the_sweeper_on_the_templates_schedule(stack: LocalStack) -> None:
+    [sweeper] = stack.schedules
+    assert sweeper.period == 60 and "SweeperFunction" in sweeper.rule
+    rate = load_template()["Resources"]["SweeperFunction"]["Properties"]["Events"]
+    assert rate["EveryMinute"]["Properties"]["Schedule"] == "rate(1 minute)"
+    assert [p.queue_url.rsplit("/", 1)[-1] for p in stack.pollers] == ["signoff-NotifyQueue"]
+    queue = load_template()["Resources"]["NotifierFunction"]["Properties"]["Events"]
+    assert queue["Notifications"]["Properties"]["Queue"] == Tag("GetAtt", "NotifyQueue.Arn")
+
+
+# -- the commands ----------------------------------------------------------------------------
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize(
+    ("flags", "text"),
+    [
+        ((), "Refunded 42.0 USD for order A-1001 to the original payment method."),
+        (("--deny",), "Not done: issue_refund was denied."),
+        (("--question",), "Refunded 58.5 USD for order A-1002."),
+    ],
+)
+def test_signoff_demo_walks_the_approval_through_and_exits_0(
+    flags: tuple[str, ...], text: str
+) -> None:
+    done = run_cli("demo", *flags)
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert f"text: {text}" in done.stdout
+    assert "The demo finished: the turn is done" in done.stdout
+
+
+@pytest.fixture
+def busy_port() -> Iterator[int]:
+    with socket.socket() as listener:
+        listener.bind(("127.0.0.1", 0))
+        listener.listen()
+        yield int(listener.getsockname()[1])
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("command", ["dev", "demo"])
+def test_a_port_in_use_is_a_clear_error_and_exit_2(busy_port: int, command: str) -> None:
+    refused = run_cli(command, "--port", str(busy_port), timeout=60)
+    assert refused.returncode == 2, refused.stdout + refused.stderr
+    assert f"port {busy_port} is already in use" in refused.stderr
+
+
+def test_a_stack_that_cannot_start_leaves_the_environment_as_it_was(busy_port: int) -> None:
+    before = dict(os.environ)
+    with pytest.raises(UsageError, match="already in use"):
+        LocalStack(StackSettings(port=busy_port, console=io.StringIO())).start()
+    assert dict(os.environ) == before
