@@ -1,4 +1,4 @@
-"""The sweeper function (every minute): re-send, expire, resume what was left behind."""
+"""The sweeper function (every minute): re-send, expire, remind, re-drive what was left behind."""
 
 from typing import Any
 
@@ -10,11 +10,20 @@ from signoff.aws.notifier import sweeper_from_env
 
 SWEEPER = sweeper_from_env()
 tracer = Tracer()
+# Seconds kept back from the invocation's time, so a re-driven turn checkpoints first.
+SAFETY_MARGIN = 10.0
 
 
 @logger.inject_lambda_context
 @tracer.capture_lambda_handler
 @metrics.log_metrics
 def handler(event: dict[str, Any], context: LambdaContext) -> dict[str, Any]:
-    report = SWEEPER.sweep()
-    return {"requeued": report.requeued, "expired": report.expired, "resumed": report.resumed}
+    budget = max(context.get_remaining_time_in_millis() / 1000 - SAFETY_MARGIN, 0.0)
+    report = SWEEPER.sweep(deadline=SWEEPER.clock.monotonic() + budget)
+    return {
+        "requeued": report.requeued,
+        "expired": report.expired,
+        "resumed": report.resumed,
+        "reminded": report.reminded,
+        "redriven": report.redriven,
+    }

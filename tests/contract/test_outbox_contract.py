@@ -9,6 +9,7 @@ import pytest
 from signoff.errors import NotFound
 
 if TYPE_CHECKING:
+    from signoff.clock import ManualClock
     from tests.contract.conftest import Records, Store
 
 
@@ -153,3 +154,82 @@ def test_a_permanent_failure_is_recorded_and_never_retried(
 def test_claiming_an_unknown_row_is_not_found(store: Store, t0: float) -> None:
     with pytest.raises(NotFound):
         store.outbox.claim("nope", "slack", owner="a", until=t0 + 30, now=t0)
+
+
+# --- rows outside a turn's commit: lifecycle and stuck notifications ------------------------
+
+NOTE = {"kind": "stuck", "agent": "refunds", "runId": "run-1", "title": "Still waiting", "body": ""}
+
+
+def test_add_writes_new_rows_that_carry_their_notification(
+    store: Store, records: Records, t0: float
+) -> None:
+    rows = [
+        records.outbox("stuck:p1:1", channel, kind="stuck", notification=NOTE)
+        for channel in ("slack", "email")
+    ]
+
+    assert store.outbox.add(rows) is True
+
+    listed = store.outbox.rows("stuck:p1:1")
+    assert listed == sorted(rows, key=lambda row: row.channel)
+    assert listed[0].notification == NOTE
+    assert listed[0].idempotency_key == "run-1:stuck:p1:1:email"
+    unsent = store.outbox.unsent(created_before=t0 + 1)
+    assert [(row.pending_id, row.channel) for row in unsent] == [
+        ("stuck:p1:1", "email"),
+        ("stuck:p1:1", "slack"),
+    ]
+
+
+def test_add_of_a_subject_written_before_writes_nothing(
+    store: Store, records: Records, t0: float
+) -> None:
+    first = [records.outbox("stuck:p1:1", "slack", kind="stuck", notification=NOTE)]
+    assert store.outbox.add(first)
+    store.outbox.mark_sent("stuck:p1:1", "slack", at=t0 + 1)
+
+    # a second sweep writes the same reminder, with one more channel
+    again = [
+        records.outbox("stuck:p1:1", channel, kind="stuck", notification=NOTE, created_at=t0 + 2)
+        for channel in ("email", "slack")
+    ]
+
+    assert store.outbox.add(again) is False
+    listed = store.outbox.rows("stuck:p1:1")
+    assert [(row.channel, row.notified_at) for row in listed] == [("slack", t0 + 1)]
+
+
+def test_added_rows_are_sent_like_a_pause_s_rows(store: Store, records: Records, t0: float) -> None:
+    store.outbox.add([records.outbox("run:r1:run_finish", "webhook", notification=NOTE)])
+
+    claimed = store.outbox.claim("run:r1:run_finish", "webhook", owner="a", until=t0 + 30, now=t0)
+    assert claimed is not None and claimed.notification == NOTE
+    store.outbox.mark_sent("run:r1:run_finish", "webhook", at=t0 + 1)
+
+    assert store.outbox.unsent(created_before=t0 + 100) == []
+    assert store.outbox.rows("run:r1:run_finish")[0].notified_at == t0 + 1
+
+
+def test_a_row_past_its_retention_is_gone_and_its_subject_free_again(
+    store: Store, records: Records, t0: float, clock: ManualClock
+) -> None:
+    row = records.outbox("run:r1:run_start", "slack", notification=NOTE, retain_until=t0 + 100)
+    assert store.outbox.add([row])
+
+    clock.advance(100)
+
+    assert store.outbox.rows("run:r1:run_start") == []
+    assert store.outbox.unsent(created_before=t0 + 1000) == []
+    assert store.outbox.add([row]) is True
+
+
+def test_a_committed_lifecycle_row_reads_back_with_its_notification(
+    store: Store, records: Records
+) -> None:
+    # the pause commit's transaction writes whatever rows the turn hands it
+    start = records.outbox("run:run-1:run_start", "webhook", kind="info", notification=NOTE)
+    records.pause(store, records.pending("p1"), outbox=[start, records.outbox("p1", "webhook")])
+
+    assert store.outbox.rows("run:run-1:run_start") == [start]
+    assert store.outbox.rows("p1")[0].notification is None

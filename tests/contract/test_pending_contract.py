@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import threading
 from typing import TYPE_CHECKING
 
 import pytest
@@ -204,3 +205,88 @@ def test_an_item_with_1mb_arguments_reads_back_identical_and_resolves(
     assert store.pending.get("p1") == resolved
     assert resolved.args == {"document": document}
     assert [item.id for item in store.pending.due(t0 + 7200)] == []
+
+
+# --- the sweeper's reminders ---------------------------------------------------------------
+
+
+def test_waiting_lists_open_items_not_yet_due_soonest_expiry_first_across_pages(
+    store: Store, records: Records, t0: float
+) -> None:
+    # more items than one page holds (the contract store pages by 3)
+    for pending_id, expires in [("p5", 50), ("p1", 10), ("p4", 40), ("p2", 20), ("p3", 30)]:
+        records.pause(
+            store,
+            records.pending(pending_id, session_id=f"s-{pending_id}", expires_at=t0 + expires),
+        )
+    records.pause(store, records.pending("due", session_id="s-due", expires_at=t0 + 5))
+    store.pending.resolve("p3", status="approved", actor="alice", channel="slack", now=t0)
+
+    waiting = [item.id for item in store.pending.waiting(t0 + 10)]
+
+    # p1 falls due at t0 + 10 exactly: it is the expiry's, not a reminder's
+    assert waiting == ["p2", "p4", "p5"]
+    assert [item.id for item in store.pending.waiting(t0 + 50)] == []
+
+
+def test_waiting_is_read_page_by_page_as_it_is_consumed(
+    store: Store, records: Records, t0: float
+) -> None:
+    for n in range(5):
+        records.pause(store, records.pending(f"p{n}", session_id=f"s{n}", expires_at=t0 + 10 + n))
+
+    waiting = store.pending.waiting(t0)
+    first = next(waiting)
+    store.pending.resolve("p4", status="denied", actor="bob", channel="slack", now=t0)
+
+    # p4 sat on the second page: it was read after its resolution and is left out
+    assert [first.id, *(item.id for item in waiting)] == ["p0", "p1", "p2", "p3"]
+
+
+def test_note_reminder_counts_each_reminder_once(store: Store, records: Records, t0: float) -> None:
+    records.pause(store, records.pending("p1"))
+
+    first = store.pending.note_reminder("p1", 0, now=t0 + 60)
+    repeated = store.pending.note_reminder("p1", 0, now=t0 + 61)
+    second = store.pending.note_reminder("p1", 1, now=t0 + 120)
+
+    assert first is not None and (first.reminders, first.reminded_at) == (1, t0 + 60)
+    assert repeated is None
+    assert second is not None and (second.reminders, second.reminded_at) == (2, t0 + 120)
+    stored = store.pending.get("p1")
+    assert stored is not None and (stored.reminders, stored.reminded_at) == (2, t0 + 120)
+    assert [item.reminders for item in store.pending.waiting(t0 + 121)] == [2]
+
+
+def test_note_reminder_refuses_a_resolved_a_due_or_an_unknown_item(
+    store: Store, records: Records, t0: float
+) -> None:
+    records.pause(store, records.pending("p1"))
+    records.pause(store, records.pending("p2", session_id="s2", expires_at=t0 + 30))
+    store.pending.resolve("p1", status="approved", actor="alice", channel="slack", now=t0)
+
+    assert store.pending.note_reminder("p1", 0, now=t0 + 1) is None
+    assert store.pending.note_reminder("p2", 0, now=t0 + 30) is None
+    assert store.pending.note_reminder("nope", 0, now=t0) is None
+    assert store.pending.get("p2").reminders == 0  # type: ignore[union-attr]
+
+
+def test_two_sweeps_noting_the_same_reminder_at_once_count_it_once(
+    store: Store, records: Records, t0: float
+) -> None:
+    records.pause(store, records.pending("p1"))
+    start = threading.Barrier(8)
+    won: list[object] = []
+
+    def note() -> None:
+        start.wait()
+        won.append(store.pending.note_reminder("p1", 0, now=t0 + 60))
+
+    threads = [threading.Thread(target=note) for _ in range(8)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+
+    assert sum(result is not None for result in won) == 1
+    assert store.pending.get("p1").reminders == 1  # type: ignore[union-attr]

@@ -512,3 +512,115 @@ def test_on_dynamodb_a_missing_table_becomes_store_unavailable(
 
     with pytest.raises(StoreUnavailable):
         store.sessions.load("s1")
+
+
+# --- stalled turns: the lease index --------------------------------------------------------
+
+
+def checkpoint(session_id: str) -> TurnState:
+    return TurnState(
+        agent="refunds",
+        tenant="acme",
+        environment="production",
+        session_id=session_id,
+        run_id=f"run-{session_id}",
+    )
+
+
+def running(
+    store: Store, records: Records, session_id: str, now: float, *, lease: float = LEASE
+) -> None:
+    """A turn under way: claimed for a message, then a step committed under the lease."""
+    store.sessions.claim(
+        records.session(session_id), purpose="message", owner=OWNER, until=now + lease, now=now
+    )
+    step = records.session(
+        session_id,
+        status="running",
+        state=checkpoint(session_id),
+        lease_until=now + lease,
+        updated_at=now,
+    )
+    store.sessions.commit(Commit(session=step), owner=OWNER)
+
+
+def stalled_ids(store: Store, before: float, limit: int = 100) -> list[str]:
+    return [record.session_id for record in store.sessions.stalled(before, limit=limit)]
+
+
+def test_stalled_lists_running_turns_whose_lease_ran_out_longest_stalled_first(
+    store: Store, records: Records, t0: float
+) -> None:
+    # more sessions than one page holds (the contract store pages by 3)
+    for session_id, started in [("s4", 40), ("s1", 10), ("s3", 30), ("s2", 20), ("s5", 50)]:
+        running(store, records, session_id, t0 + started)
+
+    assert stalled_ids(store, t0 + LEASE + 29) == ["s1", "s2"]
+    assert stalled_ids(store, t0 + LEASE + 50) == ["s1", "s2", "s3", "s4", "s5"]
+    assert stalled_ids(store, t0 + LEASE + 50, limit=4) == ["s1", "s2", "s3", "s4"]
+    assert stalled_ids(store, t0 + LEASE) == []
+
+
+def test_paused_and_finished_sessions_are_not_stalled(
+    store: Store, records: Records, t0: float
+) -> None:
+    running(store, records, "s1", t0)
+    running(store, records, "s2", t0)
+    paused = records.session("s1", status="paused", pending_id="p1", state=checkpoint("s1"))
+    store.sessions.commit(Commit(session=paused, release=True), owner=OWNER)
+    finish(store, records, session_id="s2", status="done")
+
+    assert stalled_ids(store, t0 + 10 * LEASE) == []
+
+
+def test_a_message_that_never_committed_has_nothing_to_redrive(
+    store: Store, records: Records, t0: float
+) -> None:
+    claim(store, records, t0)
+
+    assert stalled_ids(store, t0 + 10 * LEASE) == []
+
+
+def test_a_turn_that_yielded_without_a_lease_is_stalled_from_when_it_yielded(
+    store: Store, records: Records, t0: float
+) -> None:
+    running(store, records, "s1", t0)
+    yielded = records.session("s1", status="running", state=checkpoint("s1"), updated_at=t0 + 5)
+    store.sessions.commit(Commit(session=yielded, release=True), owner=OWNER)
+
+    assert stalled_ids(store, t0 + 4) == []
+    assert stalled_ids(store, t0 + 5) == ["s1"]
+
+
+def test_a_redrive_takes_the_turn_off_the_stalled_list_until_its_new_lease_runs_out(
+    store: Store, records: Records, t0: float
+) -> None:
+    running(store, records, "s1", t0)
+    store.sessions.claim(
+        records.session("s1"),
+        purpose="redrive",
+        owner=OTHER,
+        until=t0 + 2 * LEASE,
+        now=t0 + LEASE,
+    )
+
+    assert stalled_ids(store, t0 + LEASE) == []
+    assert stalled_ids(store, t0 + 2 * LEASE) == ["s1"]
+    (record,) = store.sessions.stalled(t0 + 2 * LEASE)
+    assert (record.lease_owner, record.state) == (OTHER, checkpoint("s1"))
+
+
+def test_a_stalled_session_past_its_retention_is_not_listed(
+    store: Store, records: Records, t0: float, clock: ManualClock
+) -> None:
+    store.sessions.claim(
+        records.session("s1"), purpose="message", owner=OWNER, until=t0 + LEASE, now=t0
+    )
+    step = records.session(
+        "s1", status="running", state=checkpoint("s1"), lease_until=t0 + LEASE, expires_at=t0 + 99
+    )
+    store.sessions.commit(Commit(session=step), owner=OWNER)
+
+    clock.advance(100)
+
+    assert stalled_ids(store, t0 + 100) == []

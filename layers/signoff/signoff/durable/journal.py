@@ -4,6 +4,11 @@ The engine calls ``step`` at its checkpoints; each step commits only the
 messages and events added since the previous one (one log chunk) together
 with the turn's state, in one atomic write guarded by the session lease. That
 is what keeps a step's cost flat however long the session gets.
+
+Outbox rows ride along in the same write: a pause's approval or question, a
+finish's ``run_finish``, and whatever was ``announce``d (a run's ``run_start``
+goes out with the invocation's first commit, whichever that is). Only after the
+write succeeded is ``on_commit`` told, so it can enqueue them.
 """
 
 from __future__ import annotations
@@ -15,6 +20,8 @@ from signoff.ids import new_id
 from signoff.store.records import AuditEntry, Commit, LogChunk
 
 if TYPE_CHECKING:
+    from collections.abc import Callable
+
     from signoff.clock import Clock
     from signoff.engine import TurnState
     from signoff.events import LoopEvent
@@ -38,6 +45,7 @@ class Journal:
         lease_ttl: float,
         history_length: int,
         run_events: list[dict[str, Any]],
+        on_commit: Callable[[SessionRecord, list[OutboxRow]], None] | None = None,
     ) -> None:
         self.sessions = sessions
         self.record = record
@@ -47,8 +55,14 @@ class Journal:
         self._written = history_length
         self._events: list[dict[str, Any]] = []
         self._audit: list[AuditEntry] = []
+        self._announced: list[OutboxRow] = []
+        self._on_commit = on_commit
         # Every event of the current turn, including those of earlier invocations.
         self.run_events = run_events
+
+    def announce(self, rows: list[OutboxRow]) -> None:
+        """Add outbox rows to the next commit, whichever commit that is."""
+        self._announced.extend(rows)
 
     def event(self, event: LoopEvent) -> None:
         wire = dump(event)
@@ -86,6 +100,9 @@ class Journal:
     ) -> None:
         """Write the state and everything new since the last commit, atomically.
 
+        ``outbox`` rows and the rows announced since the last commit are written
+        with it and handed to ``on_commit`` once the write succeeded.
+
         Raises:
             LeaseLost: another process took the session over.
         """
@@ -117,12 +134,16 @@ class Journal:
                 "updated_at": now,
             }
         )
+        # Announced rows count as created when committed: the sweeper's grace for
+        # an unsent row runs from the moment it could have been enqueued.
+        announced = [row.model_copy(update={"created_at": now}) for row in self._announced]
+        rows = [*announced, *(outbox or [])]
         self.sessions.commit(
             Commit(
                 session=updated,
                 chunk=chunk,
                 pending=pending,
-                outbox=outbox or [],
+                outbox=rows,
                 audit=self._audit,
                 release=release,
             ),
@@ -132,3 +153,6 @@ class Journal:
         self._written = len(history)
         self._events = []
         self._audit = []
+        self._announced = []
+        if rows and self._on_commit is not None:
+            self._on_commit(updated, rows)

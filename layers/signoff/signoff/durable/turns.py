@@ -1,10 +1,18 @@
 """Durable turns: run, pause to the store, resolve, and resume exactly once.
 
-``Turns`` is what every entry point calls — the Lambda handlers, the local
-stack, the tests. A pause commits the checkpoint, the pending item and its
-outbox rows in one transaction and only then enqueues the notification (best
-effort: the outbox is the truth). A resolution is one conditional write on the
-pending item; only its winner takes the session lease and resumes the turn.
+``Turns`` is what every entry point calls — the Lambda handlers (API and
+scheduled runs), the local stack, the tests. A pause commits the checkpoint, the
+pending item and its outbox rows in one transaction and only then enqueues the
+notification (best effort: the outbox is the truth). A resolution is one
+conditional write on the pending item; only its winner takes the session lease
+and resumes the turn.
+
+Lifecycle announcements follow the same rule. When the agent's ``notify`` asks
+for ``run_start``, the first commit of a run started by a message, or resumed
+by a resolution, carries its ``info`` rows; a genuine finish (done, max_turns,
+denied) carries the ``result`` rows of ``run_finish``. A pause announces no
+finish, and a continuation (``proceed``) no start: the run was announced when it
+began. Nobody waits on a scheduled run, so this is how its outcome is told.
 """
 
 from __future__ import annotations
@@ -18,6 +26,7 @@ from signoff.engine import Answered, Approved, Denied, Engine, Finished, Paused
 from signoff.errors import NotFound, SessionBusy, SignoffError, UsageError
 from signoff.events import ApprovalPending
 from signoff.ids import new_id
+from signoff.notify import lifecycle
 from signoff.store.records import AuditEntry, OutboxRow, PendingItem, SessionRecord
 
 if TYPE_CHECKING:
@@ -115,12 +124,15 @@ class Turns:
         record = self._claim(fresh, "message")
         history, _ = self._history(record, run_from=record.next_seq)
         journal = self._journal(record, history, [])
+        run_id = new_id()
+        journal.announce(self._run_start(agent, record, run_id, "message"))
         outcome = self._engine(agent).start(
             history=history,
             message=message,
             tenant=tenant,
             environment=environment,
             session_id=session_id,
+            run_id=run_id,
             sink=journal.event,
             deadline=deadline,
             checkpoint=journal.step,
@@ -197,9 +209,18 @@ class Turns:
         """
         agent = self.catalog.get(item.agent)
         record = self._claim(self._placeholder(item), "resume", pending_id=item.id)
+        return self._resume_claimed(agent, item, record, deadline)
+
+    def _resume_claimed(
+        self, agent: Agent, item: PendingItem, record: SessionRecord, deadline: float | None
+    ) -> TurnResult:
+        """Apply ``item``'s resolution to the checkpoint of a session claimed for it."""
         history, run_events = self._history(record, run_from=record.run_start_seq)
         state = self._state(record)
         journal = self._journal(record, history, run_events)
+        journal.announce(
+            self._run_start(agent, record, state.run_id, "resolution", pending_id=item.id)
+        )
         outcome = self._engine(agent).resume(
             state,
             history,
@@ -217,7 +238,8 @@ class Turns:
 
         A turn that yielded before its deadline or whose process died is re-driven;
         a turn paused on an item that was resolved (a click acknowledged before the
-        resume, e.g. from Slack) is resumed.
+        resume, e.g. from Slack), or whose resume died before its first commit, is
+        resumed.
 
         Raises:
             NotFound: no such session.
@@ -232,10 +254,18 @@ class Turns:
                 return self.resume(item, deadline=deadline)
         agent = self.catalog.get(record.agent)
         record = self._claim(record, "redrive")
+        state = self._state(record)
+        if state.awaiting_call is not None and state.pending_id is not None:
+            # A resume died before its first commit: the checkpoint still waits on
+            # the call, whose resolution is stored. Re-drive the resume, or the call
+            # would be left without its result.
+            item = self.pending.get(state.pending_id)
+            if item is not None and item.status != "pending":
+                return self._resume_claimed(agent, item, record, deadline)
         history, run_events = self._history(record, run_from=record.run_start_seq)
         journal = self._journal(record, history, run_events)
         outcome = self._engine(agent).proceed(
-            self._state(record),
+            state,
             history,
             sink=journal.event,
             deadline=deadline,
@@ -308,6 +338,7 @@ class Turns:
             lease_ttl=self.lease_ttl,
             history_length=len(history),
             run_events=run_events,
+            on_commit=self._enqueue,
         )
 
     def _resolution(self, item: PendingItem) -> Resolution:
@@ -337,6 +368,7 @@ class Turns:
                 release=True,
                 text=outcome.text,
                 stop_reason=outcome.stop_reason,
+                outbox=self._run_finish(agent, record, outcome, now),
             )
             return TurnResult(
                 status="finished",
@@ -361,7 +393,6 @@ class Turns:
             journal.commit(
                 outcome.state, history, status="paused", release=True, pending=item, outbox=outbox
             )
-            self._enqueue(item)
             return TurnResult(
                 status="paused",
                 events=journal.run_events,
@@ -409,11 +440,49 @@ class Turns:
             kind="question", question=pending.question, options=pending.options, **common
         )
 
-    def _enqueue(self, item: PendingItem) -> None:
-        if not item.channels:
-            return
-        try:
-            self.queue.send({"pendingId": item.id, "sessionId": item.session_id})
-        except SignoffError:
-            # The outbox rows are committed; the sweeper re-enqueues what was never sent.
-            log.warning("enqueue failed after pause; the sweeper will re-send", exc_info=True)
+    def _run_start(
+        self,
+        agent: Agent,
+        record: SessionRecord,
+        run_id: str,
+        trigger: lifecycle.Trigger,
+        *,
+        pending_id: str | None = None,
+    ) -> list[OutboxRow]:
+        """The ``run_start`` rows of a run, for the channels that want them."""
+        channels = lifecycle.subscribers(agent.config.notify, "run_start")
+        if not channels:
+            return []
+        now = self.clock.now().timestamp()
+        note = lifecycle.run_started(
+            agent=agent.name, session=record, run_id=run_id, trigger=trigger, pending_id=pending_id
+        )
+        subject = lifecycle.run_start_subject(run_id, pending_id)
+        return lifecycle.rows(subject, note, channels, now=now, retain_until=now + self.retention)
+
+    def _run_finish(
+        self, agent: Agent, record: SessionRecord, outcome: Finished, now: float
+    ) -> list[OutboxRow]:
+        """The ``run_finish`` rows of a genuine finish, for the channels that want them."""
+        channels = lifecycle.subscribers(agent.config.notify, "run_finish")
+        if not channels:
+            return []
+        run_id = outcome.state.run_id
+        note = lifecycle.run_finished(
+            agent=agent.name,
+            session=record,
+            run_id=run_id,
+            text=outcome.text,
+            stop_reason=outcome.stop_reason,
+        )
+        subject = lifecycle.run_finish_subject(run_id)
+        return lifecycle.rows(subject, note, channels, now=now, retain_until=now + self.retention)
+
+    def _enqueue(self, record: SessionRecord, rows: list[OutboxRow]) -> None:
+        """Tell the notifier about committed rows: one message per subject."""
+        for subject in dict.fromkeys(row.pending_id for row in rows):
+            try:
+                self.queue.send({"pendingId": subject, "sessionId": record.session_id})
+            except SignoffError:
+                # The outbox rows are committed; the sweeper re-enqueues what was never sent.
+                log.warning("enqueue failed after a commit; the sweeper re-sends", exc_info=True)

@@ -1,11 +1,14 @@
-"""The notifier: fan a pending item out to its channels, each send recorded once.
+"""The notifier: fan one subject's outbox rows out to their channels, each sent once.
 
-Per channel: take the row's send lock (so concurrent invocations never send the
-same notification at the same time), send with the row's stable idempotency
-key, and record ``notifiedAt`` only after the channel accepted it. A permanent
-failure is recorded with its reason and not retried; a transient one releases
-the lock and makes ``deliver`` raise, so the queue retries the message — and
-only the channels still unsent are tried again.
+A subject is a pending item (its approval or question is composed when sent,
+with fresh signed links) or a lifecycle subject whose rows carry the whole
+notification (``signoff.notify.lifecycle``). Per channel: take the row's send
+lock (so concurrent invocations never send the same notification at the same
+time), send with the row's stable idempotency key, and record ``notifiedAt``
+only after the channel accepted it. A permanent failure is recorded with its
+reason and not retried; a transient one releases the lock and makes ``deliver``
+raise, so the queue retries the message — and only the channels still unsent
+are tried again.
 """
 
 from __future__ import annotations
@@ -14,9 +17,12 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
+from pydantic import ValidationError
+
 from signoff.channels.base import Delivery
 from signoff.errors import SendFailed
 from signoff.ids import new_id
+from signoff.notify.notification import Notification
 
 if TYPE_CHECKING:
     from collections.abc import Callable, Mapping
@@ -41,7 +47,7 @@ class FanoutReport:
 
 
 class Notifier:
-    """Delivers the outbox rows of pending items to the deployment's channels."""
+    """Delivers outbox rows, subject by subject, to the deployment's channels."""
 
     def __init__(
         self,
@@ -68,17 +74,23 @@ class Notifier:
         self._pool = ThreadPoolExecutor(max_workers=max_workers, thread_name_prefix="notify")
         self._on_permanent_failure = on_permanent_failure
 
-    def deliver(self, pending_id: str) -> FanoutReport:
-        """Send every unsent channel of one pending item, channels in parallel.
+    def deliver(self, subject: str) -> FanoutReport:
+        """Send every unsent channel of one subject, channels in parallel.
+
+        ``subject`` is what the queue message calls ``pendingId``: a pending item's
+        id, or a lifecycle subject whose rows carry their own notification.
 
         Raises:
             SendFailed: a channel failed transiently (the others were recorded).
         """
         report = FanoutReport()
-        item = self.pending.get(pending_id)
-        if item is None:
-            return report  # gone past its retention: nothing left to tell anyone
-        rows = [row for row in self.outbox.rows(pending_id) if row.notified_at is None]
+        rows = [row for row in self.outbox.rows(subject) if row.notified_at is None]
+        item = None
+        if any(row.notification is None for row in rows):
+            item = self.pending.get(subject)
+            if item is None:
+                # gone past its retention: nothing left to compose its notification from
+                rows = [row for row in rows if row.notification is not None]
         futures = [self._pool.submit(self._send_one, item, row, report) for row in rows]
         for future in futures:
             future.result()
@@ -92,10 +104,10 @@ class Notifier:
             )
         return report
 
-    def _send_one(self, item: PendingItem, row: OutboxRow, report: FanoutReport) -> None:
+    def _send_one(self, item: PendingItem | None, row: OutboxRow, report: FanoutReport) -> None:
         now = self.clock.now().timestamp()
         claimed = self.outbox.claim(
-            item.id, row.channel, owner=self.owner, until=now + self.lock_ttl, now=now
+            row.pending_id, row.channel, owner=self.owner, until=now + self.lock_ttl, now=now
         )
         if claimed is None:
             report.skipped.append(row.channel)
@@ -107,20 +119,39 @@ class Notifier:
             return
         previous = Delivery(receipt=claimed.receipt) if claimed.receipt else None
         try:
-            delivery = channel.notify(
-                self._composer().for_item(item), claimed.idempotency_key, previous
-            )
+            notification = self._notification(claimed, item)
+            delivery = channel.notify(notification, claimed.idempotency_key, previous)
         except SendFailed as failure:
             if failure.retryable:
-                self.outbox.release(item.id, row.channel, owner=self.owner, error=failure.reason)
+                self.outbox.release(
+                    row.pending_id, row.channel, owner=self.owner, error=failure.reason
+                )
                 report.retrying[row.channel] = failure
             else:
                 self._give_up(claimed, failure, report)
             return
         self.outbox.mark_sent(
-            item.id, row.channel, at=self.clock.now().timestamp(), receipt=delivery.receipt
+            row.pending_id, row.channel, at=self.clock.now().timestamp(), receipt=delivery.receipt
         )
         report.sent.append(row.channel)
+
+    def _notification(self, row: OutboxRow, item: PendingItem | None) -> Notification:
+        """What the row sends: its stored notification, or its item's, composed now.
+
+        Raises:
+            SendFailed: the stored notification is unreadable (permanent: it never will be).
+        """
+        if row.notification is not None:
+            try:
+                return Notification.model_validate(row.notification)
+            except ValidationError as exc:
+                raise SendFailed(
+                    row.channel, f"stored notification is invalid: {exc}", retryable=False
+                ) from exc
+        if item is None:
+            # deliver() keeps such rows out; a row must never be sent without its item
+            raise SendFailed(row.channel, f"no pending item {row.pending_id}", retryable=False)
+        return self._composer().for_item(item)
 
     def _give_up(self, row: OutboxRow, failure: SendFailed, report: FanoutReport) -> None:
         self.outbox.mark_failed(row.pending_id, row.channel, reason=failure.reason)

@@ -1,8 +1,9 @@
 """The notification contract of seed 004, with the links a person acts on.
 
 A channel receives one ``Notification`` and an idempotency key that is stable
-per logical notification and channel (``runId:pendingId:channel``): every
-retry of the same send carries the same key.
+per logical notification and channel (``runId:pendingId:channel``, where the
+pending id is the outbox row's subject): every retry of the same send carries
+the same key.
 """
 
 from __future__ import annotations
@@ -48,6 +49,10 @@ class Notification(BaseModel):
     approve_url: str | None = None
     deny_url: str | None = None
     answer_url: str | None = None
+    # Lifecycle announcements (``info`` / ``result``): what started the run, and a
+    # synthetic finish's reason (``max_turns`` / ``denied``), as in the seed's hooks.
+    trigger: Literal["message", "resolution"] | None = None
+    stop_reason: str | None = None
 
     def wire(self) -> dict[str, Any]:
         """The JSON a webhook receives: camelCase, absent fields left out."""

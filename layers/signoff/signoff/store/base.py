@@ -3,7 +3,9 @@
 Every port has an in-memory adapter (``memory.py``) and a DynamoDB adapter
 (``dynamodb.py``); the contract suites in ``tests/contract/`` run against both.
 The session port owns the one atomic write of a turn (``commit``): a step's log
-chunk with its checkpoint, or a pause with its pending item and outbox rows.
+chunk with its checkpoint, a pause with its pending item and outbox rows, a
+finish with its lifecycle announcements. The outbox's own ``add`` writes the rows
+of notifications no turn commits (the sweeper's ``stuck`` reminders).
 """
 
 from __future__ import annotations
@@ -63,6 +65,15 @@ class Sessions(Protocol):
     def read_log(self, session_id: str, *, from_seq: int = 0) -> Iterator[LogChunk]:
         """The session's log chunks from ``from_seq`` on, in order, paging as it goes."""
 
+    def stalled(self, before: float, *, limit: int = 100) -> list[SessionRecord]:
+        """Running sessions whose turn stopped moving by ``before``, longest stalled first.
+
+        A turn stopped moving when its lease ran out (its process died) or, if it
+        yielded before its deadline and holds no lease, when it yielded. Only turns
+        with a checkpoint are listed: they are the ones ``claim(purpose="redrive")``
+        can continue.
+        """
+
 
 class PendingItems(Protocol):
     def get(self, pending_id: str) -> PendingItem | None:
@@ -98,10 +109,33 @@ class PendingItems(Protocol):
     def due(self, now: float, *, limit: int = 100) -> list[PendingItem]:
         """Pending items whose ``expires_at`` has passed, oldest first."""
 
+    def waiting(self, now: float) -> Iterator[PendingItem]:
+        """Items still pending and not yet due at ``now``, soonest expiry first, paged lazily."""
+
+    def note_reminder(self, pending_id: str, count: int, *, now: float) -> PendingItem | None:
+        """Record that reminder number ``count + 1`` went out at ``now``; one conditional write.
+
+        The write holds only while the item is pending, not due, and has had exactly
+        ``count`` reminders, so of two sweeps that read the same item one wins.
+
+        Returns:
+            The item as written, or None when the condition did not hold (or no such item).
+        """
+
 
 class Outbox(Protocol):
+    """Rows keyed by subject and channel; the subject is ``OutboxRow.pending_id``."""
+
     def rows(self, pending_id: str) -> list[OutboxRow]:
-        """Every channel's row of one pending item, by channel name."""
+        """Every channel's row of one subject (a pending item or lifecycle subject), by channel."""
+
+    def add(self, rows: list[OutboxRow]) -> bool:
+        """Write new rows all together, outside a turn's commit.
+
+        Returns:
+            False, writing nothing, when one of the rows exists already (the
+            same subject and channel): the notification was added before.
+        """
 
     def claim(
         self, pending_id: str, channel: str, *, owner: str, until: float, now: float

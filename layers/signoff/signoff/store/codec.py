@@ -1,4 +1,4 @@
-"""The algorithm every store adapter shares: keys, item dicts, TTL, large values, rules.
+"""The layout every store adapter shares: keys, item dicts, indexes, TTL, large values.
 
 Both adapters store the same item dicts, so size limits, TTL and conditions
 behave identically; an adapter only supplies its primitives (a dict behind a
@@ -9,11 +9,14 @@ lock, or DynamoDB calls). An item is::
     body          the record as pydantic JSON, or ``blob:<key>`` when it was too large
     <live>        fields that conditions read or single updates change (``LIVE``)
     ttl           epoch seconds after which the item is gone, even if not yet deleted
-    gsi1*, gsi2*  sparse index keys: pending items by expiry, unsent outbox rows
+    gsi1*         sparse index: pending items by expiry (``pending-by-expiry``)
+    gsi2*         sparse index: outbox rows neither sent nor failed (``outbox-unsent``)
+    gsi3*         sparse index: running sessions by lease expiry (``leases-by-expiry``)
 
 An API key is stored three times, written together: under its hash (the lookup
 of a request), under its key id (revocation) and in one listing partition; no
-index is needed for any of them.
+index is needed for any of them. The state rules the adapters apply to these
+items live in ``signoff.store.rules``.
 """
 
 from __future__ import annotations
@@ -23,14 +26,7 @@ import math
 import uuid
 from typing import TYPE_CHECKING, Any, Final, TypeVar
 
-from signoff.errors import (
-    AlreadyResolved,
-    Expired,
-    NotFound,
-    SessionBusy,
-    SignoffError,
-    UsageError,
-)
+from signoff.errors import UsageError
 from signoff.store.records import (
     ApiKey,
     AuditEntry,
@@ -41,12 +37,12 @@ from signoff.store.records import (
 )
 
 if TYPE_CHECKING:
-    from signoff.store.base import Blobs, ClaimFor
-    from signoff.store.records import Commit, PendingStatus
+    from signoff.store.base import Blobs
 
 __all__ = [
     "BLOB_PREFIX",
     "ITEM_LIMIT",
+    "LEASE_INDEX",
     "LIVE",
     "LOCK_REMOVES",
     "MAX_RESOLUTION_TEXT",
@@ -65,29 +61,24 @@ __all__ = [
     "api_key_key",
     "api_key_listing",
     "api_key_listing_key",
-    "api_key_taken",
     "audit_key",
     "check_size",
     "chunk_key",
     "chunk_range",
-    "claim_attrs",
-    "claim_refusal",
-    "claimable",
-    "committed_session",
     "due_before",
     "item_size",
     "key_of",
+    "lease_index",
     "outbox_key",
     "outbox_prefix",
     "pending_key",
-    "resolution_attrs",
-    "resolution_refusal",
-    "revoked",
-    "sendable",
     "session_key",
+    "stalled_before",
+    "ttl_at",
     "ttl_of",
     "unsent_before",
     "visible",
+    "waiting_after",
 ]
 
 Item = dict[str, Any]
@@ -106,8 +97,10 @@ MAX_RESOLUTION_TEXT: Final = 32 * 1024
 
 PENDING_INDEX: Final = "pending-by-expiry"
 UNSENT_INDEX: Final = "outbox-unsent"
+LEASE_INDEX: Final = "leases-by-expiry"
 _PENDING_PARTITION: Final = "PENDING"
 _UNSENT_PARTITION: Final = "UNSENT"
+_RUNNING_PARTITION: Final = "RUNNING"
 _KEYS_PARTITION: Final = "KEYS"
 
 _KIND: Final[dict[type[Record], str]] = {
@@ -134,6 +127,8 @@ LIVE: Final[dict[type[Record], tuple[str, ...]]] = {
         "note",
         "resumed",
         "retain_until",
+        "reminders",
+        "reminded_at",
     ),
     OutboxRow: (
         "created_at",
@@ -242,9 +237,25 @@ def due_before(now: float) -> tuple[str, str]:
     return _PENDING_PARTITION, f"{now:020.6f}$"
 
 
+def waiting_after(now: float) -> tuple[str, str]:
+    """Partition and exclusive lower sort key of pending items with ``expires_at > now``."""
+    # the complement of ``due_before``: every "<now>#<id>" key sorts below it
+    return due_before(now)
+
+
 def unsent_before(created_before: float) -> tuple[str, str]:
     """Partition and exclusive upper sort key of outbox rows created before a time."""
     return _UNSENT_PARTITION, f"{created_before:020.6f}"
+
+
+def stalled_before(before: float) -> tuple[str, str]:
+    """Partition and exclusive upper sort key of running sessions stalled by ``before``."""
+    return _RUNNING_PARTITION, f"{before:020.6f}$"
+
+
+def lease_index(session_id: str, since: float) -> Item:
+    """A running session's place in the lease index: when it stops counting as alive."""
+    return {"gsi3pk": _RUNNING_PARTITION, "gsi3sk": f"{since:020.6f}#{session_id}"}
 
 
 def _index_attrs(record: Record) -> Item:
@@ -253,13 +264,20 @@ def _index_attrs(record: Record) -> Item:
     if isinstance(record, OutboxRow) and record.notified_at is None and not record.failed:
         sort = f"{record.created_at:020.6f}#{record.pending_id}#{record.channel}"
         return {"gsi2pk": _UNSENT_PARTITION, "gsi2sk": sort}
+    if isinstance(record, SessionRecord) and record.status == "running" and record.state:
+        # Only a turn with a checkpoint can be continued. One that yielded
+        # (Continue) holds no lease: it stalls from the moment it stopped, unless
+        # its continuation claims it first.
+        since = record.lease_until if record.lease_until is not None else record.updated_at
+        return lease_index(record.session_id, since)
     return {}
 
 
 # --- TTL and size --------------------------------------------------------------------------
 
 
-def _ttl(when: float | None) -> int | None:
+def ttl_at(when: float | None) -> int | None:
+    """The ``ttl`` attribute for a record kept until ``when`` (None: kept for good)."""
     # Rounded up: an item is kept at least until the moment its record names.
     return None if when is None else math.ceil(when)
 
@@ -267,9 +285,9 @@ def _ttl(when: float | None) -> int | None:
 def ttl_of(record: Record) -> int | None:
     """Epoch seconds after which the store may drop the record, if ever."""
     if isinstance(record, SessionRecord | LogChunk):
-        return _ttl(record.expires_at)
-    if isinstance(record, PendingItem):
-        return _ttl(record.retain_until)
+        return ttl_at(record.expires_at)
+    if isinstance(record, PendingItem | OutboxRow):
+        return ttl_at(record.retain_until)
     return None
 
 
@@ -387,122 +405,3 @@ def check_size(item: Item) -> None:
             f"{item['kind']} item {item['pk']}/{item['sk']} is {size} bytes "
             f"even with its body moved out; the limit is {ITEM_LIMIT}"
         )
-
-
-# --- rules ---------------------------------------------------------------------------------
-
-
-def claimable(
-    current: SessionRecord | None,
-    purpose: ClaimFor,
-    owner: str,
-    now: float,
-    pending_id: str | None = None,
-) -> bool:
-    """Whether ``owner`` may take the session's lease for ``purpose`` (DESIGN.md §5)."""
-    if current is None:
-        # only a message starts a session; resume and redrive need one to exist
-        return purpose == "message"
-    # nobody else holds a live lease: none at all, run out, or already ours
-    lease_free = (
-        current.lease_owner is None
-        or (current.lease_until is not None and current.lease_until <= now)
-        or current.lease_owner == owner
-    )
-    # a message runs only between turns
-    between_turns = current.status in ("idle", "done")
-    # a resume continues exactly the pause it resolves
-    waits_on_it = current.status == "paused" and pending_id is not None
-    waits_on_it = waits_on_it and current.pending_id == pending_id
-    # a redrive picks up a turn whose holder stopped renewing its lease
-    running = current.status == "running"
-    wanted = {"message": between_turns, "resume": waits_on_it, "redrive": running}
-    return wanted[purpose] and lease_free
-
-
-def claim_refusal(session_id: str, current: SessionRecord | None) -> SignoffError:
-    """The error for a claim ``claimable`` refused."""
-    if current is None:
-        return NotFound("session", session_id)
-    return SessionBusy(session_id, status=current.status, pending_id=current.pending_id)
-
-
-def claim_attrs(*, owner: str, until: float, now: float) -> Item:
-    """The live attributes a successful claim sets."""
-    return {"status": "running", "lease_owner": owner, "lease_until": until, "updated_at": now}
-
-
-def committed_session(commit: Commit, owner: str) -> SessionRecord:
-    """The session as a commit stores it: the lease kept by ``owner`` or given up."""
-    if commit.release:
-        return commit.session.model_copy(update={"lease_owner": None, "lease_until": None})
-    return commit.session.model_copy(update={"lease_owner": owner})
-
-
-def resolution_refusal(
-    pending_id: str, current: PendingItem | None, status: PendingStatus, now: float
-) -> SignoffError | None:
-    """Why ``current`` cannot move to ``status`` at ``now``, or None when it can."""
-    if current is None:
-        return NotFound("pending item", pending_id)
-    if current.status == "expired" and status != "expired":
-        # swept or not, a human who came too late hears the same thing
-        return Expired(current)
-    if current.status != "pending":
-        # the first resolution won; later ones see it
-        return AlreadyResolved(current)
-    due = current.expires_at <= now
-    if status == "expired":
-        return None if due else UsageError(f"pending item {pending_id} is not due yet")
-    return Expired(current) if due else None
-
-
-def resolution_attrs(
-    *,
-    status: PendingStatus,
-    actor: str,
-    channel: str,
-    now: float,
-    answer: str | None,
-    note: str | None,
-    retain_until: float | None,
-) -> Item:
-    """The live attributes (and ttl) a successful resolution sets.
-
-    Raises:
-        UsageError: ``answer`` and ``note`` together exceed ``MAX_RESOLUTION_TEXT`` bytes.
-    """
-    text = len((answer or "").encode()) + len((note or "").encode())
-    if text > MAX_RESOLUTION_TEXT:
-        raise UsageError(f"answer and note are {text} bytes; at most {MAX_RESOLUTION_TEXT}")
-    attrs: Item = {"status": status, "resolved_by": actor, "resolved_via": channel}
-    attrs["resolved_at"] = now
-    optional = {"answer": answer, "note": note, "retain_until": retain_until}
-    attrs.update({name: value for name, value in optional.items() if value is not None})
-    ttl = _ttl(retain_until)
-    if ttl is not None:
-        attrs["ttl"] = ttl
-    return attrs
-
-
-def api_key_taken(key: ApiKey) -> SignoffError:
-    """The error for adding a key whose id or hash is stored already."""
-    return UsageError(f"API key {key.key_id} (or one with the same secret) exists already")
-
-
-def revoked(current: ApiKey, at: float) -> ApiKey:
-    """The key after a revocation at ``at``; a key revoked before keeps its first time."""
-    if current.revoked_at is not None:
-        return current
-    return current.model_copy(update={"revoked_at": at})
-
-
-def sendable(row: OutboxRow, *, owner: str, now: float) -> bool:
-    """Whether ``owner`` may take the send lock of ``row`` now."""
-    # not sent yet: notified_at is set only after a channel accepted the send
-    unsent = row.notified_at is None
-    # not given up on: a permanent failure is recorded, not retried
-    alive = not row.failed
-    # nobody else is sending it now: no lock, an expired one, or our own
-    free = row.lock_owner is None or (row.lock_until or 0) <= now or row.lock_owner == owner
-    return unsent and alive and free

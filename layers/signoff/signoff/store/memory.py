@@ -1,7 +1,8 @@
 """In-memory adapters of every store port: the same item dicts as DynamoDB, behind one lock.
 
-The conditions are the pure rules of ``codec`` applied under the lock, so a
-contract test that passes here and on DynamoDB pins one behaviour for both.
+The conditions are the pure rules of ``signoff.store.rules`` applied under the
+lock, so a contract test that passes here and on DynamoDB pins one behaviour
+for both.
 """
 
 from __future__ import annotations
@@ -11,7 +12,7 @@ from typing import TYPE_CHECKING, Any
 
 from signoff.clock import SystemClock
 from signoff.errors import LeaseLost, NotFound
-from signoff.store import codec
+from signoff.store import codec, rules
 from signoff.store.codec import Codec, Item, Key, visible
 from signoff.store.records import (
     ApiKey,
@@ -96,16 +97,26 @@ class _Items:
         ]
         return sorted(rows, key=lambda row: row["sk"])
 
-    def indexed(self, partition: str, upper: str, *, index: str) -> list[Item]:
-        """Visible items of a sparse index partition with sort key below ``upper``."""
+    def indexed(
+        self, partition: str, upper: str = "\uffff", *, index: str, lower: str = ""
+    ) -> list[Item]:
+        """Visible items of a sparse index partition with ``lower < sort key < upper``."""
         now = self.now()
         pk_name, sk_name = f"{index}pk", f"{index}sk"
         rows = [
             dict(row)
             for row in self._rows.values()
-            if row.get(pk_name) == partition and row[sk_name] < upper and visible(row, now)
+            if row.get(pk_name) == partition and lower < row[sk_name] < upper and visible(row, now)
         ]
         return sorted(rows, key=lambda row: row[sk_name])
+
+    def put_new(self, items: list[Item]) -> bool:
+        """Put ``items`` if none of them exists (or all of those that do have expired)."""
+        if any(self.live((item["pk"], item["sk"])) for item in items):
+            return False
+        for item in items:
+            self.put(item)
+        return True
 
 
 class MemorySessions:
@@ -137,16 +148,19 @@ class MemorySessions:
         with self._items.lock:
             item = self._items.live(key, now)
             current = None if item is None else self._codec.decode(item, SessionRecord)
-            if not codec.claimable(current, purpose, owner, now, pending_id):
-                raise codec.claim_refusal(fresh.session_id, current)
+            if not rules.claimable(current, purpose, owner, now, pending_id):
+                raise rules.claim_refusal(fresh.session_id, current)
             claimed = self._codec.encode(fresh) if item is None else item
-            claimed.update(codec.claim_attrs(owner=owner, until=until, now=now))
+            attrs = rules.claim_attrs(
+                session_id=fresh.session_id, purpose=purpose, owner=owner, until=until, now=now
+            )
+            claimed.update(attrs)
             self._items.put(claimed)
             return self._codec.decode(claimed, SessionRecord)
 
     def commit(self, commit: Commit, *, owner: str) -> None:
         """Write ``commit`` atomically, if ``owner`` still holds the lease."""
-        session = codec.committed_session(commit, owner)
+        session = rules.committed_session(commit, owner)
         with self._items.lock:
             stored = self._items.raw(codec.session_key(session.session_id))
             # the lease is still ours (nobody took it over after it ran out)
@@ -162,6 +176,14 @@ class MemorySessions:
             items += [self._codec.encode(entry) for entry in commit.audit]
             for item in items:
                 self._items.put(item)
+
+    def stalled(self, before: float, *, limit: int = 100) -> list[SessionRecord]:
+        """Running sessions whose lease ran out by ``before``, longest stalled first."""
+        partition, upper = codec.stalled_before(before)
+        with self._items.lock:
+            rows = self._items.indexed(partition, upper, index="gsi3")
+            found = [self._codec.decode(row, SessionRecord) for row in rows]
+        return [record for record in found if rules.stalled(record, before)][:limit]
 
     def read_log(self, session_id: str, *, from_seq: int = 0) -> Iterator[LogChunk]:
         """The session's log chunks from ``from_seq`` on, in order, paging as it goes."""
@@ -180,9 +202,10 @@ class MemorySessions:
 class MemoryPendingItems:
     """Approvals and questions waiting for a human."""
 
-    def __init__(self, items: _Items, coder: Codec) -> None:
+    def __init__(self, items: _Items, coder: Codec, *, page_size: int = 100) -> None:
         self._items = items
         self._codec = coder
+        self._page_size = page_size
 
     def get(self, pending_id: str) -> PendingItem | None:
         """The item, or None (also when its retention has passed)."""
@@ -206,11 +229,11 @@ class MemoryPendingItems:
         with self._items.lock:
             item = self._items.live(codec.pending_key(pending_id), now)
             current = None if item is None else self._codec.decode(item, PendingItem)
-            refusal = codec.resolution_refusal(pending_id, current, status, now)
+            refusal = rules.resolution_refusal(pending_id, current, status, now)
             if refusal is not None or item is None:
                 raise refusal or NotFound("pending item", pending_id)
             item.update(
-                codec.resolution_attrs(
+                rules.resolution_attrs(
                     status=status,
                     actor=actor,
                     channel=channel,
@@ -242,6 +265,32 @@ class MemoryPendingItems:
             items = [self._codec.decode(row, PendingItem) for row in rows]
         return [item for item in items if item.expires_at <= now][:limit]
 
+    def waiting(self, now: float) -> Iterator[PendingItem]:
+        """Items still pending and not yet due at ``now``, soonest expiry first."""
+        partition, lower = codec.waiting_after(now)
+        while True:
+            with self._items.lock:
+                page = self._items.indexed(partition, index="gsi1", lower=lower)
+                page = page[: self._page_size]
+                items = [self._codec.decode(row, PendingItem) for row in page]
+            yield from (item for item in items if item.expires_at > now)
+            if len(page) < self._page_size:
+                return
+            # the next page starts right after the last key read, like ExclusiveStartKey
+            lower = page[-1]["gsi1sk"]
+
+    def note_reminder(self, pending_id: str, count: int, *, now: float) -> PendingItem | None:
+        """Record reminder number ``count + 1``; None if it was recorded before or is moot."""
+        with self._items.lock:
+            item = self._items.live(codec.pending_key(pending_id), now)
+            if item is None:
+                return None
+            if not rules.may_remind(self._codec.decode(item, PendingItem), count, now):
+                return None
+            item.update(rules.reminder_attrs(count, now))
+            self._items.put(item)
+            return self._codec.decode(item, PendingItem)
+
 
 class MemoryOutbox:
     """One notification row per pending item and channel."""
@@ -257,6 +306,12 @@ class MemoryOutbox:
             rows = self._items.between(pk, prefix, prefix + "\uffff")
             return [self._codec.decode(row, OutboxRow) for row in rows]
 
+    def add(self, rows: list[OutboxRow]) -> bool:
+        """Write new rows all together; False, writing nothing, if one of them exists."""
+        items = [self._codec.encode(row) for row in rows]
+        with self._items.lock:
+            return self._items.put_new(items)
+
     def claim(
         self, pending_id: str, channel: str, *, owner: str, until: float, now: float
     ) -> OutboxRow | None:
@@ -264,7 +319,7 @@ class MemoryOutbox:
         with self._items.lock:
             item = self._row(pending_id, channel)
             row = self._codec.decode(item, OutboxRow)
-            if not codec.sendable(row, owner=owner, now=now):
+            if not rules.sendable(row, owner=owner, now=now):
                 return None
             item.update(lock_owner=owner, lock_until=until, attempts=row.attempts + 1)
             self._items.put(item)
@@ -351,7 +406,7 @@ class MemoryApiKeys:
         items = codec.api_key_items(self._codec, key)
         with self._items.lock:
             if any(self._items.live((item["pk"], item["sk"])) for item in items):
-                raise codec.api_key_taken(key)
+                raise rules.api_key_taken(key)
             for item in items:
                 self._items.put(item)
 
@@ -368,7 +423,7 @@ class MemoryApiKeys:
             if item is None:
                 raise NotFound("API key", key_id)
             current = self._codec.decode(item, ApiKey)
-            updated = codec.revoked(current, at)
+            updated = rules.revoked(current, at)
             if updated is not current:
                 for row in codec.api_key_items(self._codec, updated):
                     self._items.put(row)
@@ -395,7 +450,7 @@ class MemoryStore:
         items = _Items(self.lock, lambda: wall.now().timestamp())
         coder = Codec(self.blobs)
         self.sessions = MemorySessions(items, coder, page_size=page_size)
-        self.pending = MemoryPendingItems(items, coder)
+        self.pending = MemoryPendingItems(items, coder, page_size=page_size)
         self.outbox = MemoryOutbox(items, coder)
         self.audit = MemoryAudit(items, coder)
         self.api_keys = MemoryApiKeys(items, coder)

@@ -105,18 +105,37 @@ class PendingItem(_Record):
     note: str | None = None
     # Whether the turn was resumed after the resolution (the sweeper re-drives if not).
     resumed: bool = False
+    # ``stuck`` reminders sent while it waited, and when the last one went out;
+    # the count moves only by a conditional write, so two sweeps never send the same one.
+    reminders: int = 0
+    reminded_at: float | None = None
     # Epoch seconds after which the store may delete the item (resolved items).
     retain_until: float | None = None
 
 
 class OutboxRow(_Record):
-    """One notification to send on one channel; ``notified_at`` is set only after success."""
+    """One notification to send on one channel; ``notified_at`` is set only after success.
 
-    pending_id: str
+    ``pending_id`` is the row's *subject*: the logical notification it belongs to.
+    For an approval or a question it is the pending item's id, and the
+    notification is composed from the item when it is sent (its links carry a
+    fresh resume token). Every other notification is stored whole in
+    ``notification`` and its subject names what it is about
+    (``signoff.notify.lifecycle``): ``run:<runId>:run_start``,
+    ``run:<runId>:run_finish``, ``stuck:<pendingId>:<n>``, ``stalled:<sessionId>:<runId>``.
+    """
+
+    pending_id: str  # the subject; see above
     channel: str
     run_id: str
     kind: str
     created_at: float
+    # The Notification's wire form (camelCase, no resume token) for rows that
+    # have no pending item to compose from.
+    notification: dict[str, Any] | None = None
+    # Epoch seconds after which the store may delete the row (lifecycle rows;
+    # a pending item's rows live as long as the item's partition).
+    retain_until: float | None = None
     notified_at: float | None = None
     attempts: int = 0
     failed: bool = False

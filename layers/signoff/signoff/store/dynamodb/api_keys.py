@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Final
 
 from signoff.errors import NotFound, StoreUnavailable
-from signoff.store import codec
+from signoff.store import codec, rules
 from signoff.store.codec import visible
 from signoff.store.dynamodb.table import Condition, TransactionRefused, all_of
 from signoff.store.records import ApiKey
@@ -49,7 +49,7 @@ class DynamoApiKeys:
         try:
             self._table.transact(writes)
         except TransactionRefused as refused:
-            raise codec.api_key_taken(key) from refused
+            raise rules.api_key_taken(key) from refused
 
     def find(self, key_hash: str) -> ApiKey | None:
         """The key with that hash, revoked ones included."""
@@ -64,7 +64,7 @@ class DynamoApiKeys:
         current = self._current(self._table.get(codec.api_key_id_key(key_id)))
         if current is None:
             raise NotFound("API key", key_id)
-        updated = codec.revoked(current, at)
+        updated = rules.revoked(current, at)
         if updated is current:
             return current
         condition = Condition(expression=all_of(EXISTS, NOT_REVOKED))

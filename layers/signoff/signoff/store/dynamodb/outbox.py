@@ -5,9 +5,14 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Final
 
 from signoff.errors import NotFound
-from signoff.store import codec
+from signoff.store import codec, rules
 from signoff.store.codec import visible
-from signoff.store.dynamodb.table import Condition, ConditionFailed, all_of
+from signoff.store.dynamodb.table import (
+    Condition,
+    ConditionFailed,
+    TransactionRefused,
+    all_of,
+)
 from signoff.store.records import AuditEntry, OutboxRow
 
 if TYPE_CHECKING:
@@ -18,6 +23,8 @@ __all__ = ["DynamoAudit", "DynamoOutbox"]
 
 # the row exists for readers: written, and its retention has not passed
 EXISTS: Final = "attribute_exists(#pk) AND (attribute_not_exists(#ttl) OR #ttl > :now)"
+# the row is new: never written, or its retention passed
+ABSENT: Final = "attribute_not_exists(#pk) OR #ttl <= :now"
 
 
 class DynamoOutbox:
@@ -41,6 +48,17 @@ class DynamoOutbox:
             if visible(item, now)
         ]
 
+    def add(self, rows: list[OutboxRow]) -> bool:
+        """Write new rows all together; False, writing nothing, if one of them exists."""
+        if not rows:
+            return True
+        fresh = Condition(expression=ABSENT, values={":now": self._table.now()})
+        try:
+            self._table.transact([(self._codec.encode(row), fresh) for row in rows])
+        except TransactionRefused:
+            return False
+        return True
+
     def claim(
         self, pending_id: str, channel: str, *, owner: str, until: float, now: float
     ) -> OutboxRow | None:
@@ -50,7 +68,7 @@ class DynamoOutbox:
         if current is None or not visible(current, now):
             raise NotFound("outbox row", f"{pending_id}/{channel}")
         row = self._codec.decode(current, OutboxRow)
-        if not codec.sendable(row, owner=owner, now=now):
+        if not rules.sendable(row, owner=owner, now=now):
             return None
         condition = Condition(
             expression=all_of(

@@ -5,12 +5,14 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Final
 
 from signoff.errors import NotFound, StoreUnavailable
-from signoff.store import codec
+from signoff.store import codec, rules
 from signoff.store.codec import visible
 from signoff.store.dynamodb.table import Condition, ConditionFailed, all_of
 from signoff.store.records import PendingItem
 
 if TYPE_CHECKING:
+    from collections.abc import Iterator
+
     from signoff.store.codec import Codec, Item
     from signoff.store.dynamodb.table import DynamoTable
     from signoff.store.records import PendingStatus
@@ -25,6 +27,10 @@ PENDING: Final = "#status = :pending"
 IN_TIME: Final = "#expires_at > :now"
 # the sweeper expires it only once its time has run out
 DUE: Final = "#expires_at <= :now"
+# nobody recorded this reminder before: two sweeps never send the same one
+# (an item written before reminders were counted has no count: it has had none)
+UNSEEN: Final = "#reminders = :count"
+UNSEEN_FIRST: Final = "attribute_not_exists(#reminders) OR #reminders = :count"
 
 
 class DynamoPendingItems:
@@ -56,7 +62,7 @@ class DynamoPendingItems:
         retain_until: float | None = None,
     ) -> PendingItem:
         """Move a pending item to ``status`` with one conditional write."""
-        attrs = codec.resolution_attrs(
+        attrs = rules.resolution_attrs(
             status=status,
             actor=actor,
             channel=channel,
@@ -79,7 +85,7 @@ class DynamoPendingItems:
         except ConditionFailed as failed:
             # the item the condition saw, returned by the same call
             current = self._current(failed.item, now)
-            refusal = codec.resolution_refusal(pending_id, current, status, now)
+            refusal = rules.resolution_refusal(pending_id, current, status, now)
             if refusal is None:
                 # both rules read the same item, so this means they disagree: a bug
                 refusal = StoreUnavailable(f"pending item {pending_id} changed; retry")
@@ -95,6 +101,37 @@ class DynamoPendingItems:
             )
         except ConditionFailed as failed:
             raise NotFound("pending item", pending_id) from failed
+
+    def waiting(self, now: float) -> Iterator[PendingItem]:
+        """Items still pending and not yet due at ``now``, soonest expiry first."""
+        partition, lower = codec.waiting_after(now)
+        pages = self._table.query(
+            "#gsi1pk = :partition AND #gsi1sk > :lower",
+            {":partition": partition, ":lower": lower},
+            index=codec.PENDING_INDEX,
+        )
+        for page in pages:
+            for item in page:
+                record = self._current(item, self._table.now())
+                # the index is eventually consistent: recheck what it returned
+                if record and record.status == "pending" and record.expires_at > now:
+                    yield record
+
+    def note_reminder(self, pending_id: str, count: int, *, now: float) -> PendingItem | None:
+        """Record reminder number ``count + 1``; None if it was recorded before or is moot."""
+        condition = Condition(
+            expression=all_of(EXISTS, PENDING, IN_TIME, UNSEEN_FIRST if count == 0 else UNSEEN),
+            values={":now": now, ":pending": "pending", ":count": count},
+        )
+        try:
+            updated = self._table.update(
+                codec.pending_key(pending_id),
+                set_attrs=rules.reminder_attrs(count, now),
+                condition=condition,
+            )
+        except ConditionFailed:
+            return None  # another sweep sent it, or the item was resolved or fell due
+        return self._codec.decode(updated, PendingItem)
 
     def due(self, now: float, *, limit: int = 100) -> list[PendingItem]:
         """Pending items whose ``expires_at`` has passed, oldest first."""

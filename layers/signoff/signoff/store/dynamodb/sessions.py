@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any, Final
 
 from signoff.errors import LeaseLost
-from signoff.store import codec
+from signoff.store import codec, rules
 from signoff.store.codec import visible
 from signoff.store.dynamodb.table import Condition, ConditionFailed, TransactionRefused, all_of
 from signoff.store.records import LogChunk, SessionRecord
@@ -20,7 +20,7 @@ if TYPE_CHECKING:
 
 __all__ = ["DynamoSessions"]
 
-# The parts of ``codec.claimable`` as DynamoDB conditions.
+# The parts of ``rules.claimable`` as DynamoDB conditions.
 # the session exists for readers: written, and its retention has not passed
 EXISTS: Final = "attribute_exists(#pk) AND (attribute_not_exists(#ttl) OR #ttl > :now)"
 # nobody else holds a live lease: none at all, run out, or already ours
@@ -91,7 +91,9 @@ class DynamoSessions:
         One conditional update per existing session; a message to a session that
         does not exist falls through to one conditional put of ``fresh``.
         """
-        attrs = codec.claim_attrs(owner=owner, until=until, now=now)
+        attrs = rules.claim_attrs(
+            session_id=fresh.session_id, purpose=purpose, owner=owner, until=until, now=now
+        )
         condition = Condition(
             expression=all_of(EXISTS, _WANTED[purpose], LEASE_FREE),
             values=_claim_values(purpose, owner, now, pending_id),
@@ -103,14 +105,14 @@ class DynamoSessions:
         except ConditionFailed as failed:
             current = self._current(failed.item, now)
             if purpose != "message" or current is not None:
-                raise codec.claim_refusal(fresh.session_id, current) from failed
+                raise rules.claim_refusal(fresh.session_id, current) from failed
         created = self._codec.encode(fresh) | attrs
         try:
             self._table.put(created, condition=Condition(expression=ABSENT, values={":now": now}))
         except ConditionFailed as raced:
             # another message created the session between our two writes
             current = self._current(raced.item, now)
-            raise codec.claim_refusal(fresh.session_id, current) from raced
+            raise rules.claim_refusal(fresh.session_id, current) from raced
         return self._codec.decode(created, SessionRecord)
 
     def commit(self, commit: Commit, *, owner: str) -> None:
@@ -119,7 +121,7 @@ class DynamoSessions:
         Raises:
             LeaseLost: another owner holds the lease now, or wrote this step already.
         """
-        session = codec.committed_session(commit, owner)
+        session = rules.committed_session(commit, owner)
         now = self._table.now()
         fresh = Condition(expression=ABSENT, values={":now": now})
         writes: list[tuple[Item, Condition | None]] = [
@@ -136,6 +138,28 @@ class DynamoSessions:
             self._table.transact(writes)
         except TransactionRefused as refused:
             raise LeaseLost(session.session_id) from refused
+
+    def stalled(self, before: float, *, limit: int = 100) -> list[SessionRecord]:
+        """Running sessions whose lease ran out by ``before``, longest stalled first."""
+        partition, upper = codec.stalled_before(before)
+        found: list[SessionRecord] = []
+        if limit <= 0:
+            return found
+        pages = self._table.query(
+            "#gsi3pk = :partition AND #gsi3sk < :upper",
+            {":partition": partition, ":upper": upper},
+            index=codec.LEASE_INDEX,
+            limit=limit,
+        )
+        for page in pages:
+            for item in page:
+                record = self._current(item, self._table.now())
+                # the index is eventually consistent: recheck what it returned
+                if record and rules.stalled(record, before):
+                    found.append(record)
+                if len(found) == limit:
+                    return found
+        return found
 
     def read_log(self, session_id: str, *, from_seq: int = 0) -> Iterator[LogChunk]:
         """The session's log chunks from ``from_seq`` on, in order, paging as it goes."""

@@ -1,0 +1,205 @@
+"""Notifications that are not a decision: run announcements and ``stuck`` reminders.
+
+An agent's ``notify`` names, per channel, the events it wants. ``approval`` and
+``question`` rows belong to a pending item and are composed from it when sent;
+everything here is composed when it is committed and stored whole in its outbox
+rows, because nothing else would be left to compose it from (and it has no links
+to decide with, so no resume token ages inside it).
+
+Each logical notification has a *subject*, the outbox key that makes it happen
+once per channel however often it is written or retried:
+
+==========================================  ================  =====================
+subject                                     kind              when
+==========================================  ================  =====================
+``run:<runId>:run_start``                   ``info``          a message starts a run
+``run:<runId>:run_start:<pendingId>``       ``info``          a resolution resumes it
+``run:<runId>:run_finish``                  ``result``        done, max_turns, denied
+``stuck:<pendingId>:<n>``                   ``stuck``         the n-th reminder
+``stalled:<sessionId>:<runId>``             ``stuck``         the run's lease ran out
+==========================================  ================  =====================
+
+The idempotency key of a send is ``<runId>:<subject>:<channel>``.
+"""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime
+from typing import TYPE_CHECKING, Literal
+
+from signoff.clock import iso
+from signoff.notify.notification import Notification
+from signoff.store.records import OutboxRow
+
+if TYPE_CHECKING:
+    from collections.abc import Mapping, Sequence
+
+    from signoff.store.records import PendingItem, SessionRecord
+
+__all__ = [
+    "Trigger",
+    "rows",
+    "run_finish_subject",
+    "run_finished",
+    "run_start_subject",
+    "run_started",
+    "stalled",
+    "stalled_subject",
+    "still_waiting",
+    "stuck_subject",
+    "subscribers",
+]
+
+Trigger = Literal["message", "resolution"]
+
+
+def subscribers(notify: Mapping[str, Sequence[str]], event: str) -> list[str]:
+    """The channels of an agent's ``notify`` that want ``event``, by name."""
+    return sorted(channel for channel, wanted in notify.items() if event in wanted)
+
+
+def run_start_subject(run_id: str, pending_id: str | None = None) -> str:
+    """The subject of a run's start; a resume is told apart by the item it resolved."""
+    subject = f"run:{run_id}:run_start"
+    return subject if pending_id is None else f"{subject}:{pending_id}"
+
+
+def run_finish_subject(run_id: str) -> str:
+    """The subject of a run's one genuine finish."""
+    return f"run:{run_id}:run_finish"
+
+
+def stuck_subject(pending_id: str, number: int) -> str:
+    """The subject of the ``number``-th reminder about a pending item."""
+    return f"stuck:{pending_id}:{number}"
+
+
+def stalled_subject(session_id: str, run_id: str) -> str:
+    """The subject of a run found stalled; once per run, however often it is re-driven."""
+    return f"stalled:{session_id}:{run_id}"
+
+
+def rows(
+    subject: str,
+    notification: Notification,
+    channels: Sequence[str],
+    *,
+    now: float,
+    retain_until: float,
+) -> list[OutboxRow]:
+    """One outbox row per channel, each carrying the whole notification."""
+    wire = notification.wire()
+    return [
+        OutboxRow(
+            pending_id=subject,
+            channel=channel,
+            run_id=notification.run_id,
+            kind=notification.kind,
+            created_at=now,
+            notification=wire,
+            retain_until=retain_until,
+        )
+        for channel in channels
+    ]
+
+
+def run_started(
+    *,
+    agent: str,
+    session: SessionRecord,
+    run_id: str,
+    trigger: Trigger,
+    pending_id: str | None = None,
+) -> Notification:
+    """The ``run_start`` announcement: an ``info`` naming what started the run."""
+    cause = "a new message" if trigger == "message" else f"the resolution of {pending_id}"
+    return Notification(
+        kind="info",
+        agent=agent,
+        run_id=run_id,
+        title=f"{agent} started ({trigger})",
+        body=f"{agent} started a run on session {session.session_id}, after {cause}.",
+        session_id=session.session_id,
+        tenant=session.tenant,
+        pending_id=pending_id,
+        trigger=trigger,
+    )
+
+
+def run_finished(
+    *,
+    agent: str,
+    session: SessionRecord,
+    run_id: str,
+    text: str,
+    stop_reason: str | None,
+) -> Notification:
+    """The ``run_finish`` announcement: a ``result`` carrying the final text."""
+    ending = "finished" if stop_reason is None else f"stopped ({stop_reason})"
+    body = text if stop_reason is None else f"{text}\n\nStop reason: {stop_reason}"
+    return Notification(
+        kind="result",
+        agent=agent,
+        run_id=run_id,
+        title=f"{agent} {ending}",
+        body=body,
+        session_id=session.session_id,
+        tenant=session.tenant,
+        stop_reason=stop_reason,
+    )
+
+
+def still_waiting(item: PendingItem, number: int, now: float) -> Notification:
+    """The ``number``-th ``stuck`` reminder about an item nobody has decided yet."""
+    what = f"{item.tool}" if item.kind == "approval" else f"the question {item.question!r}"
+    expires = iso(datetime.fromtimestamp(item.expires_at, tz=UTC))
+    return Notification(
+        kind="stuck",
+        agent=item.agent,
+        run_id=item.run_id,
+        title=f"Still waiting: {what} ({item.agent})",
+        body=(
+            f"{item.agent} has waited {_span(now - item.requested_at)} for a decision on "
+            f"{what} (reminder {number}). It expires at {expires}."
+        ),
+        expires_at=expires,
+        pending_id=item.id,
+        session_id=item.session_id,
+        tenant=item.tenant,
+        tool=item.tool,
+        args=item.args,
+        question=item.question,
+        options=item.options,
+    )
+
+
+def stalled(session: SessionRecord, run_id: str, since: float, now: float) -> Notification:
+    """The ``stuck`` notice of a run whose process died (its lease ran out)."""
+    return Notification(
+        kind="stuck",
+        agent=session.agent,
+        run_id=run_id,
+        title=f"{session.agent} stalled; re-driving",
+        body=(
+            f"The run on session {session.session_id} stopped making progress "
+            f"{_span(now - since)} ago (its process stopped renewing its lease). "
+            "The sweeper is continuing it from its last checkpoint."
+        ),
+        session_id=session.session_id,
+        tenant=session.tenant,
+    )
+
+
+def _span(seconds: float) -> str:
+    """A duration for people: ``2d 3h``, ``5h 10m``, ``12m``, ``40s``."""
+    total = max(int(seconds), 0)
+    days, rest = divmod(total, 86400)
+    hours, rest = divmod(rest, 3600)
+    minutes, secs = divmod(rest, 60)
+    if days:
+        return f"{days}d {hours}h"
+    if hours:
+        return f"{hours}h {minutes}m"
+    if minutes:
+        return f"{minutes}m"
+    return f"{secs}s"
