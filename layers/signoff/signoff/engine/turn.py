@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING, Any
 from signoff.budget import compact, estimate_tokens
 from signoff.clock import iso
 from signoff.engine import system_tools
+from signoff.engine.pauses import approval_pending, question_pending
 from signoff.engine.state import (
     Answered,
     Approved,
@@ -39,7 +40,6 @@ from signoff.events import (
     LoopEvent,
     LoopMaxTurns,
     LoopSkipped,
-    PendingScope,
     PromptCompaction,
     QuestionPending,
     SkillLoaded,
@@ -344,7 +344,7 @@ class Engine:
                 cs.status = "allowed"  # skipped with its siblings
                 return None
             cs.status = "awaiting"
-            return self._pause_question(run, cs)
+            return self._pause(run, cs, question_pending)
         if call.name == system_tools.SKILL and self.agent.skills:
             cs.status = "allowed"
             cs.reason = "system tool"
@@ -378,7 +378,7 @@ class Engine:
             cs.status = "allowed"
             return None
         cs.status = "awaiting"
-        return self._pause_approval(run, cs)
+        return self._pause(run, cs, approval_pending)
 
     def _invalid(self, cs: CallState) -> str | None:
         tool = self.agent.tools.get(cs.call.name)
@@ -391,33 +391,11 @@ class Engine:
             return str(exc)
         return None
 
-    def _pause_approval(self, run: _Run, cs: CallState) -> ApprovalPending:
+    def _pause(
+        self, run: _Run, cs: CallState, make: Callable[..., ApprovalPending | QuestionPending]
+    ) -> ApprovalPending | QuestionPending:
         state = run.state
-        pending = ApprovalPending(
-            id=self.new_id(),
-            tool=cs.call.name,
-            args=cs.call.args,
-            scope=PendingScope(
-                tenant=state.tenant, environment=state.environment, agent=state.agent
-            ),
-            reason=cs.reason,
-            requested_at=iso(self.clock.now()),
-        )
-        state.pending_id, state.awaiting_call = pending.id, cs.call.id
-        run.emit(pending)
-        return pending
-
-    def _pause_question(self, run: _Run, cs: CallState) -> QuestionPending:
-        state = run.state
-        options = cs.call.args.get("options")
-        pending = QuestionPending(
-            id=self.new_id(),
-            question=str(cs.call.args.get("question", "")),
-            options=[str(o) for o in options] if isinstance(options, list) and options else None,
-            agent=state.agent,
-            session_id=state.session_id,
-            requested_at=iso(self.clock.now()),
-        )
+        pending = make(state, cs, pending_id=self.new_id(), requested_at=iso(self.clock.now()))
         state.pending_id, state.awaiting_call = pending.id, cs.call.id
         run.emit(pending)
         return pending
