@@ -253,7 +253,7 @@ def test_the_already_resolved_page_shows_the_current_state_and_who_resolved_it()
 
     assert "denied" in text
     assert "bo@example.com" in text
-    assert "changed nothing" in text
+    assert "nothing you do here changes it" in text
     assert "<form" not in page
 
 

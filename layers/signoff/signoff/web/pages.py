@@ -235,7 +235,7 @@ def already_resolved_page(item: PendingItem) -> str:
         return expired_page(item)
     body = (
         f"<p>{_subject(item)}</p>\n"
-        "<p>This request was already decided; your click changed nothing.</p>\n"
+        "<p>This request was already decided; nothing you do here changes it.</p>\n"
         f"{_details(_resolution(item))}"
     )
     return _page("Already decided", body)
