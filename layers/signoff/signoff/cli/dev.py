@@ -1,22 +1,30 @@
-"""``signoff dev`` and ``signoff demo``: the whole system on this machine, from ``template.yaml``.
+"""``signoff dev``, ``demo``, ``trigger``: the whole system on this machine, from the template.
 
 ``dev`` runs the local stack (``signoff.local``) until Ctrl-C: the functions
 behind an HTTP server routed from the template, AWS emulated by moto on
 loopback, the notify queue's poller, the sweeper's schedule and a webhook sink
 that prints each notification with its links. ``demo`` starts the same stack
 on a free port, walks one approval through it over HTTP and stops it.
+``trigger <agent>`` runs an agent's schedule once against a running stack
+(``POST /_local/trigger``: the message function gets the event EventBridge
+would send) and prints the result and the turn's text.
 
 Exit codes: 0 done (``dev``: stopped by Ctrl-C), 1 a failure (``demo``: a step
-that did not go as expected), 2 a usage error (a port already in use).
+that did not go as expected; ``trigger``: no stack answering, or the run
+failed), 2 a usage error (a port already in use; an unknown agent, or one with
+no schedule and no ``--message``).
 """
 
 from __future__ import annotations
 
 import io
+import json
+import os
 import sys
-from typing import TYPE_CHECKING
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
 
-from signoff.errors import SignoffError
+from signoff.errors import SignoffError, UsageError
 
 if TYPE_CHECKING:
     import argparse
@@ -30,7 +38,7 @@ _LOG_LEVELS = ("DEBUG", "INFO", "WARNING", "ERROR")
 
 
 def register(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
-    """Add the ``dev`` and ``demo`` commands to the ``signoff`` parser."""
+    """Add the ``dev``, ``demo`` and ``trigger`` commands to the ``signoff`` parser."""
     dev = commands.add_parser(
         "dev", help="run the whole system locally (API, AWS emulator, notifier, sweeper)"
     )
@@ -72,6 +80,17 @@ def register(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> N
     )
     demo.add_argument("--port", type=int, default=0, help="HTTP port (default: a free one)")
     demo.set_defaults(command=_demo, mode="approve")
+
+    trigger = commands.add_parser(
+        "trigger", help="run an agent's schedule once against a running local stack"
+    )
+    trigger.add_argument("agent")
+    trigger.add_argument("--message", help="the message to send (default: the schedule's)")
+    trigger.add_argument("--tenant", help="the tenant to run as (default: the schedule's)")
+    trigger.add_argument(
+        "--port", type=int, default=3000, help="the local stack's HTTP port (default 3000)"
+    )
+    trigger.set_defaults(command=_trigger)
 
 
 def _dev(args: argparse.Namespace) -> int:
@@ -115,7 +134,8 @@ def _banner(stack: LocalStack) -> str:
             f"                 GET {stack.url}{LIST_PATH} lists them",
             f"  queue poller   {queues or 'none'}",
             f"  schedules      {schedules or 'none'}",
-            f"  agent runs     {', '.join(stack.agent_schedules) or 'none'}  (not run locally)",
+            f"  agent runs     {', '.join(stack.agent_schedules) or 'none'}",
+            "                 (not on a clock locally: `signoff trigger <agent>` runs one)",
             f"  AWS emulator   {stack.aws_endpoint}  (moto); for boto3 and `signoff keys`:",
             f"                 export AWS_ENDPOINT_URL={stack.aws_endpoint} "
             "AWS_ACCESS_KEY_ID=local AWS_SECRET_ACCESS_KEY=local AWS_DEFAULT_REGION=us-east-1 "
@@ -155,3 +175,59 @@ def _demo(args: argparse.Namespace) -> int:
         stack.stop()
     print(f"The demo finished: the turn is {finished['status']}; the stack is stopped.")
     return EXIT_OK
+
+
+def _trigger(args: argparse.Namespace) -> int:
+    """Send the agent's scheduled-run event through the stack's ``POST /_local/trigger``.
+
+    Raises:
+        UnknownAgent: no such agent under the agents folder.
+        UsageError: the agent has no schedule and no ``--message`` was given.
+        SignoffError: no stack answers on the port, or the run failed.
+    """
+    import httpx
+
+    from signoff.agents import AgentCatalog
+    from signoff.local.trigger import TRIGGER_PATH
+
+    root = args.agents or Path(os.environ.get("SIGNOFF_AGENTS_DIR", "agents"))
+    config = AgentCatalog(root).get(args.agent).config
+    schedule = config.schedule
+    if schedule is None and args.message is None:
+        raise UsageError(
+            f"agent {args.agent!r} has no schedule in its agent.yaml: give --message to run it"
+        )
+    message = args.message if args.message is not None else ""
+    tenant = args.tenant or "default"
+    if schedule is not None:
+        message = message or schedule.message
+        tenant = args.tenant or schedule.tenant
+    event = {"agent": args.agent, "message": message, "tenant": tenant}
+    base_url = f"http://127.0.0.1:{args.port}"
+    try:
+        with httpx.Client(base_url=base_url, timeout=300.0) as http:
+            answer = http.post(TRIGGER_PATH, json=event)
+            result = _json(answer)
+            if answer.status_code != 200:
+                error = result.get("error") if isinstance(result, dict) else answer.text[:300]
+                raise SignoffError(
+                    f"the run of {args.agent} failed ({answer.status_code}): {error}"
+                )
+            print(json.dumps(result))
+            session = result.get("sessionId") if isinstance(result, dict) else None
+            if session:
+                status = _json(http.get(f"/agents/{args.agent}/sessions/{session}"))
+                if isinstance(status, dict) and status.get("text"):
+                    print(f"text: {status['text']}")
+    except httpx.HTTPError as exc:
+        raise SignoffError(
+            f"no local stack answered at {base_url} ({exc}): start one with `signoff dev`"
+        ) from exc
+    return EXIT_OK
+
+
+def _json(response: Any) -> Any:
+    try:
+        return response.json()
+    except ValueError:
+        return None

@@ -20,8 +20,9 @@
    objects get ``LocalContinuations`` (a Lambda async self-invoke has no
    local counterpart), and the notifier's sink channels are aimed at this
    stack's port (``channels.yaml`` says 3000; the demo and tests use others);
-7. serves the template's ``HttpApi`` routes and the sink's routes, and starts
-   the SQS poller and the schedules.
+7. serves the template's ``HttpApi`` routes, the sink's routes and
+   ``POST /_local/trigger`` (an agent's schedule run once: ``signoff trigger``),
+   and starts the SQS poller and the schedules.
 
 Every function shares this process's environment, so the stack refuses a
 template whose functions give one variable different values. ``stop`` undoes
@@ -56,6 +57,7 @@ from signoff.local.template import (
     find_template,
     load_template,
 )
+from signoff.local.trigger import scheduled_function, trigger_routes
 
 if TYPE_CHECKING:
     from pathlib import Path
@@ -224,7 +226,10 @@ class LocalStack:
         self._wire_modules(channels)
         self.routes = routes_from(self.resources.functions)
         self._gateway.routes = RouteTable(self.routes)
-        self._gateway.local = self.sink.routes()
+        self._gateway.local = {
+            **self.sink.routes(),
+            **trigger_routes(scheduled_function(self.functions)),
+        }
         # One HTTP request in a function at a time, process-wide (see signoff.local.functions).
         requests = threading.Lock()
         self._gateway.invoke = lambda route, event: self.functions[route.function].invoke(

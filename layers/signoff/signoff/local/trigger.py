@@ -1,0 +1,70 @@
+"""``POST /_local/trigger``: run an agent's schedule once, as EventBridge would, on request.
+
+The body is the scheduled run's event, ``{"agent", "message", "tenant"}`` — what
+the template's ``Schedule`` event puts in ``Input`` and EventBridge passes to
+the function unchanged. The route invokes the function that carries those
+schedules (the message function) with exactly that event and answers 200 with
+the handler's result as JSON (``{"sessionId", "status"}``). A body that is not
+such an event is a 400, an agent the stack does not have a 404, and a handler
+that raises a 500 naming the error.
+Like the sink's routes it is local-only: the template has no such route, and
+nothing deployed serves it. ``signoff trigger <agent>`` is its client.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import TYPE_CHECKING, Any, Final
+
+from signoff.errors import UnknownAgent
+from signoff.local.gateway import HttpRequest, HttpResponse
+
+if TYPE_CHECKING:
+    from collections.abc import Callable
+
+    from signoff.local.functions import LocalFunction
+
+__all__ = ["TRIGGER_PATH", "scheduled_function", "trigger_routes"]
+
+TRIGGER_PATH: Final = "/_local/trigger"
+_FIELDS: Final = ("agent", "message", "tenant")
+
+
+def scheduled_function(functions: dict[str, LocalFunction]) -> LocalFunction | None:
+    """The function whose ``Schedule`` events carry an ``Input`` (an agent's run), if any."""
+    for function in functions.values():
+        for event in function.spec.events.values():
+            if event["Type"] in ("Schedule", "ScheduleV2") and "Input" in event["Properties"]:
+                return function
+    return None
+
+
+def trigger_routes(
+    function: LocalFunction | None,
+) -> dict[tuple[str, str], Callable[[HttpRequest], HttpResponse]]:
+    """The trigger's local-only route, for the gateway (none without a scheduled function)."""
+    if function is None:
+        return {}
+
+    def trigger(request: HttpRequest) -> HttpResponse:
+        try:
+            event: Any = json.loads(request.body or b"{}")
+        except ValueError:
+            return HttpResponse.json(400, {"error": "the body must be JSON"})
+        if not isinstance(event, dict) or set(event) != set(_FIELDS):
+            return HttpResponse.json(
+                400, {"error": f"the body must be an object with exactly {', '.join(_FIELDS)}"}
+            )
+        if not all(isinstance(event[name], str) and event[name] for name in _FIELDS):
+            return HttpResponse.json(400, {"error": f"{', '.join(_FIELDS)} must be strings"})
+        try:
+            result = function.invoke({name: event[name] for name in _FIELDS})
+        except UnknownAgent as exc:
+            return HttpResponse.json(404, {"error": str(exc)})
+        except Exception as exc:  # the invocation failed, as Lambda would report it
+            return HttpResponse.json(
+                500, {"error": f"{function.name} failed: {type(exc).__name__}: {exc}"}
+            )
+        return HttpResponse.json(200, result)
+
+    return {("POST", TRIGGER_PATH): trigger}
