@@ -22,7 +22,7 @@ import json
 import os
 import sys
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from signoff.errors import SignoffError, UsageError
 
@@ -185,10 +185,8 @@ def _trigger(args: argparse.Namespace) -> int:
         UsageError: the agent has no schedule and no ``--message`` was given.
         SignoffError: no stack answers on the port, or the run failed.
     """
-    import httpx
-
     from signoff.agents import AgentCatalog
-    from signoff.local.trigger import TRIGGER_PATH
+    from signoff.local.trigger import run_trigger
 
     root = args.agents or Path(os.environ.get("SIGNOFF_AGENTS_DIR", "agents"))
     config = AgentCatalog(root).get(args.agent).config
@@ -203,31 +201,8 @@ def _trigger(args: argparse.Namespace) -> int:
         message = message or schedule.message
         tenant = args.tenant or schedule.tenant
     event = {"agent": args.agent, "message": message, "tenant": tenant}
-    base_url = f"http://127.0.0.1:{args.port}"
-    try:
-        with httpx.Client(base_url=base_url, timeout=300.0) as http:
-            answer = http.post(TRIGGER_PATH, json=event)
-            result = _json(answer)
-            if answer.status_code != 200:
-                error = result.get("error") if isinstance(result, dict) else answer.text[:300]
-                raise SignoffError(
-                    f"the run of {args.agent} failed ({answer.status_code}): {error}"
-                )
-            print(json.dumps(result))
-            session = result.get("sessionId") if isinstance(result, dict) else None
-            if session:
-                status = _json(http.get(f"/agents/{args.agent}/sessions/{session}"))
-                if isinstance(status, dict) and status.get("text"):
-                    print(f"text: {status['text']}")
-    except httpx.HTTPError as exc:
-        raise SignoffError(
-            f"no local stack answered at {base_url} ({exc}): start one with `signoff dev`"
-        ) from exc
+    result, text = run_trigger(f"http://127.0.0.1:{args.port}", args.agent, event)
+    print(json.dumps(result))
+    if text:
+        print(f"text: {text}")
     return EXIT_OK
-
-
-def _json(response: Any) -> Any:
-    try:
-        return response.json()
-    except ValueError:
-        return None

@@ -24,7 +24,7 @@ if TYPE_CHECKING:
 
     from signoff.local.functions import LocalFunction
 
-__all__ = ["TRIGGER_PATH", "scheduled_function", "trigger_routes"]
+__all__ = ["TRIGGER_PATH", "run_trigger", "scheduled_function", "trigger_routes"]
 
 TRIGGER_PATH: Final = "/_local/trigger"
 _FIELDS: Final = ("agent", "message", "tenant")
@@ -68,3 +68,39 @@ def trigger_routes(
         return HttpResponse.json(200, result)
 
     return {("POST", TRIGGER_PATH): trigger}
+
+
+def run_trigger(base_url: str, agent: str, event: dict[str, str]) -> tuple[Any, str | None]:
+    """Ask the stack at ``base_url`` to run ``event``; its result and the session's final text.
+
+    Raises:
+        SignoffError: no stack answers there, or the run failed.
+    """
+    import httpx
+
+    from signoff.errors import SignoffError
+
+    def parsed(response: httpx.Response) -> Any:
+        try:
+            return response.json()
+        except ValueError:
+            return None
+
+    try:
+        with httpx.Client(base_url=base_url, timeout=300.0) as http:
+            answer = http.post(TRIGGER_PATH, json=event)
+            result = parsed(answer)
+            if answer.status_code != 200:
+                error = result.get("error") if isinstance(result, dict) else answer.text[:300]
+                raise SignoffError(f"the run of {agent} failed ({answer.status_code}): {error}")
+            session = result.get("sessionId") if isinstance(result, dict) else None
+            text = None
+            if session:
+                status = parsed(http.get(f"/agents/{agent}/sessions/{session}"))
+                if isinstance(status, dict) and status.get("text"):
+                    text = str(status["text"])
+            return result, text
+    except httpx.HTTPError as exc:
+        raise SignoffError(
+            f"no local stack answered at {base_url} ({exc}): start one with `signoff dev`"
+        ) from exc
