@@ -8,74 +8,37 @@ Screenshots of every page go to ``tests/browser/artifacts/``.
 
 from __future__ import annotations
 
-import io
 import json
 import time
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any
 
-import boto3
-import httpx
-import pytest
 from selenium.common.exceptions import StaleElementReferenceException
 from selenium.webdriver.common.by import By
 from selenium.webdriver.support.ui import WebDriverWait
 
-from signoff.local.stack import LocalStack, StackSettings
+from tests.support.local_stack import (
+    REFUND,
+    WAIT,
+    eventually,
+    notification_for,
+    pending_item,
+)
+from tests.support.local_stack import (
+    http as http,
+)
+from tests.support.local_stack import (
+    stack as stack,
+)
 
 if TYPE_CHECKING:
-    from collections.abc import Callable, Iterator
+    from collections.abc import Callable
     from pathlib import Path
 
+    import httpx
     from selenium.webdriver.chrome.webdriver import WebDriver
 
-REFUND = "order A-1001 arrived broken, can you refund it?"
-WAIT = 20.0
-
-
-@pytest.fixture(scope="module")
-def stack() -> Iterator[LocalStack]:
-    console = io.StringIO()
-    local = LocalStack(StackSettings(port=0, console=console, logs=console))
-    local.start()
-    try:
-        yield local
-    finally:
-        local.stop()
-
-
-@pytest.fixture
-def http(stack: LocalStack) -> Iterator[httpx.Client]:
-    with httpx.Client(base_url=stack.url, timeout=WAIT) as client:
-        yield client
-
-
-def eventually(check: Callable[[], Any], what: str) -> Any:
-    """The first truthy result of ``check`` within ``WAIT`` seconds."""
-    deadline = time.monotonic() + WAIT
-    while time.monotonic() < deadline:
-        result = check()
-        if result:
-            return result
-        time.sleep(0.05)
-    raise AssertionError(f"timed out waiting for {what}")
-
-
-def pending_item(stack: LocalStack, pending_id: str) -> dict[str, Any]:
-    """The pending item as stored in the emulator's table, read through boto3."""
-    dynamodb = boto3.client(
-        "dynamodb",
-        endpoint_url=stack.aws_endpoint,
-        region_name="us-east-1",
-        aws_access_key_id="local",
-        aws_secret_access_key="local",
-    )
-    item: dict[str, Any] = dynamodb.get_item(
-        TableName=stack.resources.tables["SignoffTable"],
-        Key={"pk": {"S": f"P#{pending_id}"}, "sk": {"S": "META"}},
-        ConsistentRead=True,
-    )["Item"]
-    return item
+    from signoff.local.stack import LocalStack
 
 
 def pause_a_refund(stack: LocalStack, http: httpx.Client) -> tuple[dict[str, Any], str]:
@@ -85,14 +48,7 @@ def pause_a_refund(stack: LocalStack, http: httpx.Client) -> tuple[dict[str, Any
     paused: dict[str, Any] = sent.json()
     assert paused["type"] == "approval" and paused["tool"] == "issue_refund"
 
-    def notified() -> dict[str, Any] | None:
-        for received in http.get("/_local/notifications").json()["notifications"]:
-            if received["notification"].get("pendingId") == paused["id"]:
-                found: dict[str, Any] = received["notification"]
-                return found
-        return None
-
-    notification = eventually(notified, f"the notification of {paused['id']}")
+    notification = notification_for(http, paused["id"])["notification"]
     link = str(notification["linkUrl"])
     assert link.startswith(f"{stack.url}/a/")
     return paused, link

@@ -18,7 +18,6 @@ import time
 from typing import TYPE_CHECKING, Any
 
 import boto3
-import httpx
 import pytest
 
 from signoff.errors import UsageError
@@ -26,71 +25,26 @@ from signoff.local.gateway import HttpRequest, api_gateway_event
 from signoff.local.poller import QueuePoller, Schedule
 from signoff.local.stack import LocalStack, StackSettings
 from signoff.local.template import Tag, find_template, load_template
+from tests.support.local_stack import (
+    REFUND,
+    eventually,
+    notification_for,
+    pending_item,
+)
+from tests.support.local_stack import (
+    http as http,
+)
+from tests.support.local_stack import (
+    stack as stack,
+)
 
 if TYPE_CHECKING:
-    from collections.abc import Callable, Iterator
+    from collections.abc import Iterator
+
+    import httpx
 
 ROOT = find_template().parent
-REFUND = "order A-1001 arrived broken, can you refund it?"
 GATEWAY_NOT_FOUND = {"message": "Not Found"}  # API Gateway's own answer: no route matched
-WAIT = 20.0
-
-
-@pytest.fixture(scope="module")
-def stack() -> Iterator[LocalStack]:
-    console = io.StringIO()
-    local = LocalStack(StackSettings(port=0, console=console, logs=console))
-    local.start()
-    try:
-        yield local
-    finally:
-        local.stop()
-
-
-@pytest.fixture
-def http(stack: LocalStack) -> Iterator[httpx.Client]:
-    with httpx.Client(base_url=stack.url, timeout=WAIT) as client:
-        yield client
-
-
-def eventually(check: Callable[[], Any], what: str) -> Any:
-    """The first truthy result of ``check`` within ``WAIT`` seconds."""
-    deadline = time.monotonic() + WAIT
-    while time.monotonic() < deadline:
-        result = check()
-        if result:
-            return result
-        time.sleep(0.05)
-    raise AssertionError(f"timed out waiting for {what}")
-
-
-def notification_for(http: httpx.Client, pending_id: str) -> dict[str, Any]:
-    def find() -> dict[str, Any] | None:
-        for received in http.get("/_local/notifications").json()["notifications"]:
-            if received["notification"].get("pendingId") == pending_id:
-                found: dict[str, Any] = received
-                return found
-        return None
-
-    received: dict[str, Any] = eventually(find, f"the notification of {pending_id}")
-    return received
-
-
-def pending_status(stack: LocalStack, pending_id: str) -> str:
-    """The pending item's status as stored in the emulator's table, read through boto3."""
-    dynamodb = boto3.client(
-        "dynamodb",
-        endpoint_url=stack.aws_endpoint,
-        region_name="us-east-1",
-        aws_access_key_id="local",
-        aws_secret_access_key="local",
-    )
-    item = dynamodb.get_item(
-        TableName=stack.resources.tables["SignoffTable"],
-        Key={"pk": {"S": f"P#{pending_id}"}, "sk": {"S": "META"}},
-        ConsistentRead=True,
-    )["Item"]
-    return str(item["status"]["S"])
 
 
 def template_routes() -> set[tuple[str, str]]:
@@ -138,7 +92,7 @@ def test_a_paused_refund_is_notified_shown_approved_on_its_page_and_finished(
     # when the link is opened, the page shows the call and nothing changes
     page = http.get(link)
     assert page.status_code == 200 and "issue_refund" in page.text
-    assert pending_status(stack, paused["id"]) == "pending"
+    assert pending_item(stack, paused["id"])["status"]["S"] == "pending"
     assert http.get(paused["statusUrl"]).json()["status"] == "paused"
 
     # when Approve is posted from the page (a browser sends the page's own origin)
@@ -146,7 +100,7 @@ def test_a_paused_refund_is_notified_shown_approved_on_its_page_and_finished(
     form = {"token": token, "decision": "approve"}
     approved = http.post(link, data=form, headers={"origin": stack.url})
     assert approved.status_code == 200, approved.text
-    assert pending_status(stack, paused["id"]) == "approved"
+    assert pending_item(stack, paused["id"])["status"]["S"] == "approved"
 
     # then the session is done with the refund's text
     status = eventually(
@@ -166,7 +120,7 @@ def test_a_form_posted_from_another_site_is_refused(stack: LocalStack, http: htt
     form = {"token": link.rsplit("/", 1)[1], "decision": "approve"}
     refused = http.post(link, data=form, headers={"origin": "http://evil.example"})
     assert refused.status_code == 403
-    assert pending_status(stack, paused["id"]) == "pending"
+    assert pending_item(stack, paused["id"])["status"]["S"] == "pending"
 
 
 def test_the_sink_refuses_a_delivery_whose_signature_does_not_verify(http: httpx.Client) -> None:

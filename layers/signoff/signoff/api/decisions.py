@@ -19,7 +19,6 @@ from signoff.api.telemetry import metrics_for_turn, resolve_latency
 from signoff.errors import NotFound
 
 if TYPE_CHECKING:
-    from signoff.durable.results import TurnResult
     from signoff.store.records import PendingItem
 
 __all__ = ["router"]
@@ -45,41 +44,40 @@ def _decide(
     decision: Literal["approve", "deny"],
     note: str | None = None,
 ) -> Response[dict[str, object]]:
+    return _resolve(pending_id, "approval", decision, decision=decision, note=note)
+
+
+def _answer(pending_id: str, answer: str) -> Response[dict[str, object]]:
+    return _resolve(pending_id, "question", "answer", answer=answer)
+
+
+def _resolve(
+    pending_id: str,
+    kind: Literal["approval", "question"],
+    permission: Literal["approve", "deny", "answer"],
+    *,
+    decision: Literal["approve", "deny"] | None = None,
+    answer: str | None = None,
+    note: str | None = None,
+) -> Response[dict[str, object]]:
+    """Check who decides, apply the decision once, answer with the turn's outcome."""
     started = time.perf_counter()
     api = api_of(router)
-    item = _item(pending_id, "approval")
-    who = decider_for(api, item, decision, headers=router.current_event.headers, token=_token())
+    item = _item(pending_id, kind)
+    who = decider_for(api, item, permission, headers=router.current_event.headers, token=_token())
     result = api.turns.resolve(
         item.id,
         decision=decision,
+        answer=answer,
         actor=who.actor,
         channel=who.channel,
         note=note,
         deadline=api.deadline(router.lambda_context, interactive=True),
     )
-    return _respond(result, started)
-
-
-def _answer(pending_id: str, answer: str) -> Response[dict[str, object]]:
-    started = time.perf_counter()
-    api = api_of(router)
-    item = _item(pending_id, "question")
-    who = decider_for(api, item, "answer", headers=router.current_event.headers, token=_token())
-    result = api.turns.resolve(
-        item.id,
-        answer=answer,
-        actor=who.actor,
-        channel=who.channel,
-        deadline=api.deadline(router.lambda_context, interactive=True),
-    )
-    return _respond(result, started)
-
-
-def _respond(result: "TurnResult", started: float) -> Response[dict[str, object]]:
     metrics_for_turn("resumed", result)
     resolve_latency(started)
     if result.status == "running":
-        api_of(router).continuations.schedule(result.session_id)
+        api.continuations.schedule(result.session_id)
     status, payload = turn_response(result)
     return Response(status_code=status, content_type="application/json", body=payload)
 

@@ -38,7 +38,6 @@ class Channel(Protocol):
         Raises:
             SendFailed: the service refused or could not be reached.
         """
-        ...
 
 
 def classify_status(status: int) -> bool:

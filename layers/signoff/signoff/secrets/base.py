@@ -17,4 +17,3 @@ class SecretSource(Protocol):
             SecretMissing: no usable secret of that name.
             StoreUnavailable: the source failed transiently; retrying may succeed.
         """
-        ...

@@ -1,0 +1,79 @@
+"""The local stack in a test: started once per module, and what tests read from it."""
+
+from __future__ import annotations
+
+import io
+import time
+from typing import TYPE_CHECKING, Any
+
+import boto3
+import httpx
+import pytest
+
+from signoff.local.stack import LocalStack, StackSettings
+
+if TYPE_CHECKING:
+    from collections.abc import Callable, Iterator
+
+REFUND = "order A-1001 arrived broken, can you refund it?"
+WAIT = 20.0
+
+
+@pytest.fixture(scope="module")
+def stack() -> Iterator[LocalStack]:
+    """``signoff dev`` in this process, on free ports, its console kept quiet."""
+    console = io.StringIO()
+    local = LocalStack(StackSettings(port=0, console=console, logs=console))
+    local.start()
+    try:
+        yield local
+    finally:
+        local.stop()
+
+
+@pytest.fixture
+def http(stack: LocalStack) -> Iterator[httpx.Client]:
+    with httpx.Client(base_url=stack.url, timeout=WAIT) as client:
+        yield client
+
+
+def eventually(check: Callable[[], Any], what: str) -> Any:
+    """The first truthy result of ``check`` within ``WAIT`` seconds."""
+    deadline = time.monotonic() + WAIT
+    while time.monotonic() < deadline:
+        result = check()
+        if result:
+            return result
+        time.sleep(0.05)
+    raise AssertionError(f"timed out waiting for {what}")
+
+
+def notification_for(http: httpx.Client, pending_id: str) -> dict[str, Any]:
+    """What the local webhook sink received for ``pending_id`` (waits for it)."""
+
+    def find() -> dict[str, Any] | None:
+        for received in http.get("/_local/notifications").json()["notifications"]:
+            if received["notification"].get("pendingId") == pending_id:
+                found: dict[str, Any] = received
+                return found
+        return None
+
+    received: dict[str, Any] = eventually(find, f"the notification of {pending_id}")
+    return received
+
+
+def pending_item(stack: LocalStack, pending_id: str) -> dict[str, Any]:
+    """The pending item as stored in the emulator's table, read through boto3."""
+    dynamodb = boto3.client(
+        "dynamodb",
+        endpoint_url=stack.aws_endpoint,
+        region_name="us-east-1",
+        aws_access_key_id="local",
+        aws_secret_access_key="local",
+    )
+    item: dict[str, Any] = dynamodb.get_item(
+        TableName=stack.resources.tables["SignoffTable"],
+        Key={"pk": {"S": f"P#{pending_id}"}, "sk": {"S": "META"}},
+        ConsistentRead=True,
+    )["Item"]
+    return item
