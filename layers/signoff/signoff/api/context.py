@@ -15,8 +15,9 @@ if TYPE_CHECKING:
 
     from aws_lambda_powertools.event_handler.api_gateway import BaseRouter
 
-    from signoff.agents import AgentCatalog
+    from signoff.agents import Agent, AgentCatalog
     from signoff.api.chat import ChatChannels
+    from signoff.api.models import MessageBody
     from signoff.clock import Clock
     from signoff.continuations.base import Continuations
     from signoff.durable.turns import Turns
@@ -92,6 +93,12 @@ class Api:
         if interactive:
             budget = min(budget, self.request_budget)
         return self.clock.monotonic() + max(budget, 0.0)
+
+    def session_of(self, agent: Agent, body: MessageBody) -> str | None:
+        """The session a message names: ``sessionId``, else the agent's own session key."""
+        return body.session_id or self.session_id_for(
+            agent.config.session_key, body.model_extra or {}
+        )
 
     def session_id_for(self, session_key: str | None, body: Mapping[str, Any]) -> str | None:
         """The session named by the agent's own session key in the body, if any."""

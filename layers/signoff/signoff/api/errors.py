@@ -33,9 +33,20 @@ from signoff.errors import (
 )
 
 if TYPE_CHECKING:
+    from collections.abc import Iterable, Mapping
+
     from aws_lambda_powertools.event_handler import APIGatewayHttpResolver
 
-__all__ = ["STATUS", "error_response", "register_error_handlers", "status_of"]
+__all__ = [
+    "STATUS",
+    "error_payload",
+    "error_response",
+    "register_error_handlers",
+    "status_of",
+    "validation_detail",
+]
+
+_WITHHELD = "the request could not be completed"
 
 # (status, error code) per error class; the most specific class in the MRO wins.
 STATUS: dict[type[BaseException], tuple[int, str]] = {
@@ -75,6 +86,24 @@ def error_response(status: int, error: str, detail: str, **extra: Any) -> Respon
     return Response(status_code=status, content_type="application/json", body=json.dumps(body))
 
 
+def error_payload(error: BaseException) -> tuple[int, dict[str, Any]]:
+    """The status and ``{error, detail, ...}`` body for ``error``; a 500 says nothing more."""
+    if not isinstance(error, SignoffError):
+        return 500, {"error": "internal_error", "detail": _WITHHELD}
+    status, code = status_of(error)
+    detail = str(error) if status != 500 else _WITHHELD
+    return status, {"error": code, "detail": detail, **_extra(error)}
+
+
+def validation_detail(errors: Iterable[Mapping[str, Any]]) -> str:
+    """Pydantic's validation errors as one line: ``field: problem; ...``."""
+    problems = "; ".join(
+        f"{'.'.join(str(p) for p in e.get('loc', ()) if p != 'body') or 'body'}: {e.get('msg')}"
+        for e in errors
+    )
+    return problems or "invalid request"
+
+
 def _extra(error: BaseException) -> dict[str, Any]:
     """Data a client needs to act on a conflict: the current state, what the session waits on."""
     if isinstance(error, AlreadyResolved | Expired):
@@ -101,27 +130,24 @@ def register_error_handlers(app: APIGatewayHttpResolver) -> None:
 
     @app.exception_handler(RequestValidationError)
     def invalid(error: RequestValidationError) -> Response[str]:
-        problems = "; ".join(
-            f"{'.'.join(str(p) for p in e.get('loc', ()) if p != 'body') or 'body'}: {e.get('msg')}"
-            for e in error.errors()
-        )
-        return error_response(400, "bad_request", problems or "invalid request")
+        return error_response(400, "bad_request", validation_detail(error.errors()))
 
     @app.exception_handler(SignoffError)
     def known(error: SignoffError) -> Response[str]:
-        status, code = status_of(error)
+        status, body = error_payload(error)
         if status >= 500:
             # The type and message only: no traceback (it may quote arguments) in any log.
             logger.error(
                 "request failed",
-                extra={"error_code": code, "error_type": type(error).__name__, "error": str(error)},
+                extra={
+                    "error_code": body["error"],
+                    "error_type": type(error).__name__,
+                    "error": str(error),
+                },
             )
-            detail = str(error) if status != 500 else "the request could not be completed"
-        else:
-            detail = str(error)
-        return error_response(status, code, detail, **_extra(error))
+        return Response(status_code=status, content_type="application/json", body=json.dumps(body))
 
     @app.exception_handler(Exception)
     def unexpected(error: Exception) -> Response[str]:
         logger.error("unexpected error", extra={"error_type": type(error).__name__})
-        return error_response(500, "internal_error", "the request could not be completed")
+        return error_response(500, "internal_error", _WITHHELD)

@@ -29,15 +29,12 @@ def send_message(name: str, body: MessageBody) -> Response[dict[str, object]]:
     api = api_of(router)
     tenant = api.tenant(router.current_event.headers)
     agent = api.agents.get(name)
-    session_id = body.session_id or api.session_id_for(
-        agent.config.session_key, body.model_extra or {}
-    )
     result = api.turns.send(
         name,
         body.message,
         tenant=tenant,
         environment=api.environment,
-        session_id=session_id,
+        session_id=api.session_of(agent, body),
         deadline=api.deadline(router.lambda_context, interactive=True),
     )
     metrics_for_turn("started", result)

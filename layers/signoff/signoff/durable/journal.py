@@ -46,6 +46,7 @@ class Journal:
         history_length: int,
         run_events: list[dict[str, Any]],
         on_commit: Callable[[SessionRecord, list[OutboxRow]], None] | None = None,
+        on_event: Callable[[dict[str, Any]], None] | None = None,
     ) -> None:
         self.sessions = sessions
         self.record = record
@@ -57,6 +58,8 @@ class Journal:
         self._audit: list[AuditEntry] = []
         self._announced: list[OutboxRow] = []
         self._on_commit = on_commit
+        # A live transport's view of each event as it happens (before it is committed).
+        self._on_event = on_event
         # Every event of the current turn, including those of earlier invocations.
         self.run_events = run_events
 
@@ -68,6 +71,8 @@ class Journal:
         wire = dump(event)
         self._events.append(wire)
         self.run_events.append(wire)
+        if self._on_event is not None:
+            self._on_event(wire)
         if isinstance(event, ActauthDecision):
             self._audit.append(
                 AuditEntry(

@@ -96,8 +96,12 @@ class Turns:
         environment: str,
         session_id: str | None = None,
         deadline: float | None = None,
+        on_event: Callable[[dict[str, Any]], None] | None = None,
     ) -> TurnResult:
         """Run one user message on a session (a new one unless ``session_id``).
+
+        ``on_event`` sees each event's wire form as the engine emits it (a streaming
+        transport); the events are committed with the turn's checkpoints regardless.
 
         Raises:
             UnknownAgent: no such agent.
@@ -123,7 +127,7 @@ class Turns:
         )
         record = self._claim(fresh, "message")
         history, _ = self._history(record, run_from=record.next_seq)
-        journal = self._journal(record, history, [])
+        journal = self._journal(record, history, [], on_event=on_event)
         run_id = new_id()
         journal.announce(self._run_start(agent, record, run_id, "message"))
         outcome = self._engine(agent).start(
@@ -328,7 +332,12 @@ class Turns:
         return record.state
 
     def _journal(
-        self, record: SessionRecord, history: list[Message], run_events: list[dict[str, Any]]
+        self,
+        record: SessionRecord,
+        history: list[Message],
+        run_events: list[dict[str, Any]],
+        *,
+        on_event: Callable[[dict[str, Any]], None] | None = None,
     ) -> Journal:
         return Journal(
             sessions=self.sessions,
@@ -339,6 +348,7 @@ class Turns:
             history_length=len(history),
             run_events=run_events,
             on_commit=self._enqueue,
+            on_event=on_event,
         )
 
     def _resolution(self, item: PendingItem) -> Resolution:

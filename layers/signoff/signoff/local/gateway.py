@@ -13,8 +13,9 @@ the client sent, port included. API Gateway serves on 443, so its domain needs
 no port; locally the port is part of the origin a browser sends, and the link
 pages compare the two before taking a form.
 
-Local-only routes (the webhook sink) are served before the template's routes
-and never reach a function.
+Local-only routes (the webhook sink, the SSE stream, the playground) are
+served before the template's routes and never reach a function. A response
+with a ``stream`` is sent as it is produced, in chunked transfer encoding.
 """
 
 from __future__ import annotations
@@ -36,13 +37,17 @@ from signoff.errors import UsageError
 from signoff.local.template import ACCOUNT_ID
 
 if TYPE_CHECKING:
-    from collections.abc import Callable, Mapping
+    from collections.abc import Callable, Iterator, Mapping
     from typing import TypeAlias
 
     from signoff.local.router import Route, RouteTable
 
     # (method, path) of a local-only route → what answers it.
     LocalRoutes: TypeAlias = dict[tuple[str, str], Callable[["HttpRequest"], "HttpResponse"]]
+    # A local-only route with path parameters → what answers it, given them.
+    LocalPatterns: TypeAlias = list[
+        tuple[Route, Callable[["HttpRequest", dict[str, str]], "HttpResponse"]]
+    ]
 
 __all__ = ["Gateway", "HttpRequest", "HttpResponse", "api_gateway_event", "lambda_response"]
 
@@ -80,6 +85,8 @@ class HttpResponse:
     status: int
     headers: list[tuple[str, str]]
     body: bytes = b""
+    # Sent chunk by chunk as it yields (Server-Sent Events), instead of ``body``.
+    stream: Iterator[bytes] | None = None
 
     @classmethod
     def json(cls, status: int, payload: Any) -> HttpResponse:
@@ -187,6 +194,7 @@ class Gateway:
         """
         self.routes: RouteTable | None = None
         self.local: LocalRoutes = {}
+        self.local_patterns: LocalPatterns = []
         self.invoke: Callable[[Route, dict[str, Any]], Any] | None = None
         self._log = log
         gateway = self
@@ -267,6 +275,10 @@ class Gateway:
         local = self.local.get((request.method, request.raw_path))
         if local is not None:
             return "local", local(request)
+        for pattern, serve in self.local_patterns:
+            parameters = pattern.parameters(request.method, request.raw_path)
+            if parameters is not None:
+                return "local", serve(request, parameters)
         found = self.routes.match(request.method, request.raw_path) if self.routes else None
         if found is None or self.invoke is None:
             return "no route", HttpResponse.json(404, {"message": "Not Found"})
@@ -280,6 +292,9 @@ class Gateway:
 
     @staticmethod
     def _write(handler: BaseHTTPRequestHandler, response: HttpResponse) -> None:
+        if response.stream is not None:
+            Gateway._write_stream(handler, response, response.stream)
+            return
         try:
             handler.send_response(response.status)
             for name, value in response.headers:
@@ -291,3 +306,29 @@ class Gateway:
                 handler.wfile.write(response.body)
         except OSError:
             handler.close_connection = True  # the client went away; nobody to answer
+
+    @staticmethod
+    def _write_stream(
+        handler: BaseHTTPRequestHandler, response: HttpResponse, stream: Iterator[bytes]
+    ) -> None:
+        """Each chunk as the stream yields it; a client that goes away ends the stream."""
+        try:
+            handler.send_response(response.status)
+            for name, value in response.headers:
+                if name.lower() not in ("content-length", "connection", "transfer-encoding"):
+                    handler.send_header(name, value)
+            handler.send_header("transfer-encoding", "chunked")
+            handler.end_headers()
+            handler.wfile.flush()
+            for chunk in stream:
+                if chunk:
+                    handler.wfile.write(b"%x\r\n%s\r\n" % (len(chunk), chunk))
+                    handler.wfile.flush()
+            handler.wfile.write(b"0\r\n\r\n")
+            handler.wfile.flush()
+        except OSError:
+            handler.close_connection = True
+        finally:
+            close = getattr(stream, "close", None)
+            if close is not None:
+                close()  # a generator's cleanup runs now, not at garbage collection

@@ -1,0 +1,275 @@
+// The playground: one turn per message over the SSE stream, its pending decisions as dialogs.
+// Everything a model or a person wrote goes into the page as text (textContent), never as HTML.
+"use strict";
+
+const $ = (id) => document.getElementById(id);
+let sessionId = null;
+let pendingId = null;
+
+function requestHeaders(json) {
+  const headers = {};
+  if (json) headers["content-type"] = "application/json";
+  const key = $("api-key").value.trim();
+  if (key) headers["x-api-key"] = key;
+  return headers;
+}
+
+async function problem(response) {
+  try {
+    const body = await response.json();
+    return `${response.status} ${body.error || ""}: ${body.detail || body.message || ""}`;
+  } catch {
+    return `${response.status} ${response.statusText}`;
+  }
+}
+
+// SSE frames (`event: <type>\ndata: <json>\n\n`) from a fetch response, parsed as they arrive.
+async function* sseEvents(response) {
+  const reader = response.body.pipeThrough(new TextDecoderStream()).getReader();
+  let buffer = "";
+  for (;;) {
+    const { value, done } = await reader.read();
+    if (done) return;
+    buffer += value.replace(/\r\n?/g, "\n");
+    let end;
+    while ((end = buffer.indexOf("\n\n")) >= 0) {
+      const block = buffer.slice(0, end);
+      buffer = buffer.slice(end + 2);
+      const data = [];
+      for (const line of block.split("\n")) {
+        if (line.startsWith(":")) continue; // a comment: the stream's keep-alive
+        const colon = line.indexOf(":");
+        const field = colon < 0 ? line : line.slice(0, colon);
+        let text = colon < 0 ? "" : line.slice(colon + 1);
+        if (text.startsWith(" ")) text = text.slice(1);
+        if (field === "data") data.push(text);
+      }
+      if (data.length) yield JSON.parse(data.join("\n"));
+    }
+  }
+}
+
+function say(kind, text) {
+  const item = document.createElement("li");
+  item.className = kind;
+  item.textContent = text;
+  $("conversation").append(item);
+  item.scrollIntoView({ block: "nearest" });
+}
+
+function summary(event) {
+  switch (event.type) {
+    case "session": return event.sessionId;
+    case "budget:check": return `${event.action} (${event.usedTokens}/${event.budgetTokens} tokens)`;
+    case "assistant:text": return event.text;
+    case "actauth:decision": return `${event.tool} → ${event.decision} (${event.reason})`;
+    case "tool:started": return `${event.tool} ${JSON.stringify(event.args)}`;
+    case "tool:result": return `${event.tool} → ${event.statusText}`;
+    case "toollane:result": return `${event.name}: ${event.summary}`;
+    case "approval:pending": return `${event.tool} ${JSON.stringify(event.args)} (${event.reason})`;
+    case "question:pending": return event.question;
+    case "skill:loaded": return event.skill;
+    case "loop:skipped": return `${event.name} (denied: ${event.deniedTools.join(", ")})`;
+    case "loop:denied": return event.deniedTools.join(", ");
+    case "loop:max_turns": return `${event.maxTurns} turns`;
+    case "loop:done": return event.text;
+    case "done": return event.stopReason ? `${event.text} (${event.stopReason})` : event.text;
+    case "error": return event.error;
+    default: return "";
+  }
+}
+
+function showEvent(event) {
+  const item = document.createElement("li");
+  item.dataset.type = event.type;
+  const name = document.createElement("code");
+  name.textContent = event.type;
+  item.append(name, " ", summary(event));
+  $("events").append(item);
+}
+
+function setStatus(text) {
+  $("status").textContent = text;
+}
+
+function handle(event) {
+  showEvent(event);
+  switch (event.type) {
+    case "session":
+      sessionId = event.sessionId;
+      $("session").textContent = sessionId;
+      break;
+    case "assistant:text":
+      say("assistant", event.text);
+      break;
+    case "approval:pending":
+      setStatus("waiting for an approval");
+      openApproval(event);
+      break;
+    case "question:pending":
+      setStatus("waiting for an answer");
+      openQuestion(event);
+      break;
+    case "done":
+      closeDialogs();
+      say(event.stopReason ? "stopped" : "final", summary(event));
+      setStatus(event.stopReason ? `done (${event.stopReason})` : "done");
+      break;
+    case "error":
+      closeDialogs();
+      $("send-error").textContent = event.error;
+      setStatus("failed");
+      break;
+    default:
+      if (!$("status").textContent.startsWith("running")) setStatus("running");
+  }
+}
+
+function closeDialogs() {
+  pendingId = null;
+  for (const dialog of [$("approval"), $("question")]) if (dialog.open) dialog.close();
+}
+
+function openApproval(event) {
+  pendingId = event.id;
+  $("approval-tool").textContent = event.tool;
+  $("approval-args").textContent = JSON.stringify(event.args, null, 2);
+  $("approval-reason").textContent = event.reason;
+  $("approval-scope").textContent =
+    `${event.scope.tenant} · ${event.scope.environment} · ${event.scope.agent}`;
+  $("approval-error").textContent = "";
+  for (const button of [$("approve"), $("deny")]) button.disabled = false;
+  $("approval").showModal();
+}
+
+function openQuestion(event) {
+  pendingId = event.id;
+  $("question-text").textContent = event.question;
+  const options = $("question-options");
+  options.replaceChildren();
+  options.classList.toggle("none", !(event.options && event.options.length));
+  const legend = document.createElement("legend");
+  legend.textContent = "Choose one";
+  options.append(legend);
+  for (const option of event.options || []) {
+    const label = document.createElement("label");
+    const radio = document.createElement("input");
+    radio.type = "radio";
+    radio.name = "choice";
+    radio.value = option;
+    label.append(radio, option);
+    options.append(label);
+  }
+  $("answer").value = "";
+  $("question-error").textContent = "";
+  $("question").showModal();
+}
+
+// The decision goes through the API's own route; the open stream carries what follows.
+async function decide(path, body, errorField, buttons) {
+  for (const button of buttons) button.disabled = true;
+  try {
+    const response = await fetch(path, {
+      method: "POST",
+      headers: requestHeaders(true),
+      body: JSON.stringify(body),
+    });
+    // 409: someone decided first (a link, Slack): the stream shows what they chose.
+    if (response.ok || response.status === 409) {
+      closeDialogs();
+      setStatus("running");
+      return;
+    }
+    $(errorField).textContent = await problem(response);
+  } catch (error) {
+    $(errorField).textContent = String(error);
+  }
+  for (const button of buttons) button.disabled = false;
+}
+
+async function send(event) {
+  event.preventDefault();
+  const agent = $("agent").value;
+  const message = $("message").value.trim();
+  if (!agent || !message) return;
+  $("send-error").textContent = "";
+  $("send").disabled = true;
+  say("user", message);
+  setStatus("running");
+  const body = { message };
+  if (sessionId) body.sessionId = sessionId;
+  try {
+    const response = await fetch(`/agents/${encodeURIComponent(agent)}/messages/stream`, {
+      method: "POST",
+      headers: requestHeaders(true),
+      body: JSON.stringify(body),
+    });
+    if (!response.ok) {
+      $("send-error").textContent = await problem(response);
+      setStatus("refused");
+      return;
+    }
+    for await (const loopEvent of sseEvents(response)) handle(loopEvent);
+  } catch (error) {
+    $("send-error").textContent = `the stream broke off: ${error}`;
+    setStatus("disconnected");
+  } finally {
+    $("send").disabled = false;
+  }
+}
+
+async function loadAgents() {
+  const response = await fetch("/agents", { headers: requestHeaders(false) });
+  if (!response.ok) {
+    $("send-error").textContent = `listing the agents: ${await problem(response)}`;
+    return;
+  }
+  const agents = await response.json();
+  const select = $("agent");
+  select.replaceChildren();
+  for (const agent of agents) {
+    const option = document.createElement("option");
+    option.value = agent.name;
+    option.textContent = agent.name;
+    option.dataset.description = agent.description || "";
+    select.append(option);
+  }
+  describeAgent();
+}
+
+function describeAgent() {
+  const selected = $("agent").selectedOptions[0];
+  $("agent-description").textContent = selected ? selected.dataset.description : "";
+}
+
+function newSession() {
+  sessionId = null;
+  $("session").textContent = "a new one";
+  $("conversation").replaceChildren();
+  $("events").replaceChildren();
+  $("send-error").textContent = "";
+  setStatus("idle");
+}
+
+$("send-form").addEventListener("submit", send);
+$("new-session").addEventListener("click", newSession);
+$("agent").addEventListener("change", () => { describeAgent(); newSession(); });
+$("approve").addEventListener("click", () =>
+  decide(`/approvals/${encodeURIComponent(pendingId)}/approve`, {}, "approval-error",
+    [$("approve"), $("deny")]));
+$("deny").addEventListener("click", () =>
+  decide(`/approvals/${encodeURIComponent(pendingId)}/deny`, {}, "approval-error",
+    [$("approve"), $("deny")]));
+$("answer-form").addEventListener("submit", (event) => {
+  event.preventDefault();
+  const choice = document.querySelector("input[name=choice]:checked");
+  const answer = $("answer").value.trim() || (choice ? choice.value : "");
+  if (!answer) {
+    $("question-error").textContent = "Choose an option or write an answer.";
+    return;
+  }
+  decide(`/questions/${encodeURIComponent(pendingId)}/answer`, { answer }, "question-error",
+    [$("send-answer")]);
+});
+// A dialog closed with Escape leaves the decision open: it can still be made from a link.
+loadAgents();
