@@ -1,0 +1,126 @@
+"""The playground (``/playground`` on the local stack) in headless Chromium: a conversation
+over the SSE stream, its approval decided in the page's dialog, the same stream going on to
+``done``. Screenshots go to ``tests/browser/artifacts/``.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from selenium.webdriver.common.by import By
+from selenium.webdriver.support.ui import Select, WebDriverWait
+
+from tests.support.local_stack import (
+    REFUND,
+    WAIT,
+)
+from tests.support.local_stack import (
+    http as http,
+)
+from tests.support.local_stack import (
+    stack as stack,
+)
+
+if TYPE_CHECKING:
+    from collections.abc import Callable
+    from pathlib import Path
+
+    import httpx
+    from selenium.webdriver.chrome.webdriver import WebDriver
+
+    from signoff.local.stack import LocalStack
+    from tests.browser.conftest import Launch
+
+
+def open_playground(driver: WebDriver, stack: LocalStack, agent: str) -> None:
+    driver.get(f"{stack.url}/playground")
+    wait = WebDriverWait(driver, WAIT)
+    wait.until(lambda d: d.find_elements(By.CSS_SELECTOR, f"#agent option[value='{agent}']"))
+    Select(driver.find_element(By.ID, "agent")).select_by_value(agent)
+
+
+def send(driver: WebDriver, message: str) -> None:
+    box = driver.find_element(By.ID, "message")
+    box.clear()
+    box.send_keys(message)
+    driver.find_element(By.ID, "send").click()
+
+
+def dialog_open(driver: WebDriver, dialog: str) -> bool:
+    return bool(driver.execute_script(f"return document.getElementById('{dialog}').open"))
+
+
+def event_types(driver: WebDriver) -> list[str]:
+    return [
+        str(item.get_attribute("data-type"))
+        for item in driver.find_elements(By.CSS_SELECTOR, "#events li")
+    ]
+
+
+def text_of(driver: WebDriver, element_id: str) -> str:
+    return str(driver.find_element(By.ID, element_id).text)
+
+
+def test_a_playground_conversation_through_an_approval(
+    launch: Launch,
+    stack: LocalStack,
+    http: httpx.Client,
+    screenshot: Callable[[WebDriver, str], Path],
+) -> None:
+    driver = launch()
+    open_playground(driver, stack, "customer-service")
+    screenshot(driver, "playground-start")
+    assert "Order support" in text_of(driver, "agent-description")
+
+    send(driver, REFUND)
+    wait = WebDriverWait(driver, WAIT)
+    wait.until(lambda d: dialog_open(d, "approval"))
+    assert text_of(driver, "approval-tool") == "issue_refund"
+    assert '"orderId": "A-1001"' in text_of(driver, "approval-args")
+    assert "refund-production-needs-approval" in text_of(driver, "approval-reason")
+    assert text_of(driver, "status") == "waiting for an approval"
+    # The turn is paused, durably, while the page waits with its stream open.
+    session = text_of(driver, "session")
+    paused = http.get(f"/agents/customer-service/sessions/{session}").json()
+    assert paused["status"] == "paused" and paused["pending"]["tool"] == "issue_refund"
+    screenshot(driver, "playground-approval")
+
+    driver.find_element(By.ID, "approve").click()
+    wait.until(lambda d: text_of(d, "status") == "done")
+    assert not dialog_open(driver, "approval")
+    final = driver.find_elements(By.CSS_SELECTOR, "#conversation li.final")
+    assert [item.text for item in final] == [
+        "Refunded 42.0 USD for order A-1001 to the original payment method."
+    ]
+    kinds = event_types(driver)
+    assert kinds[0] == "session" and kinds[-1] == "done" and kinds.count("done") == 1
+    assert kinds.index("approval:pending") < kinds.index(
+        "tool:started", kinds.index("approval:pending")
+    )
+    status = http.get(f"/agents/customer-service/sessions/{session}").json()
+    assert status["status"] == "done" and status["text"] == final[0].text
+    screenshot(driver, "playground-done")
+
+
+def test_a_playground_question_is_answered_in_its_dialog_and_the_refund_denied(
+    launch: Launch,
+    stack: LocalStack,
+    screenshot: Callable[[WebDriver, str], Path],
+) -> None:
+    driver = launch()
+    open_playground(driver, stack, "customer-service")
+    send(driver, "I want my money back")
+    wait = WebDriverWait(driver, WAIT)
+    wait.until(lambda d: dialog_open(d, "question"))
+    assert text_of(driver, "question-text") == "Which order should I refund?"
+    driver.find_element(By.CSS_SELECTOR, "input[name=choice][value='A-1002']").click()
+    screenshot(driver, "playground-question")
+    driver.find_element(By.ID, "send-answer").click()
+
+    wait.until(lambda d: dialog_open(d, "approval"))
+    assert '"orderId": "A-1002"' in text_of(driver, "approval-args")
+    driver.find_element(By.ID, "deny").click()
+    wait.until(lambda d: text_of(d, "status") == "done (denied)")
+    stopped = driver.find_elements(By.CSS_SELECTOR, "#conversation li.stopped")
+    assert len(stopped) == 1 and "denied" in stopped[0].text
+    screenshot(driver, "playground-denied")
