@@ -9,12 +9,12 @@ from aws_lambda_powertools.utilities.typing import LambdaContext
 from signoff.api import messages
 from signoff.api.app import build_resolver
 from signoff.api.background import dispatch
-from signoff.api.telemetry import logger, metrics
+from signoff.api.telemetry import TRACED_MODULES, logger, metrics
 from signoff.aws.deployment import api_from_env
 
 API = api_from_env()
 app = build_resolver(messages.router)
-tracer = Tracer()
+tracer = Tracer(patch_modules=TRACED_MODULES)
 
 
 @logger.inject_lambda_context(correlation_id_path=correlation_paths.API_GATEWAY_HTTP)

@@ -5,11 +5,11 @@ from typing import Any
 from aws_lambda_powertools import Tracer
 from aws_lambda_powertools.utilities.typing import LambdaContext
 
-from signoff.api.telemetry import logger, metrics
-from signoff.aws.notifier import sweeper_from_env
+from signoff.api.telemetry import TRACED_MODULES, logger, metrics
+from signoff.aws.sweeper import sweeper_from_env
 
 SWEEPER = sweeper_from_env()
-tracer = Tracer()
+tracer = Tracer(patch_modules=TRACED_MODULES)
 # Seconds kept back from the invocation's time, so a re-driven turn checkpoints first.
 SAFETY_MARGIN = 10.0
 

@@ -1,8 +1,10 @@
 """The approval landing page (``/a/{token}``) in a real browser: headless Chromium opens the
 link a notification carries, shows the call, and its Approve / Deny buttons decide.
 
-The local stack (``signoff dev`` in this process, on free ports) serves the pages; the link
-comes from its webhook sink, which keeps each verified notification with its ``linkUrl``.
+The local stack (``signoff dev`` in this process, on free ports) serves the pages. The approve
+test takes the link from a real email: the sample ``local-email`` channel sends it through the
+emulator's SES and the stack's mailbox captures it (``GET /_local/emails``). The others take it
+from the webhook sink, which keeps each verified notification with its ``linkUrl``.
 Screenshots of every page go to ``tests/browser/artifacts/``.
 """
 
@@ -20,6 +22,7 @@ from selenium.webdriver.support.ui import WebDriverWait
 from tests.support.local_stack import (
     REFUND,
     WAIT,
+    email_for,
     eventually,
     notification_for,
     pending_item,
@@ -52,6 +55,12 @@ def pause_a_refund(stack: LocalStack, http: httpx.Client) -> tuple[dict[str, Any
     link = str(notification["linkUrl"])
     assert link.startswith(f"{stack.url}/a/")
     return paused, link
+
+
+def emailed_link(stack: LocalStack, http: httpx.Client, pending_id: str) -> str:
+    """The one link of the captured email about ``pending_id`` (waits for the mail)."""
+    [link] = email_for(stack, http, pending_id)["links"]
+    return str(link)
 
 
 def details(driver: WebDriver) -> dict[str, str]:
@@ -109,7 +118,9 @@ def test_the_emailed_link_shows_the_refund_and_approve_finishes_the_turn(
     launch: Callable[..., WebDriver],
     screenshot: Callable[[WebDriver, str], Path],
 ) -> None:
-    paused, link = pause_a_refund(stack, http)
+    paused, _ = pause_a_refund(stack, http)
+    link = emailed_link(stack, http, paused["id"])
+    assert link.startswith(f"{stack.url}/a/")
     driver = launch()
 
     open_confirmation(driver, stack, paused, link)

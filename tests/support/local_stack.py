@@ -77,3 +77,23 @@ def pending_item(stack: LocalStack, pending_id: str) -> dict[str, Any]:
         ConsistentRead=True,
     )["Item"]
     return item
+
+
+def link_item(stack: LocalStack, link: str) -> str:
+    """The pending item a link's resume token is for (the token verified by the stack's key)."""
+    token = link.rsplit("/", 1)[1]
+    return stack.message_api().signer.verify(token, time.time()).pending_id
+
+
+def email_for(stack: LocalStack, http: httpx.Client, pending_id: str) -> dict[str, Any]:
+    """The captured email whose link is for ``pending_id`` (waits for it)."""
+
+    def find() -> dict[str, Any] | None:
+        for email in http.get("/_local/emails").json()["emails"]:
+            if any(link_item(stack, link) == pending_id for link in email["links"]):
+                found: dict[str, Any] = email
+                return found
+        return None
+
+    email: dict[str, Any] = eventually(find, f"the email about {pending_id}")
+    return email

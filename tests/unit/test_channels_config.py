@@ -98,6 +98,9 @@ def test_the_sample_channels_file_loads() -> None:
     assert hook.url == "http://127.0.0.1:3000/_local/webhook"
     assert hook.allow_private is True
     assert hook.secret.secret == "local-webhook"
+    mail = config.channels["local-email"]
+    assert isinstance(mail, EmailSettings)
+    assert (mail.sender, mail.to) == ("signoff@example.com", ["approver@example.com"])
 
 
 @pytest.mark.parametrize(
@@ -407,12 +410,15 @@ def test_load_agent_alone_checks_notify_only_when_given_channels(tmp_path: Path)
         load_agent(root / "helper", channels=channels(tmp_path))
 
 
-def test_the_sample_agents_notify_the_local_webhook() -> None:
+def test_the_sample_agents_notify_the_local_webhook_and_mailbox() -> None:
     catalog = AgentCatalog(AGENTS)
 
     agent = catalog.get("customer-service")
 
-    assert agent.config.notify == {"local-webhook": ["approval", "question"]}
+    assert agent.config.notify == {
+        "local-webhook": ["approval", "question"],
+        "local-email": ["approval", "question"],
+    }
     assert catalog.get("daily-digest").config.notify == {}
 
 

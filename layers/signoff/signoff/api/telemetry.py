@@ -11,10 +11,14 @@ from aws_lambda_powertools.metrics import MetricUnit
 if TYPE_CHECKING:
     from signoff.durable.results import TurnResult
 
-__all__ = ["logger", "metrics", "metrics_for_turn", "resolve_latency"]
+__all__ = ["TRACED_MODULES", "logger", "metrics", "metrics_for_turn", "resolve_latency"]
 
 logger = Logger(service="signoff")
 metrics = Metrics(namespace="signoff", service="signoff")
+# What the functions' Tracer patches: the libraries they call out with (AWS APIs;
+# model providers and channels). The default, every library X-Ray supports,
+# imports sqlite3, SQLAlchemy's, pymongo's … patch modules on each cold start.
+TRACED_MODULES = ("botocore", "httpx")
 
 _OUTCOME = {"finished": "TurnsFinished", "paused": "TurnsPaused", "running": "TurnsContinued"}
 

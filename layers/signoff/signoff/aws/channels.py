@@ -40,14 +40,12 @@ def deployment_secrets(config: ChannelsConfig) -> SecretsManagerSecrets:
     A name's secret id is ``SIGNOFF_<NAME>_SECRET_ARN`` when set, else
     ``<SIGNOFF_CHANNEL_SECRETS_PREFIX><name>`` (the template's prefix is ``<stack>/``).
     """
-    from aws_lambda_powertools.utilities.parameters import SecretsProvider
-
     from signoff.secrets.aws import SecretsManagerSecrets, secret_id_variable
 
     prefix = os.environ.get("SIGNOFF_CHANNEL_SECRETS_PREFIX", "signoff/")
     names = [RESUME_SIGNING_SECRET, *channel_secret_names(config)]
     ids = {name: os.environ.get(secret_id_variable(name)) or f"{prefix}{name}" for name in names}
-    return SecretsManagerSecrets(ids, SecretsProvider())
+    return SecretsManagerSecrets(ids, SecretsManagerSecrets.provider())
 
 
 def chat_from_env(config: ChannelsConfig, clock: Clock) -> ChatChannels:

@@ -1,4 +1,8 @@
-"""Builds the notifier and the sweeper from the environment, once per cold start."""
+"""Builds the notifier from the environment, once per cold start.
+
+It sends what the store holds and never runs a turn, so it imports neither the
+agents' loader nor the durable runner: ``channels.yaml`` is all it reads.
+"""
 
 from __future__ import annotations
 
@@ -7,28 +11,18 @@ from collections.abc import Callable, Iterator, Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from signoff.agents import AgentCatalog
 from signoff.aws.channels import deployment_secrets
+from signoff.channels.config import CHANNELS_FILE, load_channels
 from signoff.clock import SystemClock
-from signoff.durable.turns import Turns
-from signoff.models.factory import build_model
 from signoff.notify.compose import Composer
 from signoff.notify.hub import Notifier
-from signoff.notify.sweeper import Sweeper
-from signoff.queue.sqs import SqsQueue
 from signoff.store.dynamodb import DynamoStore
 from signoff.tokens import signer_from
 
 if TYPE_CHECKING:
     from signoff.channels.base import Channel
 
-__all__ = ["notifier_from_env", "sweeper_from_env"]
-
-DAY = 86400.0
-
-
-def _agents() -> AgentCatalog:
-    return AgentCatalog(Path(os.environ.get("SIGNOFF_AGENTS_DIR", "/opt")))
+__all__ = ["notifier_from_env"]
 
 
 class _Channels(Mapping[str, "Channel"]):
@@ -57,7 +51,9 @@ def notifier_from_env() -> Notifier:
     """The notifier of the deployment the template describes."""
     clock = SystemClock()
     store = DynamoStore.from_env(clock=clock)
-    channels_config = _agents().channels
+    # The file AgentCatalog.channels reads, without loading the agents themselves.
+    agents_dir = Path(os.environ.get("SIGNOFF_AGENTS_DIR", "/opt"))
+    channels_config = load_channels(agents_dir / CHANNELS_FILE)
     secrets = deployment_secrets(channels_config)
 
     def channels() -> dict[str, Channel]:
@@ -80,31 +76,5 @@ def notifier_from_env() -> Notifier:
         outbox=store.outbox,
         channels=_Channels(channels),
         composer=composer,
-        clock=clock,
-    )
-
-
-def sweeper_from_env() -> Sweeper:
-    """The sweeper of the deployment the template describes."""
-    clock = SystemClock()
-    store = DynamoStore.from_env(clock=clock)
-    queue = SqsQueue.from_env()
-    retention = float(os.environ.get("SIGNOFF_RETENTION_DAYS", "30")) * DAY
-    turns = Turns(
-        catalog=_agents(),
-        sessions=store.sessions,
-        pending=store.pending,
-        audit=store.audit,
-        queue=queue,
-        clock=clock,
-        model_for=lambda agent: build_model(agent.config.model, agent.directory),
-        retention=retention,
-    )
-    return Sweeper(
-        turns=turns,
-        pending=store.pending,
-        outbox=store.outbox,
-        audit=store.audit,
-        queue=queue,
         clock=clock,
     )

@@ -2,8 +2,13 @@
 
 ``dev`` runs the local stack (``signoff.local``) until Ctrl-C: the functions
 behind an HTTP server routed from the template, AWS emulated by moto on
-loopback, the notify queue's poller, the sweeper's schedule and a webhook sink
-that prints each notification with its links. ``demo`` starts the same stack
+loopback, the notify queue's poller, the sweeper's schedule, a webhook sink
+that prints each notification with its links and a mailbox that prints each
+email the emulator's SES accepted. With ``--schedules`` the agents' schedules
+run too (a ``rate(...)`` at its rate, a ``cron(...)`` every ``--schedule-every``
+seconds, 60 by default: cron expressions are not evaluated locally), each run
+invoking the message function with the schedule's ``Input``, as EventBridge
+would; without it they run only on request. ``demo`` starts the same stack
 on a free port, walks one approval through it over HTTP and stops it.
 ``trigger <agent>`` runs an agent's schedule once against a running stack
 (``POST /_local/trigger``: the message function gets the event EventBridge
@@ -57,6 +62,19 @@ def register(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> N
         help="run the sweeper this often (default: the template's schedule)",
     )
     dev.add_argument(
+        "--schedules",
+        action="store_true",
+        help="run the agents' schedules (default: only on request, with `signoff trigger`)",
+    )
+    dev.add_argument(
+        "--schedule-every",
+        type=float,
+        default=None,
+        metavar="SECONDS",
+        help="with --schedules, run each agent schedule this often (default: a rate(...) "
+        "at its rate, a cron(...) every 60 s)",
+    )
+    dev.add_argument(
         "--log-level",
         default="WARNING",
         choices=_LOG_LEVELS,
@@ -101,6 +119,8 @@ def _dev(args: argparse.Namespace) -> int:
             port=args.port,
             environment=args.environment,
             sweep_every=args.sweep_every,
+            schedules=args.schedules,
+            schedule_every=args.schedule_every,
             agents=args.agents,
             log_level=args.log_level,
         )
@@ -115,14 +135,21 @@ def _dev(args: argparse.Namespace) -> int:
 
 
 def _banner(stack: LocalStack) -> str:
-    """What runs where: the URL, the agents, where notifications appear, the AWS endpoint."""
+    """What runs where: the URL, the agents, where notifications and emails appear, schedules."""
     from signoff.agents import AgentCatalog
     from signoff.local.demo import AGENT, MESSAGES
+    from signoff.local.mailbox import EMAILS_PATH
     from signoff.local.sink import LIST_PATH, SINK_PATH
 
     names = AgentCatalog(stack.agents_dir).names()
     functions = ", ".join(sorted({route.function for route in stack.routes}))
-    schedules = ", ".join(f"{s.rule} every {s.period:g} s" for s in stack.schedules)
+    schedules = ", ".join(
+        f"{s.rule} every {s.period:g} s" for s in stack.schedules if s.input_event is None
+    )
+    if stack.settings.schedules:
+        runs = "on (--schedules): the message function gets each one's Input as its event"
+    else:
+        runs = "off: `signoff trigger <agent>` runs one; `signoff dev --schedules` runs them"
     queues = ", ".join(p.queue_url.rsplit("/", 1)[-1] for p in stack.pollers)
     agent = AGENT if AGENT in names else (names or ["<agent>"])[0]
     return "\n".join(
@@ -130,12 +157,16 @@ def _banner(stack: LocalStack) -> str:
             f"signoff local stack: {stack.template_path}, environment {stack.environment}",
             f"  API            {stack.url}  ({len(stack.routes)} routes → {functions})",
             f"  agents         {', '.join(names) or 'none'}  ({stack.agents_dir})",
+            f"  playground     {stack.url}/playground  (live events over the SSE stream, "
+            f"POST {stack.url}/agents/<name>/messages/stream)",
             f"  notifications  printed here as they arrive at {stack.url}{SINK_PATH};",
             f"                 GET {stack.url}{LIST_PATH} lists them",
+            "  emails         printed here as the emulator's SES accepts them;",
+            f"                 GET {stack.url}{EMAILS_PATH} lists them",
             f"  queue poller   {queues or 'none'}",
             f"  schedules      {schedules or 'none'}",
             f"  agent runs     {', '.join(stack.agent_schedules) or 'none'}",
-            "                 (not on a clock locally: `signoff trigger <agent>` runs one)",
+            f"                 schedules {runs}",
             f"  AWS emulator   {stack.aws_endpoint}  (moto); for boto3 and `signoff keys`:",
             f"                 export AWS_ENDPOINT_URL={stack.aws_endpoint} "
             "AWS_ACCESS_KEY_ID=local AWS_SECRET_ACCESS_KEY=local AWS_DEFAULT_REGION=us-east-1 "

@@ -348,6 +348,7 @@ def _count(stack: LocalStack, walked: list[_Session], report: LoadReport) -> Non
         (str(r.notification.get("pendingId")), r.webhook_id.rsplit(":", 1)[-1])
         for r in stack.sink.received()
     )
+    by_pair.update(_captured_emails(stack))
     items = [s for s in walked if s.pending_id]
     report.pending_items = len(items)
     for session in items:
@@ -399,3 +400,30 @@ def _count(stack: LocalStack, walked: list[_Session], report: LoadReport) -> Non
             report.status_approved += 1
         else:
             report.failures.append(f"pending item {pid}: stored status {item.status}")
+
+
+def _captured_emails(stack: LocalStack) -> Counter[tuple[str, str]]:
+    """(pending id, channel) of each captured mail.
+
+    The item is the one its link's resume token verifies for; the channel is the
+    email channel with the mail's sender and recipients.
+    """
+    from signoff.channels.config import CHANNELS_FILE, EmailSettings, load_channels
+
+    config = load_channels(stack.agents_dir / CHANNELS_FILE)
+    channels = {
+        (str(settings.sender), tuple(sorted(map(str, settings.to)))): name
+        for name, settings in config.channels.items()
+        if isinstance(settings, EmailSettings)
+    }
+    signer = stack.message_api().signer
+    found: Counter[tuple[str, str]] = Counter()
+    for email in stack.mailbox.emails():
+        channel = channels.get((email.sender, tuple(sorted(email.to))), f"email to {email.to}")
+        items = {
+            signer.verify(link.rsplit("/", 1)[-1], time.time()).pending_id
+            for link in email.links
+            if "/a/" in link
+        }
+        found.update((item, channel) for item in items)
+    return found

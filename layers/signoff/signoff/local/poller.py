@@ -9,12 +9,16 @@ the listed ones become visible again after the queue's visibility timeout and
 go to the dead-letter queue after ``maxReceiveCount`` receives. A function
 that raises fails the whole batch: nothing is deleted.
 
-``Schedule`` is an EventBridge rule with ``rate(...)``: it invokes the function
-with a scheduled event every period, the first one period after start.
+``Schedule`` is an EventBridge rule on a period: it invokes the function with a
+scheduled event every period, the first one period after start. A rule with an
+``Input`` (an agent's run) delivers that JSON as the event instead, unchanged, as
+EventBridge does, and says on the console what each run returned.
 """
 
 from __future__ import annotations
 
+import copy
+import json
 import re
 import threading
 import traceback
@@ -165,7 +169,10 @@ class QueuePoller:
 
 
 class Schedule:
-    """Invokes a function with EventBridge's scheduled event every ``period`` seconds."""
+    """Invokes a function every ``period`` seconds with EventBridge's event for the rule.
+
+    ``input_event`` is the rule's ``Input``: when given, it is the event of every run.
+    """
 
     def __init__(
         self,
@@ -175,9 +182,11 @@ class Schedule:
         invoke: Callable[[dict[str, Any]], Any],
         log: Callable[[str], None],
         stop: threading.Event,
+        input_event: dict[str, Any] | None = None,
     ) -> None:
         self.rule = rule
         self.period = period
+        self.input_event = input_event
         self._invoke = invoke
         self._log = log
         self._stop = stop
@@ -190,7 +199,9 @@ class Schedule:
         self._thread.join(timeout)
 
     def event(self) -> dict[str, Any]:
-        """The event EventBridge delivers for one run of the rule."""
+        """The event EventBridge delivers for one run of the rule (its Input, if it has one)."""
+        if self.input_event is not None:
+            return copy.deepcopy(self.input_event)  # a fresh copy per run
         return {
             "version": "0",
             "id": str(uuid.uuid4()),
@@ -210,5 +221,9 @@ class Schedule:
             except Exception:  # a failed run is logged; the next period runs again
                 self._log(f"{self.rule} failed:\n{traceback.format_exc()}")
                 continue
-            if isinstance(result, dict) and any(result.values()):
+            if self.input_event is not None:
+                given = json.dumps(self.input_event, ensure_ascii=False)
+                answer = json.dumps(result, default=str)
+                self._log(f"schedule {self.rule} ran, its Input {given} as the event: {answer}")
+            elif isinstance(result, dict) and any(result.values()):
                 self._log(f"{self.rule}: {result}")  # quiet when a run found nothing to do

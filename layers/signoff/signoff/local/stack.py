@@ -14,15 +14,20 @@
    ``SIGNOFF_PUBLIC_URL``, tracing and metrics off;
 5. stores the channel secrets under the template's prefix (``signoff/<name>``),
    generating a ``whsec_`` key for the local webhook sink unless
-   ``SIGNOFF_SECRET_<NAME>`` provides one;
+   ``SIGNOFF_SECRET_<NAME>`` provides one, and verifies every email channel's
+   sender with the emulator's SES (which, like SES, refuses mail from others):
+   mail goes nowhere, the mailbox captures it;
 6. imports each function's ``app.py`` as Lambda would, then adjusts two things
    at the composition root, where ``signoff.aws`` wired them: the ``Api``
    objects get ``LocalContinuations`` (a Lambda async self-invoke has no
    local counterpart), and the notifier's sink channels are aimed at this
    stack's port (``channels.yaml`` says 3000; the demo and tests use others);
-7. serves the template's ``HttpApi`` routes, the sink's routes and
-   ``POST /_local/trigger`` (an agent's schedule run once: ``signoff trigger``),
-   and starts the SQS poller and the schedules.
+7. serves the template's ``HttpApi`` routes and the local-only ones: the
+   sink's, the mailbox's ``GET /_local/emails``, ``POST /_local/trigger`` (an
+   agent's schedule run once: ``signoff trigger``), the SSE stream
+   ``POST /agents/{name}/messages/stream`` and the ``/playground`` page; and
+   starts the SQS poller, the sweeper's schedule, the mailbox and — with
+   ``schedules`` (``signoff dev --schedules``) — the agents' schedules.
 
 Every function shares this process's environment, so the stack refuses a
 template whose functions give one variable different values. ``stop`` undoes
@@ -45,10 +50,12 @@ from signoff.errors import ConfigError
 from signoff.local.emulator import AwsEmulator
 from signoff.local.functions import FunctionOutput, LocalContinuations, LocalFunction
 from signoff.local.gateway import Gateway
+from signoff.local.mailbox import Mailbox, emulator_sent_messages
 from signoff.local.poller import QueuePoller, Schedule, rate_seconds
 from signoff.local.router import Route, RouteTable, routes_from
 from signoff.local.sink import NotificationSink, sink_channels, sink_webhooks
 from signoff.local.template import (
+    ACCOUNT_ID,
     REGION,
     TEMPLATE_FILE,
     AwsResources,
@@ -63,6 +70,7 @@ if TYPE_CHECKING:
     from pathlib import Path
     from types import FrameType
 
+    from signoff.api.context import Api
     from signoff.channels.config import ChannelsConfig
 
 __all__ = ["STACK_NAME", "LocalStack", "StackSettings"]
@@ -83,6 +91,11 @@ class StackSettings:
     host: str = "127.0.0.1"
     environment: str | None = None  # None: the template's Environment default
     sweep_every: float | None = None  # None: the template's schedule
+    # Run the agents' schedules (Schedule events with an Input), enabled deployed or not.
+    schedules: bool = False
+    # Seconds between an agent schedule's runs; None: a rate(...) at its rate and a
+    # cron(...) every 60 s (cron expressions are not evaluated locally).
+    schedule_every: float | None = None
     template: Path | None = None  # None: find_template()
     agents: Path | None = None  # None: agents/ beside the template
     # Seconds, for the queues that trigger a function: a failed notification comes
@@ -126,18 +139,21 @@ class LocalStack:
         self.root = self.template_path.parent
         self.agents_dir = self.settings.agents or self.root / "agents"
         self.resources = AwsResources(stack_name=STACK_NAME)
+        self._stopping = threading.Event()
         self.functions: dict[str, LocalFunction] = {}
         self.routes: list[Route] = []
         self.sink = NotificationSink([], printer=self.say)
+        self.mailbox = Mailbox(
+            sent=emulator_sent_messages(ACCOUNT_ID, REGION), printer=self.say, stop=self._stopping
+        )
         self.schedules: list[Schedule] = []
         self.pollers: list[QueuePoller] = []
-        # Schedules that carry an Input run an agent; they are listed, not run.
+        # The agents' schedules (Schedule events with an Input), described for the banner.
         self.agent_schedules: list[str] = []
         self._console = self.settings.console or sys.stdout
         self._say_lock = threading.Lock()
         self._emulator = AwsEmulator()
         self._environ = _Environment()
-        self._stopping = threading.Event()
         self._continuations: LocalContinuations | None = None
         self._gateway: Gateway | None = None
         self._output: FunctionOutput | None = None
@@ -228,8 +244,10 @@ class LocalStack:
         self._gateway.routes = RouteTable(self.routes)
         self._gateway.local = {
             **self.sink.routes(),
+            **self.mailbox.routes(),
             **trigger_routes(scheduled_function(self.functions)),
         }
+        self._serve_stream_and_playground(self._gateway)
         # One HTTP request in a function at a time, process-wide (see signoff.local.functions).
         requests = threading.Lock()
         self._gateway.invoke = lambda route, event: self.functions[route.function].invoke(
@@ -245,6 +263,7 @@ class LocalStack:
             self._gateway.stop()
         for worker in self._workers():
             worker.join(timeout=5.0)
+        self.mailbox.join(timeout=5.0)
         if self._continuations is not None:
             self._continuations.wait(timeout=15.0)
         self._emulator.stop()
@@ -297,7 +316,7 @@ class LocalStack:
             self._environ.set(name, value)
 
     def _channel_secrets(self) -> ChannelsConfig:
-        """Store the channels' secrets under the template's prefix; key the sink."""
+        """Store the channels' secrets under the template's prefix; key the sink; capture mail."""
         import boto3
 
         from signoff.aws.channels import channel_secret_names
@@ -323,7 +342,19 @@ class LocalStack:
             if name in sink_secrets:
                 keys.append(whsec_form(value))
         self.sink = NotificationSink(keys, printer=self.say)
+        self._capture_emails(config)
         return config
+
+    def _capture_emails(self, config: ChannelsConfig) -> None:
+        """Verify the email channels' senders with the emulator's SES, so it takes their mail."""
+        import boto3
+
+        from signoff.channels.config import EmailSettings
+
+        senders = {s.sender for s in config.channels.values() if isinstance(s, EmailSettings)}
+        ses = boto3.client("sesv2", region_name=REGION)
+        for sender in sorted(senders):  # moto, like SES, refuses mail from an unverified one
+            ses.create_email_identity(EmailIdentity=sender)
 
     def _wire_modules(self, channels: ChannelsConfig) -> None:
         from signoff.api.context import Api
@@ -336,6 +367,28 @@ class LocalStack:
                     setattr(function.module, attribute, replaced)
                 elif isinstance(value, Notifier):
                     value.channels = {**value.channels, **sink_webhooks(channels, self.url)}
+
+    def _serve_stream_and_playground(self, gateway: Gateway) -> None:
+        """The SSE route and the playground: local-only, beside the template's routes."""
+        from signoff.local.playground import playground_routes
+        from signoff.local.stream import TurnStream
+
+        stream = TurnStream(self.message_api, stopping=self._stopping, log=self.say)
+        gateway.local_patterns = [(stream.route, stream.serve)]
+        gateway.local.update(playground_routes())
+
+    def message_api(self) -> Api:
+        """The services of the function that serves ``POST /agents/{name}/messages``."""
+        from signoff.api.context import Api
+
+        found = RouteTable(self.routes).match("POST", "/agents/x/messages")
+        module = self.functions[found[0].function].module if found else None
+        for value in vars(module).values() if module else ():
+            if isinstance(value, Api):
+                return value
+        raise ConfigError(
+            TEMPLATE_FILE, "HttpApi", "no function serves POST /agents/{name}/messages"
+        )
 
     def _local_continuations(self) -> LocalContinuations:
         if self._continuations is None:
@@ -357,6 +410,9 @@ class LocalStack:
             function = self.functions[spec.logical_id]
             for event_name, event in spec.events.items():
                 props = event["Properties"]
+                if event["Type"] in ("Schedule", "ScheduleV2") and "Input" in props:
+                    self._agent_schedule(function, event_name)
+                    continue
                 if props.get("Enabled") is False or props.get("State") == "DISABLED":
                     continue
                 if event["Type"] == "SQS":
@@ -372,8 +428,6 @@ class LocalStack:
                         stop=self._stopping,
                     )
                     self.pollers.append(poller)
-                elif event["Type"] in ("Schedule", "ScheduleV2") and "Input" in props:
-                    self.agent_schedules.append(f"{event_name} {props.get('Schedule', '')}")
                 elif event["Type"] in ("Schedule", "ScheduleV2"):
                     where = f"{spec.logical_id}.Events.{event_name}"
                     period = self.settings.sweep_every or rate_seconds(props["Schedule"], where)
@@ -388,6 +442,51 @@ class LocalStack:
                     )
         for worker in self._workers():
             worker.start()
+        self.mailbox.start()
+
+    def _agent_schedule(self, function: LocalFunction, event_name: str) -> None:
+        """List an agent's schedule, the function's ``event_name`` event; run it if asked to.
+
+        Asked to (``schedules``), it runs whether or not the deployed template enables
+        it (the sample's follows ``EnableSampleSchedules``, off by default): the function
+        gets the ``Input`` as its event, as EventBridge delivers it.
+
+        Raises:
+            ConfigError: the ``Input`` is not a JSON object, or ``rate(...)`` is malformed.
+        """
+        import json
+
+        where = f"{function.name}.Events.{event_name}"
+        props = function.spec.events[event_name]["Properties"]
+        expression = str(props.get("Schedule", ""))
+        state, label = props.get("State"), f"{event_name} {expression}"
+        if props.get("Enabled") is False or state == "DISABLED":
+            label += " (disabled as deployed)"
+        elif isinstance(state, Tag) and state.name == "If":  # a condition on the parameters
+            label += f" (deployed if {state.value[0]})"
+        if not self.settings.schedules:
+            self.agent_schedules.append(label)
+            return
+        try:
+            event = json.loads(str(props["Input"]))
+        except ValueError:
+            event = None
+        if not isinstance(event, dict):
+            raise ConfigError(TEMPLATE_FILE, f"{where}.Input", "is not a JSON object")
+        period = self.settings.schedule_every or (
+            rate_seconds(expression, where) if expression.startswith("rate(") else 60.0
+        )
+        self.agent_schedules.append(f"{label}: runs every {period:g} s")
+        self.schedules.append(
+            Schedule(
+                rule=f"{STACK_NAME}-{function.name}{event_name}",
+                period=period,
+                invoke=function.invoke,
+                log=self.say,
+                stop=self._stopping,
+                input_event=event,
+            )
+        )
 
     def _workers(self) -> list[QueuePoller | Schedule]:
         return [*self.pollers, *self.schedules]

@@ -2,8 +2,8 @@
 
 Each name maps to a secret id (name or ARN) through an environment variable that
 ``template.yaml`` sets: ``resume-signing`` → ``SIGNOFF_RESUME_SIGNING_SECRET_ARN``.
-Powertools is imported inside methods so a function that never reads a secret
-does not pay for it at cold start; this module imports no boto3 itself.
+Powertools and boto3 are imported inside methods so a function that never reads
+a secret does not pay for them at cold start.
 """
 
 from __future__ import annotations
@@ -68,12 +68,21 @@ class SecretsManagerSecrets:
 
         A name whose variable is unset is left out, so reading it raises SecretMissing.
         """
+        ids = {name: os.environ.get(secret_id_variable(name), "") for name in names}
+        return cls({name: sid for name, sid in ids.items() if sid}, cls.provider(), max_age=max_age)
+
+    @staticmethod
+    def provider() -> SecretsProvider:
+        """A Powertools provider whose client comes from boto3's default session.
+
+        The session the store's and the queue's clients share: a provider left to
+        build its own session loads botocore's data files a second time (tens of
+        milliseconds of a cold start).
+        """
+        import boto3
         from aws_lambda_powertools.utilities.parameters import SecretsProvider
 
-        ids = {name: os.environ.get(secret_id_variable(name), "") for name in names}
-        return cls(
-            {name: sid for name, sid in ids.items() if sid}, SecretsProvider(), max_age=max_age
-        )
+        return SecretsProvider(boto3_client=boto3.client("secretsmanager"))
 
     def get(self, name: str) -> str:
         """The secret's current value, from the cache when younger than ``max_age``.

@@ -4,7 +4,6 @@
 
 const $ = (id) => document.getElementById(id);
 let sessionId = null;
-let pendingId = null;
 
 function requestHeaders(json) {
   const headers = {};
@@ -126,12 +125,13 @@ function handle(event) {
 }
 
 function closeDialogs() {
-  pendingId = null;
   for (const dialog of [$("approval"), $("question")]) if (dialog.open) dialog.close();
 }
 
+// Each dialog remembers the item it shows: the stream may bring the next item before the
+// decision on this one has been answered.
 function openApproval(event) {
-  pendingId = event.id;
+  $("approval").dataset.item = event.id;
   $("approval-tool").textContent = event.tool;
   $("approval-args").textContent = JSON.stringify(event.args, null, 2);
   $("approval-reason").textContent = event.reason;
@@ -143,7 +143,7 @@ function openApproval(event) {
 }
 
 function openQuestion(event) {
-  pendingId = event.id;
+  $("question").dataset.item = event.id;
   $("question-text").textContent = event.question;
   const options = $("question-options");
   options.replaceChildren();
@@ -166,18 +166,18 @@ function openQuestion(event) {
 }
 
 // The decision goes through the API's own route; the open stream carries what follows.
-async function decide(path, body, errorField, buttons) {
+async function decide(dialog, route, body, errorField, buttons) {
+  const item = dialog.dataset.item;
   for (const button of buttons) button.disabled = true;
   try {
-    const response = await fetch(path, {
+    const response = await fetch(`/${route[0]}/${encodeURIComponent(item)}/${route[1]}`, {
       method: "POST",
       headers: requestHeaders(true),
       body: JSON.stringify(body),
     });
     // 409: someone decided first (a link, Slack): the stream shows what they chose.
     if (response.ok || response.status === 409) {
-      closeDialogs();
-      setStatus("running");
+      if (dialog.open && dialog.dataset.item === item) dialog.close();
       return;
     }
     $(errorField).textContent = await problem(response);
@@ -255,11 +255,9 @@ $("send-form").addEventListener("submit", send);
 $("new-session").addEventListener("click", newSession);
 $("agent").addEventListener("change", () => { describeAgent(); newSession(); });
 $("approve").addEventListener("click", () =>
-  decide(`/approvals/${encodeURIComponent(pendingId)}/approve`, {}, "approval-error",
-    [$("approve"), $("deny")]));
+  decide($("approval"), ["approvals", "approve"], {}, "approval-error", [$("approve"), $("deny")]));
 $("deny").addEventListener("click", () =>
-  decide(`/approvals/${encodeURIComponent(pendingId)}/deny`, {}, "approval-error",
-    [$("approve"), $("deny")]));
+  decide($("approval"), ["approvals", "deny"], {}, "approval-error", [$("approve"), $("deny")]));
 $("answer-form").addEventListener("submit", (event) => {
   event.preventDefault();
   const choice = document.querySelector("input[name=choice]:checked");
@@ -268,8 +266,7 @@ $("answer-form").addEventListener("submit", (event) => {
     $("question-error").textContent = "Choose an option or write an answer.";
     return;
   }
-  decide(`/questions/${encodeURIComponent(pendingId)}/answer`, { answer }, "question-error",
-    [$("send-answer")]);
+  decide($("question"), ["questions", "answer"], { answer }, "question-error", [$("send-answer")]);
 });
 // A dialog closed with Escape leaves the decision open: it can still be made from a link.
 loadAgents();
