@@ -418,3 +418,43 @@ def test_the_stand_in_is_python_3_13_with_boto3_only(built: None) -> None:
     pinned = (ROOT / "requirements-lambda-runtime.txt").read_text()
     assert f"boto3=={installed.get('boto3')}" in pinned.splitlines(), installed
     assert set(installed) == _requirements_closure(site, "boto3"), installed
+
+
+@pytest.mark.parametrize("logical_id", FUNCTIONS)
+def test_the_build_ships_bytecode_that_the_runtime_imports(built: None, logical_id: str) -> None:
+    # Given a function as `make template` / `make build` leaves it
+    function = built_function(logical_id)
+    roots = function.python_path
+    sources = [path for root in roots for path in root.rglob("*.py")]
+    # Then every module has a python3.13 .pyc that is never checked against its source
+    # (the zip's timestamps do not matter): flags 0b01, hash-based, unchecked
+    missing, checked = [], []
+    for source in sources:
+        cached = source.parent / "__pycache__" / f"{source.stem}.cpython-313.pyc"
+        if not cached.is_file():
+            missing.append(source)
+        elif int.from_bytes(cached.read_bytes()[4:8], "little") != 0b01:
+            checked.append(cached)
+    assert sources and not missing and not checked, (missing[:5], checked[:5])
+    # And the runtime's python loads the handler's code from it: compiling is refused
+    module = function.handler.rpartition(".")[0]
+    loaded = subprocess.run(
+        [
+            str(LAMBDA_PYTHON),
+            "-s",
+            "-B",
+            "-P",
+            "-c",
+            "import importlib.util\n"
+            f"spec = importlib.util.find_spec({module!r})\n"
+            "def refuse(*_, **__): raise SystemExit('compiled from source')\n"
+            "spec.loader.source_to_code = refuse\n"
+            "print(spec.cached, spec.loader.get_code(spec.name) is not None)",
+        ],
+        capture_output=True,
+        text=True,
+        env={"PATH": "/usr/bin:/bin", "PYTHONPATH": os.pathsep.join(map(str, roots))},
+        cwd=function.code,
+        check=True,
+    ).stdout.split()
+    assert loaded == [str(function.code / "__pycache__" / f"{module}.cpython-313.pyc"), "True"]
