@@ -21,7 +21,7 @@ from the emulator's DynamoDB table (read through boto3) and the sink:
 - the turns that finished;
 - every outbox row of every pending item: sent (``notified_at`` set), and its
   attempts;
-- deliveries at the sink per (pending id, channel): exactly one each, repeats
+- deliveries per (pending id, channel): exactly one each, repeats
   counted as duplicates;
 - human audit entries per pending item: exactly one (no item resolved twice),
   and each item's stored status ``approved``.
@@ -88,10 +88,10 @@ class LoadReport:
     outbox_rows: int = 0
     rows_sent: int = 0
     attempts: Counter[int] = field(default_factory=Counter)  # attempts → rows
-    deliveries: int = 0  # verified deliveries at the sink for these items
+    deliveries: int = 0  # verified deliveries for these items
     delivered_once: int = 0  # (pending id, channel) pairs delivered exactly once
     duplicates: int = 0  # deliveries beyond the first per (pending id, channel)
-    undelivered: int = 0  # outbox rows with no delivery at the sink
+    undelivered: int = 0  # outbox rows with no delivery
     approved_once: int = 0  # items with exactly one human audit entry
     resolved_twice: int = 0  # items with more than one
     status_approved: int = 0  # items whose stored status is approved
@@ -116,7 +116,7 @@ class LoadReport:
             f"pending items         {self.pending_items}/{self.sessions}",
             f"outbox rows sent      {self.rows_sent}/{self.outbox_rows} notified_at set "
             f"({attempts or 'none'})",
-            f"sink deliveries       {self.deliveries}: {self.delivered_once}/{expected_rows} "
+            f"deliveries           {self.deliveries}: {self.delivered_once}/{expected_rows} "
             f"(pending id, channel) exactly once, {self.duplicates} duplicate(s), "
             f"{self.undelivered} missing",
             f"resolutions           {self.approved_once}/{self.pending_items} approved exactly "
@@ -342,7 +342,7 @@ def run_load(
 
 
 def _count(stack: LocalStack, walked: list[_Session], report: LoadReport) -> None:
-    """The outbox rows, the sink's deliveries and the audit trail of every pending item."""
+    """The outbox rows, their deliveries (webhook sink, mailbox), each item's audit trail."""
     store = _store(stack)
     by_pair = Counter(
         (str(r.notification.get("pendingId")), r.webhook_id.rsplit(":", 1)[-1])
@@ -374,14 +374,12 @@ def _count(stack: LocalStack, walked: list[_Session], report: LoadReport) -> Non
             report.deliveries += delivered
             if delivered == 0:
                 report.undelivered += 1
-                report.failures.append(f"outbox row {pid}/{row.channel}: nothing at the sink")
+                report.failures.append(f"outbox row {pid}/{row.channel}: nothing delivered")
             elif delivered == 1:
                 report.delivered_once += 1
             else:
                 report.duplicates += delivered - 1
-                report.failures.append(
-                    f"outbox row {pid}/{row.channel}: {delivered} deliveries at the sink"
-                )
+                report.failures.append(f"outbox row {pid}/{row.channel}: {delivered} deliveries")
         human = [
             entry
             for entry in store.audit.for_subject(session.session_id)

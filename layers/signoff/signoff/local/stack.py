@@ -48,6 +48,7 @@ from typing import TYPE_CHECKING, Any, Final, TextIO, cast
 
 from signoff.errors import ConfigError
 from signoff.local.emulator import AwsEmulator
+from signoff.local.environ import EnvironmentChanges
 from signoff.local.functions import FunctionOutput, LocalContinuations, LocalFunction
 from signoff.local.gateway import Gateway
 from signoff.local.mailbox import Mailbox, emulator_sent_messages
@@ -108,28 +109,6 @@ class StackSettings:
     logs: TextIO | None = None  # where the functions' own output goes; None: stderr
 
 
-class _Environment:
-    """``os.environ`` changes that ``restore`` takes back."""
-
-    def __init__(self) -> None:
-        self._saved: dict[str, str | None] = {}
-
-    def set(self, name: str, value: str | None) -> None:
-        self._saved.setdefault(name, os.environ.get(name))
-        if value is None:
-            os.environ.pop(name, None)
-        else:
-            os.environ[name] = value
-
-    def restore(self) -> None:
-        for name, value in self._saved.items():
-            if value is None:
-                os.environ.pop(name, None)
-            else:
-                os.environ[name] = value
-        self._saved.clear()
-
-
 class LocalStack:
     """The functions of ``template.yaml`` behind an HTTP server, on an emulated AWS."""
 
@@ -153,7 +132,7 @@ class LocalStack:
         self._console = self.settings.console or sys.stdout
         self._say_lock = threading.Lock()
         self._emulator = AwsEmulator()
-        self._environ = _Environment()
+        self._environ = EnvironmentChanges()
         self._continuations: LocalContinuations | None = None
         self._gateway: Gateway | None = None
         self._output: FunctionOutput | None = None
@@ -431,15 +410,7 @@ class LocalStack:
                 elif event["Type"] in ("Schedule", "ScheduleV2"):
                     where = f"{spec.logical_id}.Events.{event_name}"
                     period = self.settings.sweep_every or rate_seconds(props["Schedule"], where)
-                    self.schedules.append(
-                        Schedule(
-                            rule=f"{STACK_NAME}-{spec.logical_id}{event_name}",
-                            period=period,
-                            invoke=function.invoke,
-                            log=self.say,
-                            stop=self._stopping,
-                        )
-                    )
+                    self._add_schedule(function, event_name, period)
         for worker in self._workers():
             worker.start()
         self.mailbox.start()
@@ -477,6 +448,17 @@ class LocalStack:
             rate_seconds(expression, where) if expression.startswith("rate(") else 60.0
         )
         self.agent_schedules.append(f"{label}: runs every {period:g} s")
+        self._add_schedule(function, event_name, period, input_event=event)
+
+    def _add_schedule(
+        self,
+        function: LocalFunction,
+        event_name: str,
+        period: float,
+        *,
+        input_event: dict[str, Any] | None = None,
+    ) -> None:
+        """Invoke ``function`` every ``period`` seconds, as its ``event_name`` rule would."""
         self.schedules.append(
             Schedule(
                 rule=f"{STACK_NAME}-{function.name}{event_name}",
@@ -484,7 +466,7 @@ class LocalStack:
                 invoke=function.invoke,
                 log=self.say,
                 stop=self._stopping,
-                input_event=event,
+                input_event=input_event,
             )
         )
 
