@@ -78,6 +78,8 @@ def launch(monkeypatch: pytest.MonkeyPatch) -> Iterator[Launch]:
         for flag in CHROMIUM_FLAGS:
             options.add_argument(flag)
         options.add_argument(f"--user-data-dir={profile.name}")
+        # The page's console (script errors, refused by the content security policy)
+        options.set_capability("goog:loggingPrefs", {"browser": "ALL"})
         if not javascript:
             options.add_argument(JAVASCRIPT_OFF)
         driver = webdriver.Chrome(options=options, service=Service(str(CHROMEDRIVER)))

@@ -61,6 +61,15 @@ def text_of(driver: WebDriver, element_id: str) -> str:
     return str(driver.find_element(By.ID, element_id).text)
 
 
+def console_errors(driver: WebDriver) -> list[str]:
+    """What the page's console reported as errors: a script failure, a refused resource."""
+    return [
+        str(entry["message"])
+        for entry in driver.get_log("browser")
+        if entry["level"] == "SEVERE" and "/favicon.ico" not in str(entry["message"])
+    ]
+
+
 def test_a_playground_conversation_through_an_approval(
     launch: Launch,
     stack: LocalStack,
@@ -100,6 +109,7 @@ def test_a_playground_conversation_through_an_approval(
     status = http.get(f"/agents/customer-service/sessions/{session}").json()
     assert status["status"] == "done" and status["text"] == final[0].text
     screenshot(driver, "playground-done")
+    assert console_errors(driver) == []
 
 
 def test_a_playground_question_is_answered_in_its_dialog_and_the_refund_denied(
@@ -124,3 +134,4 @@ def test_a_playground_question_is_answered_in_its_dialog_and_the_refund_denied(
     stopped = driver.find_elements(By.CSS_SELECTOR, "#conversation li.stopped")
     assert len(stopped) == 1 and "denied" in stopped[0].text
     screenshot(driver, "playground-denied")
+    assert console_errors(driver) == []
