@@ -3,23 +3,20 @@
 from __future__ import annotations
 
 import os
-from pathlib import Path
 
 from signoff.agents import AgentCatalog
 from signoff.api.context import Api
+from signoff.aws import agents_dir
 from signoff.aws.channels import chat_from_env
+from signoff.aws.turns import turns_from_env
 from signoff.clock import SystemClock
 from signoff.continuations.aws import LambdaContinuations
-from signoff.durable.turns import Turns
-from signoff.models.factory import build_model
 from signoff.queue.sqs import SqsQueue
 from signoff.secrets.aws import SecretsManagerSecrets
 from signoff.store.dynamodb import DynamoStore
 from signoff.tokens import signer_from
 
 __all__ = ["api_from_env"]
-
-DAY = 86400.0
 
 
 def api_from_env() -> Api:
@@ -30,18 +27,8 @@ def api_from_env() -> Api:
     """
     clock = SystemClock()
     store = DynamoStore.from_env(clock=clock)
-    agents = AgentCatalog(Path(os.environ.get("SIGNOFF_AGENTS_DIR", "/opt")))
-    retention = float(os.environ.get("SIGNOFF_RETENTION_DAYS", "30")) * DAY
-    turns = Turns(
-        catalog=agents,
-        sessions=store.sessions,
-        pending=store.pending,
-        audit=store.audit,
-        queue=SqsQueue.from_env(),
-        clock=clock,
-        model_for=lambda agent: build_model(agent.config.model, agent.directory),
-        retention=retention,
-    )
+    agents = AgentCatalog(agents_dir())
+    turns = turns_from_env(agents=agents, store=store, queue=SqsQueue.from_env(), clock=clock)
     return Api(
         turns=turns,
         agents=agents,

@@ -8,9 +8,9 @@ from __future__ import annotations
 
 import os
 from collections.abc import Callable, Iterator, Mapping
-from pathlib import Path
 from typing import TYPE_CHECKING
 
+from signoff.aws import agents_dir
 from signoff.aws.channels import deployment_secrets
 from signoff.channels.config import CHANNELS_FILE, load_channels
 from signoff.clock import SystemClock
@@ -52,8 +52,7 @@ def notifier_from_env() -> Notifier:
     clock = SystemClock()
     store = DynamoStore.from_env(clock=clock)
     # The file AgentCatalog.channels reads, without loading the agents themselves.
-    agents_dir = Path(os.environ.get("SIGNOFF_AGENTS_DIR", "/opt"))
-    channels_config = load_channels(agents_dir / CHANNELS_FILE)
+    channels_config = load_channels(agents_dir() / CHANNELS_FILE)
     secrets = deployment_secrets(channels_config)
 
     def channels() -> dict[str, Channel]:
