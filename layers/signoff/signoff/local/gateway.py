@@ -56,6 +56,8 @@ MAX_BODY: Final = 10 * 1024 * 1024
 _TEXT_TYPES: Final = ("text/", "application/json", "application/x-www-form-urlencoded")
 _TEXT_SUFFIXES: Final = ("+json", "+xml", "/xml", "/javascript")
 API_ID: Final = "local"
+# Headers the gateway sets itself: how the body is framed, and the connection.
+_FRAMING: Final = ("content-length", "connection", "transfer-encoding")
 
 
 @dataclass(frozen=True)
@@ -291,17 +293,23 @@ class Gateway:
         return route.function, lambda_response(result)
 
     @staticmethod
+    def _head(handler: BaseHTTPRequestHandler, response: HttpResponse, framing: str) -> None:
+        """The status line and headers; ``framing`` is how the body's end is known."""
+        handler.send_response(response.status)
+        for name, value in response.headers:
+            if name.lower() not in _FRAMING:
+                handler.send_header(name, value)
+        name, _, value = framing.partition(": ")
+        handler.send_header(name, value)
+        handler.end_headers()
+
+    @staticmethod
     def _write(handler: BaseHTTPRequestHandler, response: HttpResponse) -> None:
         if response.stream is not None:
             Gateway._write_stream(handler, response, response.stream)
             return
         try:
-            handler.send_response(response.status)
-            for name, value in response.headers:
-                if name.lower() not in ("content-length", "connection", "transfer-encoding"):
-                    handler.send_header(name, value)
-            handler.send_header("content-length", str(len(response.body)))
-            handler.end_headers()
+            Gateway._head(handler, response, f"content-length: {len(response.body)}")
             if response.body and handler.command != "HEAD":
                 handler.wfile.write(response.body)
         except OSError:
@@ -313,12 +321,7 @@ class Gateway:
     ) -> None:
         """Each chunk as the stream yields it; a client that goes away ends the stream."""
         try:
-            handler.send_response(response.status)
-            for name, value in response.headers:
-                if name.lower() not in ("content-length", "connection", "transfer-encoding"):
-                    handler.send_header(name, value)
-            handler.send_header("transfer-encoding", "chunked")
-            handler.end_headers()
+            Gateway._head(handler, response, "transfer-encoding: chunked")
             handler.wfile.flush()
             for chunk in stream:
                 if chunk:

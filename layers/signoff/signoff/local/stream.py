@@ -167,27 +167,32 @@ class TurnStream:
         yield from self._follow(api, session_id, emitted)
 
     def _follow(self, api: Api, session_id: str, emitted: int) -> Iterator[bytes]:
-        """The turn's further events from its log, as its checkpoints commit them, to ``done``."""
+        """The turn's further events from its log, as its checkpoints commit them, to ``done``.
+
+        The first read skips the ``emitted`` events the stream already sent; later
+        reads take only the chunks after the last one read.
+        """
         record = api.sessions.load(session_id)
-        run_start = record.run_start_seq if record else 0
+        from_seq = record.run_start_seq if record else 0
+        skip = emitted
         quiet_since = time.monotonic()
         while not self._stopping.is_set():
             try:
+                # The record first: a chunk is committed with its record, so every chunk
+                # of a "done" record is readable by the time the log is read.
                 record = api.sessions.load(session_id)
                 if record is None:
                     raise SignoffError(f"session {session_id} is gone")
-                events = [
-                    event
-                    for chunk in api.sessions.read_log(session_id, from_seq=run_start)
-                    for event in chunk.events
-                ]
+                chunks = list(api.sessions.read_log(session_id, from_seq=from_seq))
             except Exception as error:
                 yield self._failed(session_id, error)
                 return
-            for event in events[emitted:]:
-                yield sse_frame(event)
-                quiet_since = time.monotonic()
-            emitted = max(emitted, len(events))
+            for chunk in chunks:
+                for event in chunk.events[skip:]:
+                    yield sse_frame(event)
+                    quiet_since = time.monotonic()
+                skip = max(0, skip - len(chunk.events))
+                from_seq = chunk.seq + 1
             if record.status == "done":
                 stop_reason = record.stop_reason if record.stop_reason in _STOP_REASONS else None
                 yield sse_frame(dump(Done(text=record.text or "", stop_reason=stop_reason)))
