@@ -21,6 +21,7 @@ from signoff.channels.lark_callbacks import (
     lark_callback,
 )
 from signoff.errors import BadForm, InvalidSignature
+from tests.support.chat import json_values
 
 TOKEN = "vt-0123456789abcdef"
 KEY = "encrypt-key-0123456789"
@@ -345,34 +346,25 @@ def test_a_body_encrypted_with_another_key_is_refused() -> None:
 
 # -- garbage ------------------------------------------------------------------------
 
-_json_values = st.recursive(
-    st.none() | st.booleans() | st.integers() | st.text(max_size=10),
-    lambda inner: (
-        st.lists(inner, max_size=3)
-        | st.dictionaries(
-            st.sampled_from(
-                [
-                    "schema",
-                    "header",
-                    "token",
-                    "event_type",
-                    "event",
-                    "operator",
-                    "open_id",
-                    "action",
-                    "value",
-                    "pendingId",
-                    "decision",
-                    "answer",
-                    "type",
-                    "challenge",
-                    "encrypt",
-                ]
-            ),
-            inner,
-            max_size=5,
-        )
-    ),
+_json_values = json_values(
+    [
+        "schema",
+        "header",
+        "token",
+        "event_type",
+        "event",
+        "operator",
+        "open_id",
+        "action",
+        "value",
+        "pendingId",
+        "decision",
+        "answer",
+        "type",
+        "challenge",
+        "encrypt",
+    ],
+    max_size=5,
     max_leaves=15,
 )
 

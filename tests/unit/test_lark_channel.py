@@ -3,21 +3,23 @@
 from __future__ import annotations
 
 import json
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
-import httpx
 import pytest
 
 from signoff.channels.base import Delivery
 from signoff.channels.lark import LarkChannel, LarkSettings, lark_uuid, render_card
 from signoff.clock import ManualClock
 from signoff.errors import SendFailed
-from signoff.notify.notification import Notification, idempotency_key
+from signoff.notify.notification import idempotency_key
 from signoff.secrets.memory import MemorySecrets
+from tests.support.chat import APPROVAL, QUESTION, nothing_listening
+from tests.support.chat import http as http
+from tests.support.chat import server as server
 from tests.support.http_server import Recorded, RecordingServer, Reply
 
 if TYPE_CHECKING:
-    from collections.abc import Iterator
+    import httpx
 
 TOKEN_PATH = "/open-apis/auth/v3/tenant_access_token/internal"
 MESSAGES_PATH = "/open-apis/im/v1/messages"
@@ -25,31 +27,6 @@ CHAT = "oc_a0553eda9014c201e6969b478895c230"
 APP_ID = "cli_a1b2c3d4e5f6a7b8"
 APP_SECRET = "app-secret-value"
 KEY = idempotency_key("run_01JH5Z0000000000000000000", "pend_01JH5Z0000000000000000000", "lark")
-
-APPROVAL = Notification(
-    kind="approval",
-    agent="billing",
-    run_id="run_01",
-    title="Approve refund_payment?",
-    body="The agent wants to refund order 1042.",
-    pending_id="pend_01",
-    tenant="acme",
-    tool="refund_payment",
-    args={"order": 1042, "amount": "12.50"},
-    expires_at="2026-01-01T01:00:00.000Z",
-)
-
-QUESTION = Notification(
-    kind="question",
-    agent="billing",
-    run_id="run_01",
-    title="The agent has a question",
-    body="Which account?",
-    question="Which account should be refunded?",
-    options=["Checking", "Savings"],
-    pending_id="pend_02",
-    answer_url="https://signoff.example/a/answer-tok",
-)
 
 
 def token_reply(token: str = "t-first", expire: int = 7200) -> Reply:
@@ -74,16 +51,14 @@ def requests_to(server: RecordingServer, path: str) -> list[Recorded]:
     return [request for request in server.requests if request.path == path]
 
 
-@pytest.fixture
-def server() -> Iterator[RecordingServer]:
-    with RecordingServer() as running:
-        yield running
-
-
-@pytest.fixture
-def http() -> Iterator[httpx.Client]:
-    with httpx.Client(timeout=5) as client:
-        yield client
+def button(label: str, kind: str, value: dict[str, str]) -> dict[str, Any]:
+    """A card button as Lark expects it."""
+    return {
+        "tag": "button",
+        "text": {"tag": "plain_text", "content": label},
+        "type": kind,
+        "value": value,
+    }
 
 
 @pytest.fixture
@@ -163,18 +138,8 @@ def test_a_card_is_sent_with_a_fresh_token_and_lark_s_dedupe_uuid(
             {
                 "tag": "action",
                 "actions": [
-                    {
-                        "tag": "button",
-                        "text": {"tag": "plain_text", "content": "Approve"},
-                        "type": "primary",
-                        "value": {"pendingId": "pend_01", "decision": "approve"},
-                    },
-                    {
-                        "tag": "button",
-                        "text": {"tag": "plain_text", "content": "Deny"},
-                        "type": "danger",
-                        "value": {"pendingId": "pend_01", "decision": "deny"},
-                    },
+                    button("Approve", "primary", {"pendingId": "pend_01", "decision": "approve"}),
+                    button("Deny", "danger", {"pendingId": "pend_01", "decision": "deny"}),
                 ],
             },
         ],
@@ -369,9 +334,7 @@ def test_code_zero_without_a_message_id_is_not_retried(
 
 
 def test_a_refused_connection_is_retryable(http: httpx.Client, clock: ManualClock) -> None:
-    stopped = RecordingServer().start()
-    url = stopped.url
-    stopped.stop()
+    url = nothing_listening()
     lark = LarkChannel("lark", CHAT, APP_ID, APP_SECRET, client=http, clock=clock, base_url=url)
 
     with pytest.raises(SendFailed) as failure:
@@ -391,18 +354,8 @@ def test_a_question_card_has_a_button_per_option_and_a_link_to_the_answer_page()
     assert card["elements"][-1] == {
         "tag": "action",
         "actions": [
-            {
-                "tag": "button",
-                "text": {"tag": "plain_text", "content": "Checking"},
-                "type": "default",
-                "value": {"pendingId": "pend_02", "answer": "Checking"},
-            },
-            {
-                "tag": "button",
-                "text": {"tag": "plain_text", "content": "Savings"},
-                "type": "default",
-                "value": {"pendingId": "pend_02", "answer": "Savings"},
-            },
+            button("Checking", "default", {"pendingId": "pend_02", "answer": "Checking"}),
+            button("Savings", "default", {"pendingId": "pend_02", "answer": "Savings"}),
             {
                 "tag": "button",
                 "text": {"tag": "plain_text", "content": "Answer in browser"},

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import json
 from datetime import datetime
-from typing import TYPE_CHECKING
 from urllib.parse import urlencode
 
 import httpx
@@ -16,57 +15,33 @@ from signoff.channels.slack_interactions import parse_slack_action
 from signoff.errors import SendFailed
 from signoff.notify.notification import Notification, idempotency_key
 from signoff.secrets.memory import MemorySecrets
+from tests.support.chat import APPROVAL, EXPIRES, QUESTION, nothing_listening
+from tests.support.chat import http as http
+from tests.support.chat import server as server
 from tests.support.http_server import RecordingServer, Reply
-
-if TYPE_CHECKING:
-    from collections.abc import Iterator
 
 TOKEN = "xoxb-test-token"
 CHANNEL = "C0123ABCD"
 KEY = idempotency_key("run_01", "pend_01", "slack")
-EXPIRES = "2026-01-01T01:00:00.000Z"
-
-APPROVAL = Notification(
-    kind="approval",
-    agent="billing",
-    run_id="run_01",
-    title="Approve refund_payment?",
-    body="The agent wants to refund order 1042.",
-    pending_id="pend_01",
-    tenant="acme",
-    tool="refund_payment",
-    args={"order": 1042, "amount": "12.50"},
-    expires_at=EXPIRES,
-    link_url="https://signoff.example/a/tok",
+# Logical errors (HTTP 200, ok: false) that a later attempt can get past, and some that it cannot.
+TRANSIENT_ERRORS = (
+    "internal_error",
+    "fatal_error",
+    "service_unavailable",
+    "request_timeout",
+    "ratelimited",
 )
-
-QUESTION = Notification(
-    kind="question",
-    agent="billing",
-    run_id="run_01",
-    title="The agent has a question",
-    body="Which account?",
-    question="Which account should be refunded?",
-    options=["Checking", "Savings"],
-    pending_id="pend_02",
-    answer_url="https://signoff.example/a/answer-tok",
+PERMANENT_ERRORS = (
+    "channel_not_found",
+    "not_in_channel",
+    "invalid_auth",
+    "is_archived",
+    "invalid_blocks",
 )
 
 
 def posted(ts: str = "1700000000.000100") -> Reply:
     return Reply(json={"ok": True, "channel": CHANNEL, "ts": ts, "message": {"ts": ts}})
-
-
-@pytest.fixture
-def server() -> Iterator[RecordingServer]:
-    with RecordingServer() as running:
-        yield running
-
-
-@pytest.fixture
-def http() -> Iterator[httpx.Client]:
-    with httpx.Client(timeout=5) as client:
-        yield client
 
 
 @pytest.fixture
@@ -281,34 +256,21 @@ def test_ratelimited_is_retryable_after_the_time_slack_asks(
 
 
 @pytest.mark.parametrize(
-    "error",
-    ["internal_error", "fatal_error", "service_unavailable", "request_timeout", "ratelimited"],
+    ("error", "retryable"),
+    [
+        *((error, True) for error in TRANSIENT_ERRORS),
+        *((error, False) for error in PERMANENT_ERRORS),
+    ],
 )
-def test_transient_logical_errors_are_retryable(
-    server: RecordingServer, slack: SlackChannel, error: str
+def test_logical_errors_are_retried_only_when_transient(
+    server: RecordingServer, slack: SlackChannel, error: str, retryable: bool
 ) -> None:
     server.script([Reply(json={"ok": False, "error": error})])
 
     with pytest.raises(SendFailed) as failure:
         slack.notify(APPROVAL, KEY)
 
-    assert failure.value.retryable
-    assert error in failure.value.reason
-
-
-@pytest.mark.parametrize(
-    "error",
-    ["channel_not_found", "not_in_channel", "invalid_auth", "is_archived", "invalid_blocks"],
-)
-def test_permanent_logical_errors_are_not_retried(
-    server: RecordingServer, slack: SlackChannel, error: str
-) -> None:
-    server.script([Reply(json={"ok": False, "error": error})])
-
-    with pytest.raises(SendFailed) as failure:
-        slack.notify(APPROVAL, KEY)
-
-    assert not failure.value.retryable
+    assert failure.value.retryable is retryable
     assert failure.value.reason == f"chat.postMessage: {error}"
 
 
@@ -357,10 +319,7 @@ def test_a_timeout_is_retryable(server: RecordingServer) -> None:
 
 
 def test_a_refused_connection_is_retryable(http: httpx.Client) -> None:
-    stopped = RecordingServer().start()
-    url = stopped.url
-    stopped.stop()
-    slack = SlackChannel("slack", CHANNEL, TOKEN, client=http, base_url=url)
+    slack = SlackChannel("slack", CHANNEL, TOKEN, client=http, base_url=nothing_listening())
 
     with pytest.raises(SendFailed) as failure:
         slack.notify(APPROVAL, KEY)

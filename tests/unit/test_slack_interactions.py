@@ -18,6 +18,7 @@ from signoff.channels.slack_interactions import (
     verify_slack_request,
 )
 from signoff.errors import BadForm, InvalidSignature
+from tests.support.chat import json_values
 
 # Slack's published example ("Verifying requests from Slack"): the signing secret,
 # timestamp and slash-command body from the docs, and the signature they print.
@@ -324,27 +325,9 @@ def test_malformed_payloads_are_bad_forms(body: str) -> None:
 @given(
     body=st.one_of(
         st.text(),
-        st.recursive(
-            st.none() | st.booleans() | st.integers() | st.text(max_size=10),
-            lambda inner: (
-                st.lists(inner, max_size=3)
-                | st.dictionaries(
-                    st.sampled_from(
-                        [
-                            "type",
-                            "user",
-                            "id",
-                            "actions",
-                            "action_id",
-                            "value",
-                            "container",
-                            "channel",
-                        ]
-                    ),
-                    inner,
-                    max_size=4,
-                )
-            ),
+        json_values(
+            ["type", "user", "id", "actions", "action_id", "value", "container", "channel"],
+            max_size=4,
             max_leaves=12,
         ).map(form),
     )

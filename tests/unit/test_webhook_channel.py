@@ -109,6 +109,13 @@ def make(
     )
 
 
+def send_failure(hook: WebhookChannel) -> SendFailed:
+    """The ``SendFailed`` that sending the approval through ``hook`` raises."""
+    with pytest.raises(SendFailed) as failed:
+        hook.notify(approval(), KEY)
+    return failed.value
+
+
 # --- signature and body -----------------------------------------------------------------
 
 
@@ -208,12 +215,11 @@ def test_a_redirect_is_not_followed(
 ) -> None:
     webhook_sink.script(Reply(302, {"Location": webhook_sink.url("/elsewhere")}))
 
-    with pytest.raises(SendFailed) as failed:
-        make(webhook_sink.url(), http, clock).notify(approval(), KEY)
+    failure = send_failure(make(webhook_sink.url(), http, clock))
 
-    assert failed.value.retryable is False
-    assert failed.value.status == 302
-    assert "redirects are not followed" in failed.value.reason
+    assert failure.retryable is False
+    assert failure.status == 302
+    assert "redirects are not followed" in failure.reason
     assert [r.path for r in webhook_sink.received] == ["/hook"]
 
 
@@ -231,30 +237,24 @@ def test_a_client_that_follows_redirects_still_does_not_here(
     assert [r.path for r in webhook_sink.received] == ["/hook"]
 
 
-@pytest.mark.parametrize("status", [408, 429, 500, 502, 503, 504])
-def test_transient_statuses_are_retryable(
-    webhook_sink: WebhookSink, http: httpx.Client, clock: ManualClock, status: int
+@pytest.mark.parametrize(
+    ("status", "retryable"),
+    [
+        # transient: 408, 429 and 5xx
+        *((status, True) for status in (408, 429, 500, 502, 503, 504)),
+        # every other client error is permanent
+        *((status, False) for status in (400, 401, 403, 404, 410, 413, 422)),
+    ],
+)
+def test_only_transient_statuses_are_retryable(
+    webhook_sink: WebhookSink, http: httpx.Client, clock: ManualClock, status: int, retryable: bool
 ) -> None:
     webhook_sink.script(Reply(status))
 
-    with pytest.raises(SendFailed) as failed:
-        make(webhook_sink.url(), http, clock).notify(approval(), KEY)
+    failure = send_failure(make(webhook_sink.url(), http, clock))
 
-    assert failed.value.retryable is True
-    assert failed.value.status == status
-
-
-@pytest.mark.parametrize("status", [400, 401, 403, 404, 410, 413, 422])
-def test_other_client_errors_are_permanent(
-    webhook_sink: WebhookSink, http: httpx.Client, clock: ManualClock, status: int
-) -> None:
-    webhook_sink.script(Reply(status))
-
-    with pytest.raises(SendFailed) as failed:
-        make(webhook_sink.url(), http, clock).notify(approval(), KEY)
-
-    assert failed.value.retryable is False
-    assert failed.value.status == status
+    assert failure.retryable is retryable
+    assert failure.status == status
 
 
 @pytest.mark.parametrize("status", [200, 201, 202, 204])
@@ -271,11 +271,10 @@ def test_retry_after_seconds_is_passed_on(
 ) -> None:
     webhook_sink.script(Reply(429, {"Retry-After": "7"}))
 
-    with pytest.raises(SendFailed) as failed:
-        make(webhook_sink.url(), http, clock).notify(approval(), KEY)
+    failure = send_failure(make(webhook_sink.url(), http, clock))
 
-    assert failed.value.retryable is True
-    assert failed.value.retry_after == 7.0
+    assert failure.retryable is True
+    assert failure.retry_after == 7.0
 
 
 def test_retry_after_as_a_date_is_measured_on_the_channels_clock(
@@ -284,10 +283,9 @@ def test_retry_after_as_a_date_is_measured_on_the_channels_clock(
     later = clock.now() + timedelta(seconds=120)
     webhook_sink.script(Reply(503, {"Retry-After": format_datetime(later, usegmt=True)}))
 
-    with pytest.raises(SendFailed) as failed:
-        make(webhook_sink.url(), http, clock).notify(approval(), KEY)
+    failure = send_failure(make(webhook_sink.url(), http, clock))
 
-    assert failed.value.retry_after == pytest.approx(120.0)
+    assert failure.retry_after == pytest.approx(120.0)
 
 
 def test_a_timeout_is_retryable(webhook_sink: WebhookSink, clock: ManualClock) -> None:
@@ -301,27 +299,33 @@ def test_a_timeout_is_retryable(webhook_sink: WebhookSink, clock: ManualClock) -
 
 
 def test_nothing_listening_is_retryable(http: httpx.Client, clock: ManualClock) -> None:
-    with pytest.raises(SendFailed) as failed:
-        make(f"http://127.0.0.1:{free_port()}/hook", http, clock).notify(approval(), KEY)
+    failure = send_failure(make(f"http://127.0.0.1:{free_port()}/hook", http, clock))
 
-    assert failed.value.retryable is True
-    assert failed.value.__cause__ is not None  # translated here, chained for the logs
+    assert failure.retryable is True
+    assert failure.__cause__ is not None  # translated here, chained for the logs
 
 
 # --- private targets at send time --------------------------------------------------------
 
 
-def test_a_hostname_resolving_to_loopback_is_refused(
-    webhook_sink: WebhookSink, http: httpx.Client, clock: ManualClock
+@pytest.mark.parametrize(
+    "host",
+    [
+        # localhost really resolves to 127.0.0.1 here; the channel asks the system resolver
+        "localhost",
+        # a literal address is checked at send too
+        "127.0.0.1",
+    ],
+)
+def test_a_loopback_target_is_refused_before_any_request(
+    webhook_sink: WebhookSink, http: httpx.Client, clock: ManualClock, host: str
 ) -> None:
-    # localhost really resolves to 127.0.0.1 here; the channel asks the system resolver
-    hook = make(f"https://localhost:{webhook_sink.port}/hook", http, clock, allow_private=False)
+    hook = make(f"https://{host}:{webhook_sink.port}/hook", http, clock, allow_private=False)
 
-    with pytest.raises(SendFailed) as failed:
-        hook.notify(approval(), KEY)
+    failure = send_failure(hook)
 
-    assert failed.value.retryable is False
-    assert "127.0.0.1 is a loopback address" in failed.value.reason
+    assert failure.retryable is False
+    assert "127.0.0.1 is a loopback address" in failure.reason
     assert webhook_sink.received == []
 
 
@@ -352,23 +356,10 @@ def test_a_name_resolving_to_any_private_address_is_refused(
         resolver=resolving_to("93.184.215.14", address),
     )
 
-    with pytest.raises(SendFailed) as failed:
-        hook.notify(approval(), KEY)
+    failure = send_failure(hook)
 
-    assert failed.value.retryable is False
-    assert "refused" in failed.value.reason
-
-
-def test_a_literal_private_address_is_refused_at_send(
-    webhook_sink: WebhookSink, http: httpx.Client, clock: ManualClock
-) -> None:
-    hook = make(f"https://127.0.0.1:{webhook_sink.port}/hook", http, clock, allow_private=False)
-
-    with pytest.raises(SendFailed) as failed:
-        hook.notify(approval(), KEY)
-
-    assert failed.value.retryable is False
-    assert webhook_sink.received == []
+    assert failure.retryable is False
+    assert "refused" in failure.reason
 
 
 def test_plain_http_is_refused_for_a_public_target(http: httpx.Client, clock: ManualClock) -> None:
@@ -380,11 +371,10 @@ def test_plain_http_is_refused_for_a_public_target(http: httpx.Client, clock: Ma
         resolver=resolving_to("93.184.215.14"),
     )
 
-    with pytest.raises(SendFailed) as failed:
-        hook.notify(approval(), KEY)
+    failure = send_failure(hook)
 
-    assert failed.value.retryable is False
-    assert "https" in failed.value.reason
+    assert failure.retryable is False
+    assert "https" in failure.reason
 
 
 def test_allowed_private_targets_are_reached_at_the_checked_address(
@@ -429,15 +419,14 @@ def test_https_to_the_checked_address_still_verifies_the_name(clock: ManualClock
                 clock,
                 resolver=resolving_to("127.0.0.1"),
             )
-            with pytest.raises(SendFailed) as failed:
-                other.notify(approval(), KEY)
+            failure = send_failure(other)
     finally:
         sink.close()
 
     [request] = sink.received
     assert request.headers["host"] == f"hooks.example.test:{sink.port}"
     Webhook(SECRET).verify(request.body, request.headers)
-    assert failed.value.retryable is True
+    assert failure.retryable is True
 
 
 def test_an_unreachable_address_falls_back_to_the_next(
@@ -462,10 +451,9 @@ def test_a_name_that_does_not_resolve_is_retryable(http: httpx.Client, clock: Ma
 
     hook = make("https://hooks.example.test/x", http, clock, resolver=broken)
 
-    with pytest.raises(SendFailed) as failed:
-        hook.notify(approval(), KEY)
+    failure = send_failure(hook)
 
-    assert failed.value.retryable is True
+    assert failure.retryable is True
 
 
 # --- the secret --------------------------------------------------------------------------
@@ -503,11 +491,10 @@ def test_a_missing_secret_is_a_permanent_failure(
         settings(webhook_sink.url()), MemorySecrets(), http, clock=clock
     )
 
-    with pytest.raises(SendFailed) as failed:
-        hook.notify(approval(), KEY)
+    failure = send_failure(hook)
 
-    assert failed.value.retryable is False
-    assert isinstance(failed.value.__cause__, SecretMissing)
+    assert failure.retryable is False
+    assert isinstance(failure.__cause__, SecretMissing)
     assert webhook_sink.received == []
 
 
@@ -521,21 +508,19 @@ def test_an_unavailable_secret_source_is_retryable(
         "hook", webhook_sink.url(), flaky, client=http, allow_private=True, clock=clock
     )
 
-    with pytest.raises(SendFailed) as failed:
-        hook.notify(approval(), KEY)
+    failure = send_failure(hook)
 
-    assert failed.value.retryable is True
+    assert failure.retryable is True
 
 
 @pytest.mark.parametrize("bad", ["whsec_***not base64***", "whsec_", ""])
 def test_a_malformed_secret_is_a_permanent_failure(
     webhook_sink: WebhookSink, http: httpx.Client, clock: ManualClock, bad: str
 ) -> None:
-    with pytest.raises(SendFailed) as failed:
-        make(webhook_sink.url(), http, clock, secret=bad).notify(approval(), KEY)
+    failure = send_failure(make(webhook_sink.url(), http, clock, secret=bad))
 
-    assert failed.value.retryable is False
-    assert "***not base64***" not in failed.value.reason  # a value is never echoed
+    assert failure.retryable is False
+    assert "***not base64***" not in failure.reason  # a value is never echoed
     assert webhook_sink.received == []
 
 
@@ -544,7 +529,6 @@ def test_the_secret_never_appears_in_a_failure(
 ) -> None:
     webhook_sink.script(Reply(401, body=SECRET.encode()))
 
-    with pytest.raises(SendFailed) as failed:
-        make(webhook_sink.url(), http, clock).notify(approval(), KEY)
+    failure = send_failure(make(webhook_sink.url(), http, clock))
 
-    assert SECRET not in str(failed.value)
+    assert SECRET not in str(failure)

@@ -8,14 +8,14 @@ id) so a retry after a lost response does not notify twice.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Protocol
+from typing import TYPE_CHECKING, Protocol, TypeGuard
 
 from signoff.errors import SendFailed
 
 if TYPE_CHECKING:
     from signoff.notify.notification import Notification
 
-__all__ = ["Channel", "Delivery", "SendFailed", "classify_status"]
+__all__ = ["Channel", "Delivery", "SendFailed", "already_sent", "classify_status"]
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -43,3 +43,12 @@ class Channel(Protocol):
 def classify_status(status: int) -> bool:
     """Whether an HTTP failure status is worth retrying: 408, 429 and 5xx are."""
     return status in (408, 429) or status >= 500
+
+
+def already_sent(previous: Delivery | None, receipt_key: str) -> TypeGuard[Delivery]:
+    """Whether ``previous`` names a sent message: its receipt has ``receipt_key``.
+
+    Such an attempt succeeded and only its recording was lost, so that message IS
+    the notification; sending again would show the person the same one twice.
+    """
+    return previous is not None and bool(previous.receipt.get(receipt_key))

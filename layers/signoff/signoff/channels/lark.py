@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import hashlib
 import json
-import math
 import threading
 import uuid
 from typing import TYPE_CHECKING, Any, Final, Self
@@ -22,7 +21,14 @@ import httpx
 from pydantic import BaseModel, ConfigDict, Field
 from pydantic.alias_generators import to_camel
 
-from signoff.channels.base import Delivery, classify_status
+from signoff.channels._chat import (
+    message_ref,
+    numbered,
+    require_buttons,
+    seconds_header,
+    transport_failure,
+)
+from signoff.channels.base import Delivery, already_sent, classify_status
 from signoff.errors import SendFailed
 
 if TYPE_CHECKING:
@@ -141,14 +147,9 @@ class LarkChannel:
             SendFailed: Lark refused the message or could not be reached.
         """
         # Lark dedupes a uuid for one hour only; a recorded message id dedupes for good.
-        if previous is not None and previous.receipt.get("message_id"):
+        if already_sent(previous, "message_id"):
             return previous
-        if notification.kind in ("approval", "question") and not notification.pending_id:
-            raise SendFailed(
-                self.name,
-                f"a {notification.kind} without a pendingId has no buttons",
-                retryable=False,
-            )
+        require_buttons(self.name, notification)
         body = {
             "receive_id": self.chat_id,
             "msg_type": "interactive",
@@ -174,9 +175,7 @@ class LarkChannel:
         Raises:
             SendFailed: the receipt names no message, or Lark refused the update.
         """
-        message_id = receipt.get("message_id")
-        if not message_id:
-            raise SendFailed(self.name, "no message_id to update", retryable=False)
+        message_id = message_ref(self.name, receipt, "message_id", "message_id")
         card = {
             # The update must declare update_multi too, or only the clicker would see it.
             "config": {"wide_screen_mode": True, "update_multi": True},
@@ -239,12 +238,8 @@ class LarkChannel:
                 headers=headers,
                 follow_redirects=False,
             )
-        except httpx.TimeoutException as exc:
-            raise SendFailed(self.name, f"{path}: timed out", retryable=True) from exc
         except httpx.HTTPError as exc:
-            raise SendFailed(
-                self.name, f"{path}: {type(exc).__name__}: {exc}", retryable=True
-            ) from exc
+            raise transport_failure(self.name, path, exc) from exc
 
     def _failure(
         self,
@@ -264,7 +259,7 @@ class LarkChannel:
             reason,
             retryable=retryable,
             status=status,
-            retry_after=_reset_after(response.headers.get("x-ogw-ratelimit-reset"))
+            retry_after=seconds_header(response.headers.get("x-ogw-ratelimit-reset"))
             if limited
             else None,
         )
@@ -289,10 +284,7 @@ def render_card(notification: Notification) -> dict[str, Any]:
     if notification.kind == "question":
         elements.append(_plain_div(notification.question or notification.body))
         if notification.options:
-            listing = "\n".join(
-                f"{i + 1}. {option}" for i, option in enumerate(notification.options)
-            )
-            elements.append(_plain_div(listing))
+            elements.append(_plain_div(numbered(notification.options)))
     else:
         if notification.body:
             elements.append(_plain_div(notification.body))
@@ -383,13 +375,3 @@ def _decode(response: httpx.Response) -> tuple[dict[str, Any] | None, int | None
     if isinstance(code, int) and not isinstance(code, bool):
         return answer, code
     return answer, None
-
-
-def _reset_after(header: str | None) -> float | None:
-    if header is None:
-        return None
-    try:
-        seconds = float(header)
-    except ValueError:
-        return None
-    return seconds if math.isfinite(seconds) and seconds >= 0 else None

@@ -24,6 +24,8 @@ import json
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Final, Literal
 
+from signoff.channels import _inbound
+from signoff.channels._inbound import TOLERANCE_SECONDS, ButtonPress, object_at, text_at
 from signoff.errors import BadForm, InvalidSignature
 
 if TYPE_CHECKING:
@@ -40,7 +42,6 @@ __all__ = [
 ]
 
 CARD_ACTION_EVENT: Final = "card.action.trigger"
-TOLERANCE_SECONDS: Final = 5 * 60
 _SOURCE: Final = "lark"
 _BLOCK: Final = 16  # AES block and IV size, bytes
 
@@ -59,25 +60,16 @@ class LarkChallenge:
 
 
 @dataclass(frozen=True, kw_only=True)
-class LarkAction:
+class LarkAction(ButtonPress):
     """One card button click: who pressed what, on which pending item and message."""
 
     kind: Kind
     open_id: str
-    pending_id: str
-    answer: str | None = None
     user_id: str | None = None
     tenant_key: str | None = None
     message_id: str | None = None
     chat_id: str | None = None
     event_id: str | None = None
-
-    @property
-    def decision(self) -> Literal["approve", "deny"] | None:
-        """``approve`` / ``deny`` for the approval buttons, else ``None``."""
-        if self.kind == "approve" or self.kind == "deny":
-            return self.kind
-        return None
 
 
 def lark_callback(
@@ -99,22 +91,13 @@ def lark_callback(
             unreadable body.
         BadForm: an authenticated callback that is not a card click signoff built.
     """
-    try:
+    with _inbound.unforeseen_as_invalid_signature(_SOURCE):
         raw = body.decode() if isinstance(body, bytes) else body
         payload = _authenticate(raw, headers, verification_token, encrypt_key, now)
-    except InvalidSignature:
-        raise
-    except Exception as exc:
-        # Attacker-controlled input must end in a 401, never an unhandled 500.
-        raise InvalidSignature(_SOURCE, f"unreadable request: {type(exc).__name__}") from exc
     if isinstance(payload, LarkChallenge):
         return payload
-    try:
+    with _inbound.unforeseen_as_bad_form("event"):
         return _action(payload)
-    except BadForm:
-        raise
-    except Exception as exc:
-        raise BadForm("event", f"unreadable ({type(exc).__name__})") from exc
 
 
 def lark_signature(timestamp: str, nonce: str, encrypt_key: str, body: str) -> str:
@@ -158,12 +141,12 @@ def _authenticate(
     """The verified plaintext callback, or the challenge to answer."""
     if not verification_token:
         raise InvalidSignature(_SOURCE, "no verification token configured")
-    outer = _json_object(raw)
+    outer = _jsonobject_at(raw)
     if encrypt_key:
         encrypted = outer.get("encrypt")
         if not isinstance(encrypted, str):
             raise InvalidSignature(_SOURCE, "an Encrypt Key is set but the body is not encrypted")
-        payload = _json_object(decrypt_lark_body(encrypted, encrypt_key))
+        payload = _jsonobject_at(decrypt_lark_body(encrypted, encrypt_key))
     elif "encrypt" in outer:
         raise InvalidSignature(_SOURCE, "an encrypted body but no Encrypt Key configured")
     else:
@@ -191,23 +174,14 @@ def _check_token(token: object, verification_token: str) -> None:
 
 
 def _check_signature(headers: Mapping[str, str], raw: str, encrypt_key: str, now: float) -> None:
-    lowered = {str(key).lower(): value for key, value in headers.items()}
-    timestamp = lowered.get("x-lark-request-timestamp")
-    nonce = lowered.get("x-lark-request-nonce")
-    signature = lowered.get("x-lark-signature")
-    if not (isinstance(timestamp, str) and isinstance(nonce, str) and isinstance(signature, str)):
-        raise InvalidSignature(_SOURCE, "missing signature headers")
-    # Plain digits only: int() would also take " 12", "+12" and "1_2".
-    if not timestamp.isascii() or not timestamp.isdigit():
-        raise InvalidSignature(_SOURCE, "timestamp is not a Unix time")
-    if abs(now - int(timestamp)) > TOLERANCE_SECONDS:
-        raise InvalidSignature(_SOURCE, "timestamp outside the five-minute window")
-    expected = lark_signature(timestamp, nonce, encrypt_key, raw)
-    if not hmac.compare_digest(expected.encode(), signature.encode("utf-8", "replace")):
-        raise InvalidSignature(_SOURCE, "signature mismatch")
+    timestamp, nonce, signature = _inbound.signature_headers(
+        _SOURCE, headers, "x-lark-request-timestamp", "x-lark-request-nonce", "x-lark-signature"
+    )
+    _inbound.check_timestamp(_SOURCE, timestamp, now)
+    _inbound.check_digest(_SOURCE, lark_signature(timestamp, nonce, encrypt_key, raw), signature)
 
 
-def _json_object(text: str) -> dict[str, Any]:
+def _jsonobject_at(text: str) -> dict[str, Any]:
     value = json.loads(text)
     if not isinstance(value, dict):
         raise InvalidSignature(_SOURCE, "the body is not a JSON object")
@@ -216,22 +190,22 @@ def _json_object(text: str) -> dict[str, Any]:
 
 def _action(payload: dict[str, Any]) -> LarkAction:
     """Read a verified ``card.action.trigger`` (schema 2.0) callback."""
-    header = _object(payload, "header")
+    header = object_at(payload, "header")
     if payload.get("schema") != "2.0" or header.get("event_type") != CARD_ACTION_EVENT:
         raise BadForm("event", "not a card.action.trigger callback")
-    event = _object(payload, "event")
-    operator = _object(event, "operator")
-    open_id = _text(operator, "open_id")
+    event = object_at(payload, "event")
+    operator = object_at(event, "operator")
+    open_id = text_at(operator, "open_id")
     if open_id is None:
         raise BadForm("event", "no operator open_id")
-    action = _object(event, "action")
+    action = object_at(event, "action")
     value = action.get("value")
     if isinstance(value, str):
         # Lark passes a button's value back as it was given; a string form is JSON.
         value = json.loads(value)
     if not isinstance(value, dict):
         raise BadForm("event", "the button carries no value")
-    pending_id = _text(value, "pendingId")
+    pending_id = text_at(value, "pendingId")
     if pending_id is None:
         raise BadForm("event", "the button carries no pendingId")
     decision, answer = value.get("decision"), value.get("answer")
@@ -242,25 +216,15 @@ def _action(payload: dict[str, Any]) -> LarkAction:
         kind = "answer"
     else:
         raise BadForm("event", "the button carries neither a decision nor an answer")
-    context = _object(event, "context")
+    context = object_at(event, "context")
     return LarkAction(
         kind=kind,
         open_id=open_id,
         pending_id=pending_id,
         answer=answer,
-        user_id=_text(operator, "user_id"),
-        tenant_key=_text(operator, "tenant_key") or _text(header, "tenant_key"),
-        message_id=_text(context, "open_message_id"),
-        chat_id=_text(context, "open_chat_id"),
-        event_id=_text(header, "event_id"),
+        user_id=text_at(operator, "user_id"),
+        tenant_key=text_at(operator, "tenant_key") or text_at(header, "tenant_key"),
+        message_id=text_at(context, "open_message_id"),
+        chat_id=text_at(context, "open_chat_id"),
+        event_id=text_at(header, "event_id"),
     )
-
-
-def _object(parent: Mapping[str, Any], key: str) -> Mapping[str, Any]:
-    value = parent.get(key)
-    return value if isinstance(value, dict) else {}
-
-
-def _text(parent: Mapping[str, Any], key: str) -> str | None:
-    value = parent.get(key)
-    return value if isinstance(value, str) and value else None

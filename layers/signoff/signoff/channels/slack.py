@@ -10,7 +10,6 @@ receipt back does not post again. Slack answers most failures with HTTP 200 and
 from __future__ import annotations
 
 import json
-import math
 from datetime import datetime
 from typing import TYPE_CHECKING, Any, Final, Self
 
@@ -18,7 +17,14 @@ import httpx
 from pydantic import BaseModel, ConfigDict, Field
 from pydantic.alias_generators import to_camel
 
-from signoff.channels.base import Delivery, classify_status
+from signoff.channels._chat import (
+    message_ref,
+    numbered,
+    require_buttons,
+    seconds_header,
+    transport_failure,
+)
+from signoff.channels.base import Delivery, already_sent, classify_status
 from signoff.channels.slack_interactions import (
     ANSWER_ACTION_PREFIX,
     APPROVE_ACTION,
@@ -130,14 +136,9 @@ class SlackChannel:
         # (its post succeeded, recording it did not) IS the message; posting
         # again would show the person the same approval twice.
         # ``idempotency_key`` therefore has nowhere to go in the request.
-        if previous is not None and previous.receipt.get("ts"):
+        if already_sent(previous, "ts"):
             return previous
-        if notification.kind in ("approval", "question") and not notification.pending_id:
-            raise SendFailed(
-                self.name,
-                f"a {notification.kind} without a pendingId has no buttons",
-                retryable=False,
-            )
+        require_buttons(self.name, notification)
         payload = {
             "channel": self.channel_id,
             "text": _fallback(notification),
@@ -163,9 +164,7 @@ class SlackChannel:
         Raises:
             SendFailed: the receipt names no message, or Slack refused the update.
         """
-        ts = receipt.get("ts")
-        if not ts:
-            raise SendFailed(self.name, "no message ts to update", retryable=False)
+        ts = message_ref(self.name, receipt, "ts", "message ts")
         shown = _escape(text)
         payload = {
             "channel": receipt.get("channel") or self.channel_id,
@@ -188,12 +187,8 @@ class SlackChannel:
                 },
                 follow_redirects=False,
             )
-        except httpx.TimeoutException as exc:
-            raise SendFailed(self.name, f"{method}: timed out", retryable=True) from exc
         except httpx.HTTPError as exc:
-            raise SendFailed(
-                self.name, f"{method}: {type(exc).__name__}: {exc}", retryable=True
-            ) from exc
+            raise transport_failure(self.name, method, exc) from exc
         status = response.status_code
         if status == 429:
             raise SendFailed(
@@ -201,7 +196,7 @@ class SlackChannel:
                 f"{method}: ratelimited",
                 retryable=True,
                 status=status,
-                retry_after=_retry_after(response.headers.get("Retry-After")),
+                retry_after=seconds_header(response.headers.get("Retry-After")),
             )
         if status != 200:
             raise SendFailed(
@@ -230,7 +225,7 @@ class SlackChannel:
             f"{method}: {error}",
             retryable=error in _RETRYABLE_ERRORS,
             status=status,
-            retry_after=_retry_after(response.headers.get("Retry-After")),
+            retry_after=seconds_header(response.headers.get("Retry-After")),
         )
 
 
@@ -249,10 +244,7 @@ def render_blocks(notification: Notification) -> list[dict[str, Any]]:
     if notification.kind == "question":
         blocks.append(_section(notification.question or notification.body))
         if notification.options:
-            listing = "\n".join(
-                f"{i + 1}. {option}" for i, option in enumerate(notification.options)
-            )
-            blocks.append(_section(listing))
+            blocks.append(_section(numbered(notification.options)))
     else:
         if notification.body:
             blocks.append(_section(notification.body))
@@ -362,13 +354,3 @@ def _clip(text: str, limit: int) -> str:
     if amp != -1 and ";" not in cut[amp:]:
         cut = cut[:amp]
     return cut + "…"
-
-
-def _retry_after(header: str | None) -> float | None:
-    if header is None:
-        return None
-    try:
-        seconds = float(header)
-    except ValueError:
-        return None
-    return seconds if math.isfinite(seconds) and seconds >= 0 else None

@@ -19,6 +19,8 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Final, Literal
 from urllib.parse import parse_qs
 
+from signoff.channels import _inbound
+from signoff.channels._inbound import TOLERANCE_SECONDS, ButtonPress, object_at, text_at
 from signoff.errors import BadForm, InvalidSignature
 
 if TYPE_CHECKING:
@@ -42,7 +44,6 @@ ANSWER_ACTION_PREFIX: Final = "signoff_answer:"
 # The link button to the answer page; Slack still posts a click for it, which changes nothing.
 OPEN_ACTION: Final = "signoff_open"
 
-TOLERANCE_SECONDS: Final = 5 * 60
 _VERSION: Final = "v0"
 _SOURCE: Final = "slack"
 
@@ -50,26 +51,17 @@ Kind = Literal["approve", "deny", "answer", "open"]
 
 
 @dataclass(frozen=True, kw_only=True)
-class SlackAction:
+class SlackAction(ButtonPress):
     """One button click: who pressed what, on which pending item and message."""
 
     kind: Kind
     user_id: str
     action_id: str
-    pending_id: str
-    answer: str | None = None
     user_name: str | None = None
     team_id: str | None = None
     channel_id: str | None = None
     message_ts: str | None = None
     response_url: str | None = None
-
-    @property
-    def decision(self) -> Literal["approve", "deny"] | None:
-        """``approve`` / ``deny`` for the approval buttons, else ``None``."""
-        if self.kind == "approve" or self.kind == "deny":
-            return self.kind
-        return None
 
 
 def verify_slack_request(
@@ -84,36 +76,20 @@ def verify_slack_request(
         InvalidSignature: a header is missing or malformed, the timestamp is more
             than five minutes from ``now``, or the signature does not match.
     """
-    # Anything unexpected while verifying (odd header types, a non-ASCII
-    # signature, surrogates in the body) is a failed verification: the caller
-    # answers 401 for this one error and never sees a 500 from attacker input.
-    try:
+    with _inbound.unforeseen_as_invalid_signature(_SOURCE):
         _verify(headers, body, signing_secret, now)
-    except InvalidSignature:
-        raise
-    except Exception as exc:
-        raise InvalidSignature(_SOURCE, f"unreadable request: {type(exc).__name__}") from exc
 
 
 def _verify(headers: Mapping[str, str], body: str, signing_secret: str, now: float) -> None:
     if not signing_secret:
         raise InvalidSignature(_SOURCE, "no signing secret configured")
-    lowered = {str(key).lower(): value for key, value in headers.items()}
-    timestamp = lowered.get("x-slack-request-timestamp")
-    signature = lowered.get("x-slack-signature")
-    if not isinstance(timestamp, str) or not isinstance(signature, str):
-        raise InvalidSignature(_SOURCE, "missing signature headers")
-    # int() alone would accept " 12", "+12" or "1_2"; only plain digits are a Slack timestamp.
-    if not timestamp.isascii() or not timestamp.isdigit():
-        raise InvalidSignature(_SOURCE, "timestamp is not a Unix time")
-    if abs(now - int(timestamp)) > TOLERANCE_SECONDS:
-        raise InvalidSignature(_SOURCE, "timestamp outside the five-minute window")
+    timestamp, signature = _inbound.signature_headers(
+        _SOURCE, headers, "x-slack-request-timestamp", "x-slack-signature"
+    )
+    _inbound.check_timestamp(_SOURCE, timestamp, now)
     base = f"{_VERSION}:{timestamp}:{body}".encode()
     expected = f"{_VERSION}=" + hmac.new(signing_secret.encode(), base, hashlib.sha256).hexdigest()
-    # compare_digest on str needs ASCII on both sides; encoding keeps it constant-time
-    # and lets a non-ASCII header fail as a mismatch rather than a TypeError.
-    if not hmac.compare_digest(expected.encode(), signature.encode("utf-8", "replace")):
-        raise InvalidSignature(_SOURCE, "signature mismatch")
+    _inbound.check_digest(_SOURCE, expected, signature)
 
 
 def parse_slack_action(body: str) -> SlackAction:
@@ -123,14 +99,8 @@ def parse_slack_action(body: str) -> SlackAction:
         BadForm: no single ``payload`` field, JSON that is not a ``block_actions``
             payload, or a click on a button that signoff did not build.
     """
-    try:
+    with _inbound.unforeseen_as_bad_form("payload"):
         return _parse(body)
-    except BadForm:
-        raise
-    except Exception as exc:
-        # A verified body comes from Slack, but a shape we did not foresee is still
-        # a malformed form to the caller (400), never an unhandled error.
-        raise BadForm("payload", f"unreadable ({type(exc).__name__})") from exc
 
 
 def _parse(body: str) -> SlackAction:
@@ -146,24 +116,24 @@ def _parse(body: str) -> SlackAction:
         raise BadForm("payload", "no action")
     # signoff's messages carry one actions block and Slack reports the one button pressed.
     action: dict[str, Any] = actions[0]
-    user = _object(payload, "user")
-    user_id = _text(user, "id")
+    user = object_at(payload, "user")
+    user_id = text_at(user, "id")
     if user_id is None:
         raise BadForm("payload", "no user id")
-    action_id = _text(action, "action_id") or ""
-    kind, pending_id, answer = _button(action_id, _text(action, "value"))
-    container = _object(payload, "container")
+    action_id = text_at(action, "action_id") or ""
+    kind, pending_id, answer = _button(action_id, text_at(action, "value"))
+    container = object_at(payload, "container")
     return SlackAction(
         kind=kind,
         user_id=user_id,
         action_id=action_id,
         pending_id=pending_id,
         answer=answer,
-        user_name=_text(user, "username") or _text(user, "name"),
-        team_id=_text(_object(payload, "team"), "id") or _text(user, "team_id"),
-        channel_id=_text(_object(payload, "channel"), "id") or _text(container, "channel_id"),
-        message_ts=_text(container, "message_ts") or _text(_object(payload, "message"), "ts"),
-        response_url=_text(payload, "response_url"),
+        user_name=text_at(user, "username") or text_at(user, "name"),
+        team_id=text_at(object_at(payload, "team"), "id") or text_at(user, "team_id"),
+        channel_id=text_at(object_at(payload, "channel"), "id") or text_at(container, "channel_id"),
+        message_ts=text_at(container, "message_ts") or text_at(object_at(payload, "message"), "ts"),
+        response_url=text_at(payload, "response_url"),
     )
 
 
@@ -187,13 +157,3 @@ def _button(action_id: str, value: str | None) -> tuple[Kind, str, str | None]:
             raise BadForm("payload", "an answer button without its answer")
         return "answer", pending_id, answer
     raise BadForm("payload", f"not a signoff button: {action_id[:64]!r}")
-
-
-def _object(parent: Mapping[str, Any], key: str) -> Mapping[str, Any]:
-    value = parent.get(key)
-    return value if isinstance(value, dict) else {}
-
-
-def _text(parent: Mapping[str, Any], key: str) -> str | None:
-    value = parent.get(key)
-    return value if isinstance(value, str) and value else None

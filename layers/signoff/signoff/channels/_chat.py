@@ -1,0 +1,78 @@
+"""What the chat-app channels (Slack, Lark) do alike when they send and update a message.
+
+Each vendor module keeps its own API calls, payloads and error codes; the rules
+they share live here once: an approval or question needs a pending id for its
+buttons, a failure in transit is retryable, an outcome update needs the
+receipt's message reference, and a question's options are listed the same way.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import TYPE_CHECKING
+
+import httpx
+
+from signoff.errors import SendFailed
+
+if TYPE_CHECKING:
+    from collections.abc import Sequence
+
+    from signoff.notify.notification import Notification
+
+__all__ = [
+    "message_ref",
+    "numbered",
+    "require_buttons",
+    "seconds_header",
+    "transport_failure",
+]
+
+
+def require_buttons(channel: str, notification: Notification) -> None:
+    """Refuse an approval or question that cannot carry buttons (no pending id).
+
+    Raises:
+        SendFailed: permanent; no attempt could fix the notification.
+    """
+    if notification.kind in ("approval", "question") and not notification.pending_id:
+        raise SendFailed(
+            channel,
+            f"a {notification.kind} without a pendingId has no buttons",
+            retryable=False,
+        )
+
+
+def message_ref(channel: str, receipt: dict[str, str], key: str, what: str) -> str:
+    """The receipt's reference to the sent message, for an outcome update.
+
+    Raises:
+        SendFailed: permanent; the receipt names no message (``no {what} to update``).
+    """
+    value = receipt.get(key)
+    if not value:
+        raise SendFailed(channel, f"no {what} to update", retryable=False)
+    return value
+
+
+def transport_failure(channel: str, label: str, exc: httpx.HTTPError) -> SendFailed:
+    """The ``SendFailed`` for a request that got no answer; a failure in transit is retryable."""
+    if isinstance(exc, httpx.TimeoutException):
+        return SendFailed(channel, f"{label}: timed out", retryable=True)
+    return SendFailed(channel, f"{label}: {type(exc).__name__}: {exc}", retryable=True)
+
+
+def numbered(options: Sequence[str]) -> str:
+    """A question's options as a numbered list, one a line: ``1. Checking``."""
+    return "\n".join(f"{i + 1}. {option}" for i, option in enumerate(options))
+
+
+def seconds_header(header: str | None) -> float | None:
+    """The seconds a header asks to wait (``Retry-After``, a rate-limit reset), if usable."""
+    if header is None:
+        return None
+    try:
+        seconds = float(header)
+    except ValueError:
+        return None
+    return seconds if math.isfinite(seconds) and seconds >= 0 else None
