@@ -8,7 +8,8 @@ from typing import TYPE_CHECKING, Any
 import pytest
 
 from signoff.channels.base import Delivery
-from signoff.channels.lark import LarkChannel, LarkSettings, lark_uuid, render_card
+from signoff.channels.config import LarkSettings
+from signoff.channels.lark import LarkChannel, lark_uuid, render_card
 from signoff.clock import ManualClock
 from signoff.errors import SendFailed
 from signoff.notify.notification import idempotency_key
@@ -441,11 +442,12 @@ def test_from_config_reads_the_app_secret_by_name(
 ) -> None:
     settings = LarkSettings.model_validate(
         {
+            "type": "lark",
             "chatId": CHAT,
             "appId": APP_ID,
-            "appSecret": "lark-app-secret",
-            "verificationToken": "lark-verification-token",
-            "encryptKey": "lark-encrypt-key",
+            "appSecret": {"secret": "lark-app-secret"},
+            "verificationToken": {"secret": "lark-verification-token"},
+            "encryptKey": {"secret": "lark-encrypt-key"},
             "approvers": ["ou_123"],
             "baseUrl": server.url,
         }

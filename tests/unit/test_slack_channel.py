@@ -10,7 +10,8 @@ import httpx
 import pytest
 
 from signoff.channels.base import Delivery
-from signoff.channels.slack import SlackChannel, SlackSettings, render_blocks
+from signoff.channels.config import SlackSettings
+from signoff.channels.slack import SlackChannel, render_blocks
 from signoff.channels.slack_interactions import parse_slack_action
 from signoff.errors import SendFailed
 from signoff.notify.notification import Notification, idempotency_key
@@ -439,9 +440,10 @@ def test_from_config_reads_the_bot_token_by_name(
 ) -> None:
     settings = SlackSettings.model_validate(
         {
+            "type": "slack",
             "channelId": CHANNEL,
-            "botToken": "slack-bot-token",
-            "signingSecret": "slack-signing-secret",
+            "botToken": {"secret": "slack-bot-token"},
+            "signingSecret": {"secret": "slack-signing-secret"},
             "approvers": ["U1"],
             "baseUrl": server.url,
         }
@@ -456,4 +458,5 @@ def test_from_config_reads_the_bot_token_by_name(
     assert server.requests[0].headers["authorization"] == "Bearer xoxb-from-secrets"
     assert settings.allows("U1")
     assert not settings.allows("U2")
-    assert SlackSettings(channel_id=CHANNEL, bot_token="b", signing_secret="s").allows("anyone")
+    anyone = settings.model_copy(update={"approvers": []})
+    assert anyone.allows("anyone")

@@ -88,7 +88,7 @@ def slack_interactions() -> Response[str]:
             pending_id=action.pending_id,
             decision=action.decision,
             answer=action.answer,
-            allowed=not settings.approvers or action.user_id in settings.approvers,
+            allowed=settings.allows(action.user_id),
         ),
         update,
     )
@@ -137,7 +137,7 @@ def lark_callback_route() -> Response[str]:
             pending_id=parsed.pending_id,
             decision=parsed.decision,
             answer=parsed.answer,
-            allowed=not settings.approvers or parsed.open_id in settings.approvers,
+            allowed=settings.allows(parsed.open_id),
         ),
         update,
     )

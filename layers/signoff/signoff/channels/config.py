@@ -136,19 +136,28 @@ class WebhookSettings(_Settings):
     allow_private: bool = False
 
 
-class SlackSettings(_Settings):
-    """A Block Kit message in a Slack channel; ``approvers`` are user ids (empty: anyone)."""
+class _ChatSettings(_Settings):
+    """A chat app's channel: ``approvers`` are the app's user ids (empty: anyone)."""
+
+    approvers: list[str] = Field(default_factory=list)
+
+    def allows(self, user_id: str) -> bool:
+        """Whether ``user_id`` may decide from this channel (no list means anyone in it may)."""
+        return not self.approvers or user_id in self.approvers
+
+
+class SlackSettings(_ChatSettings):
+    """A Block Kit message in a Slack channel; ``approvers`` are Slack user ids."""
 
     type: Literal["slack"]
     channel_id: str = Field(min_length=1)
     bot_token: Secret
     signing_secret: Secret
-    approvers: list[str] = Field(default_factory=list)
     base_url: HttpUrl = "https://slack.com/api"
 
 
-class LarkSettings(_Settings):
-    """An interactive card in one Lark/Feishu chat; ``approvers`` are open ids (empty: anyone)."""
+class LarkSettings(_ChatSettings):
+    """An interactive card in one Lark/Feishu chat; ``approvers`` are open ids."""
 
     type: Literal["lark"]
     chat_id: str = Field(min_length=1)
@@ -157,7 +166,6 @@ class LarkSettings(_Settings):
     verification_token: Secret
     encrypt_key: Secret | None = None
     base_url: HttpUrl = "https://open.larksuite.com"
-    approvers: list[str] = Field(default_factory=list)
 
 
 class EmailSettings(_Settings):

@@ -18,8 +18,6 @@ from typing import TYPE_CHECKING, Any, Final, Self
 from urllib.parse import quote
 
 import httpx
-from pydantic import BaseModel, ConfigDict, Field
-from pydantic.alias_generators import to_camel
 
 from signoff.channels._chat import (
     message_ref,
@@ -32,11 +30,12 @@ from signoff.channels.base import Delivery, already_sent, classify_status
 from signoff.errors import SendFailed
 
 if TYPE_CHECKING:
+    from signoff.channels.config import LarkSettings
     from signoff.clock import Clock
     from signoff.notify.notification import Notification
     from signoff.secrets.base import SecretSource
 
-__all__ = ["LARK_API", "LarkChannel", "LarkSettings", "lark_uuid", "render_card"]
+__all__ = ["LARK_API", "LarkChannel", "lark_uuid", "render_card"]
 
 # Lark's international host; Feishu (mainland China) deployments set baseUrl to
 # https://open.feishu.cn — the paths and payloads are the same.
@@ -60,30 +59,6 @@ _TEMPLATES: Final = {
     "result": "green",
     "info": "grey",
 }
-
-
-class LarkSettings(BaseModel):
-    """A deployment's Lark channel: the chat, the app, and its secrets (by name)."""
-
-    model_config = ConfigDict(
-        frozen=True, extra="forbid", alias_generator=to_camel, populate_by_name=True
-    )
-
-    chat_id: str = Field(min_length=1)
-    app_id: str = Field(min_length=1)
-    app_secret: str = Field(min_length=1, description="secret name of the app secret")
-    verification_token: str = Field(
-        min_length=1, description="secret name of the callback Verification Token"
-    )
-    encrypt_key: str | None = Field(
-        default=None, description="secret name of the callback Encrypt Key, when one is set"
-    )
-    approvers: list[str] = Field(default_factory=list, description="Lark open ids; empty: anyone")
-    base_url: str = LARK_API
-
-    def allows(self, open_id: str) -> bool:
-        """Whether ``open_id`` may decide from this channel (no list means anyone in the chat)."""
-        return not self.approvers or open_id in self.approvers
 
 
 class LarkChannel:
@@ -132,7 +107,7 @@ class LarkChannel:
             name,
             settings.chat_id,
             settings.app_id,
-            secrets.get(settings.app_secret),
+            secrets.get(settings.app_secret.secret),
             client=http,
             clock=clock,
             base_url=settings.base_url,

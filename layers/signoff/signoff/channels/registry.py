@@ -87,38 +87,13 @@ def _build(
         case EmailSettings():
             return EmailChannel.from_config(settings, secrets, name=name)
         case SlackSettings():
-            from signoff.channels import slack
+            from signoff.channels.slack import SlackChannel
 
-            return slack.SlackChannel.from_config(
-                slack.SlackSettings(
-                    channel_id=settings.channel_id,
-                    bot_token=settings.bot_token.secret,
-                    signing_secret=settings.signing_secret.secret,
-                    approvers=settings.approvers,
-                    base_url=settings.base_url,
-                ),
-                secrets,
-                http(),
-                name=name,
-            )
+            return SlackChannel.from_config(settings, secrets, http(), name=name)
         case LarkSettings():
-            from signoff.channels import lark
+            from signoff.channels.lark import LarkChannel
 
-            return lark.LarkChannel.from_config(
-                lark.LarkSettings(
-                    chat_id=settings.chat_id,
-                    app_id=settings.app_id,
-                    app_secret=settings.app_secret.secret,
-                    verification_token=settings.verification_token.secret,
-                    encrypt_key=settings.encrypt_key.secret if settings.encrypt_key else None,
-                    approvers=settings.approvers,
-                    base_url=settings.base_url,
-                ),
-                secrets,
-                http(),
-                clock=clock,
-                name=name,
-            )
+            return LarkChannel.from_config(settings, secrets, http(), clock=clock, name=name)
         case RedisSettings():
             from signoff.channels import redis
 

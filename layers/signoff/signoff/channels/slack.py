@@ -14,8 +14,6 @@ from datetime import datetime
 from typing import TYPE_CHECKING, Any, Final, Self
 
 import httpx
-from pydantic import BaseModel, ConfigDict, Field
-from pydantic.alias_generators import to_camel
 
 from signoff.channels._chat import (
     message_ref,
@@ -34,10 +32,11 @@ from signoff.channels.slack_interactions import (
 from signoff.errors import SendFailed
 
 if TYPE_CHECKING:
+    from signoff.channels.config import SlackSettings
     from signoff.notify.notification import Notification
     from signoff.secrets.base import SecretSource
 
-__all__ = ["SLACK_API", "SlackChannel", "SlackSettings", "render_blocks"]
+__all__ = ["SLACK_API", "SlackChannel", "render_blocks"]
 
 SLACK_API: Final = "https://slack.com/api"
 
@@ -63,24 +62,6 @@ _BUTTON_TEXT_MAX: Final = 75
 _BUTTON_VALUE_MAX: Final = 2000
 _TEXT_MAX: Final = 4000
 _MAX_OPTION_BUTTONS: Final = 20  # an actions block holds 25 elements; one is the link button
-
-
-class SlackSettings(BaseModel):
-    """A deployment's Slack channel: where to post and which secrets to use (by name)."""
-
-    model_config = ConfigDict(
-        frozen=True, extra="forbid", alias_generator=to_camel, populate_by_name=True
-    )
-
-    channel_id: str = Field(min_length=1)
-    bot_token: str = Field(min_length=1, description="secret name of the xoxb- bot token")
-    signing_secret: str = Field(min_length=1, description="secret name of the signing secret")
-    approvers: list[str] = Field(default_factory=list, description="Slack user ids; empty: anyone")
-    base_url: str = SLACK_API
-
-    def allows(self, user_id: str) -> bool:
-        """Whether ``user_id`` may decide from this channel (no list means anyone in it may)."""
-        return not self.approvers or user_id in self.approvers
 
 
 class SlackChannel:
@@ -119,7 +100,7 @@ class SlackChannel:
         return cls(
             name,
             settings.channel_id,
-            secrets.get(settings.bot_token),
+            secrets.get(settings.bot_token.secret),
             client=http,
             base_url=settings.base_url,
         )
