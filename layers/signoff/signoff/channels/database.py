@@ -41,16 +41,21 @@ functions, so the engine layer runs without it.
 
 from __future__ import annotations
 
-import importlib.util
 import re
-from datetime import datetime  # noqa: TC003 - pydantic needs it at runtime
-from typing import TYPE_CHECKING, Any, Self
+from typing import TYPE_CHECKING, Self
 
-from pydantic import BaseModel, ConfigDict, Field, field_serializer, field_validator
+from pydantic import BaseModel, ConfigDict, Field, field_validator
 from pydantic.alias_generators import to_camel
 
+# The row is shared with the Redis channel; re-exported for readers of the table.
+from signoff.channels._approval import (
+    ApprovalScope,
+    PendingApprovalRow,
+    approval_row,
+    require_extra,
+)
 from signoff.channels.base import Delivery
-from signoff.clock import SystemClock, iso
+from signoff.clock import SystemClock
 from signoff.errors import SendFailed
 
 if TYPE_CHECKING:
@@ -74,70 +79,6 @@ DEFAULT_TABLE = "pending_approvals"
 # A plain identifier, optionally schema-qualified: the name is spliced into SQL
 # (quoted, by psycopg.sql.Identifier), so nothing else gets that far.
 _TABLE = re.compile(r"[A-Za-z_][A-Za-z0-9_]{0,62}(\.[A-Za-z_][A-Za-z0-9_]{0,62})?")
-
-
-class ApprovalScope(BaseModel):
-    """Where the approval was asked: the tenant, its environment and the agent."""
-
-    model_config = ConfigDict(frozen=True, extra="forbid")
-
-    tenant: str | None
-    environment: str | None
-    agent: str
-
-
-class PendingApprovalRow(BaseModel):
-    """The seed's ``PendingApprovalRow``: what a dashboard needs to show one approval."""
-
-    model_config = ConfigDict(
-        frozen=True, extra="forbid", alias_generator=to_camel, populate_by_name=True
-    )
-
-    pending_id: str
-    tool: str
-    args: dict[str, Any]
-    scope: ApprovalScope
-    reason: str
-    requested_at: datetime
-
-    @field_serializer("requested_at")
-    def _rfc3339(self, moment: datetime) -> str:
-        return iso(moment)
-
-    @classmethod
-    def from_notification(
-        cls,
-        notification: Notification,
-        *,
-        channel: str,
-        environment: str | None,
-        requested_at: datetime,
-    ) -> Self:
-        """The row for an approval; its links and resume token stay out of it.
-
-        A ``Notification`` carries neither the gate's reason nor the pause time nor
-        the environment: ``reason`` is its title, ``requestedAt`` the time of the
-        send that stored the row, ``environment`` the deployment's.
-
-        Raises:
-            SendFailed: permanent; the approval names no pending item or no tool.
-        """
-        if not notification.pending_id or not notification.tool:
-            raise SendFailed(channel, "an approval without pendingId or tool", retryable=False)
-        return cls(
-            pending_id=notification.pending_id,
-            tool=notification.tool,
-            args=notification.args or {},
-            scope=ApprovalScope(
-                tenant=notification.tenant, environment=environment, agent=notification.agent
-            ),
-            reason=notification.title,
-            requested_at=requested_at,
-        )
-
-    def wire(self) -> dict[str, Any]:
-        """The camelCase JSON object a reader of the list or table sees."""
-        return self.model_dump(mode="json", by_alias=True)
 
 
 def validate_table(table: str) -> str:
@@ -239,12 +180,7 @@ class DatabaseChannel:
             SecretMissing: the DSN secret does not exist.
             StoreUnavailable: the secret source failed transiently.
         """
-        if importlib.util.find_spec("psycopg") is None:
-            # Said when the deployment loads, not at its first approval.
-            raise ModuleNotFoundError(
-                "the database channel needs psycopg: install the extra `signoff[database]`",
-                name="psycopg",
-            )
+        require_extra("psycopg", channel="database", extra="database")
         return cls(
             name,
             secrets.get(settings.dsn_secret),
@@ -266,14 +202,11 @@ class DatabaseChannel:
             SendFailed: retryable when the server could not be reached or timed out,
                 permanent when it refused the credentials, the table or the insert.
         """
-        if notification.kind != "approval":
-            return Delivery()
-        row = PendingApprovalRow.from_notification(
-            notification,
-            channel=self.name,
-            environment=self.environment,
-            requested_at=self._clock.now(),
+        row = approval_row(
+            notification, channel=self.name, environment=self.environment, clock=self._clock
         )
+        if row is None:
+            return Delivery()
         self._insert(row, idempotency_key)
         return Delivery(receipt={"table": self.table})
 

@@ -21,15 +21,14 @@ functions, so the engine layer runs without it.
 
 from __future__ import annotations
 
-import importlib.util
 from datetime import timedelta
 from typing import TYPE_CHECKING, Self
 
 from pydantic import BaseModel, ConfigDict, Field
 from pydantic.alias_generators import to_camel
 
+from signoff.channels._approval import approval_row, require_extra
 from signoff.channels.base import Delivery
-from signoff.channels.database import PendingApprovalRow
 from signoff.clock import SystemClock
 from signoff.errors import SendFailed
 
@@ -122,11 +121,7 @@ class RedisChannel:
             SecretMissing: the URL secret does not exist.
             StoreUnavailable: the secret source failed transiently.
         """
-        if importlib.util.find_spec("redis") is None:
-            # Said when the deployment loads, not at its first approval.
-            raise ModuleNotFoundError(
-                "the redis channel needs redis: install the extra `signoff[redis]`", name="redis"
-            )
+        require_extra("redis", channel="redis", extra="redis")
         import redis
         from redis.backoff import NoBackoff
         from redis.retry import Retry
@@ -163,14 +158,11 @@ class RedisChannel:
             SendFailed: retryable when Redis could not be reached, timed out or is
                 loading / read-only, permanent when it refused the credentials or command.
         """
-        if notification.kind != "approval":
-            return Delivery()
-        row = PendingApprovalRow.from_notification(
-            notification,
-            channel=self.name,
-            environment=self.environment,
-            requested_at=self._clock.now(),
+        row = approval_row(
+            notification, channel=self.name, environment=self.environment, clock=self._clock
         )
+        if row is None:
+            return Delivery()
         import redis
 
         keys = [self.marker_key(idempotency_key), self.queue_key]

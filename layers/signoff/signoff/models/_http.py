@@ -8,6 +8,7 @@ redaction live here once.
 from __future__ import annotations
 
 import email.utils
+import os
 import re
 import time
 from dataclasses import dataclass
@@ -24,6 +25,7 @@ __all__ = [
     "RETRYABLE_STATUSES",
     "ProviderError",
     "build_client",
+    "key_header",
     "post_json",
     "retry_after",
 ]
@@ -60,6 +62,15 @@ def build_client(
         timeout=httpx.Timeout(timeout, connect=min(timeout, 10.0)),
         transport=transport,
     )
+
+
+def key_header(api_key_env: str, name: str, *, scheme: str = "") -> dict[str, str]:
+    """The header ``name: <scheme><key>`` for the key in ``api_key_env``; none without one.
+
+    A keyless server (a local Ollama) gets no credential header at all.
+    """
+    api_key = os.environ.get(api_key_env)
+    return {name: f"{scheme}{api_key}"} if api_key else {}
 
 
 def post_json(

@@ -2,21 +2,15 @@
 
 from __future__ import annotations
 
-import os
-from typing import TYPE_CHECKING, Any, Literal
+from typing import TYPE_CHECKING, Any
 
-from signoff.errors import ModelRejected
-from signoff.messages import (
-    AssistantMessage,
-    ModelResponse,
-    ToolCall,
-    ToolResultMessage,
-    Usage,
-    UserMessage,
-)
-from signoff.models._http import build_client, post_json
+from signoff.messages import ModelResponse, ToolCall, ToolResultMessage, Usage, UserMessage
+from signoff.models._http import build_client, key_header, post_json
+from signoff.models._wire import block_stop, gather_blocks, merge_roles, read_reply
 
 if TYPE_CHECKING:
+    from collections.abc import Iterable, Iterator
+
     import httpx
 
     from signoff.messages import Message, ModelRequest
@@ -28,10 +22,6 @@ ANTHROPIC_VERSION = "2023-06-01"
 
 _PROVIDER = "anthropic"
 _DEFAULT_BASE_URL = "https://api.anthropic.com"
-_STOPS: dict[str, Literal["end", "tool_use", "max_tokens"]] = {
-    "tool_use": "tool_use",
-    "max_tokens": "max_tokens",
-}
 
 
 class AnthropicMessages:
@@ -55,10 +45,8 @@ class AnthropicMessages:
         headers = {
             "anthropic-version": ANTHROPIC_VERSION,
             "content-type": "application/json",
+            **key_header(api_key_env, "x-api-key"),
         }
-        api_key = os.environ.get(api_key_env)
-        if api_key:
-            headers["x-api-key"] = api_key
         client = build_client(
             base_url=base_url or _DEFAULT_BASE_URL,
             headers=headers,
@@ -77,12 +65,7 @@ class AnthropicMessages:
         """
         body = self.request_body(request)
         reply = post_json(self.client, "/v1/messages", body, provider=_PROVIDER, too_long=_too_long)
-        try:
-            return _response(reply)
-        except (KeyError, IndexError, TypeError, ValueError) as exc:
-            raise ModelRejected(
-                f"{_PROVIDER}: unexpected response shape ({exc!r})", provider=_PROVIDER
-            ) from exc
+        return read_reply(reply, _response, provider=_PROVIDER)
 
     def request_body(self, request: ModelRequest) -> dict[str, Any]:
         """The JSON body for ``request``."""
@@ -104,14 +87,7 @@ class AnthropicMessages:
 
 def _messages(messages: tuple[Message, ...]) -> list[dict[str, Any]]:
     """Content-block messages; adjacent same-role messages merge, as the API requires."""
-    wire: list[dict[str, Any]] = []
-    for message in messages:
-        role = "assistant" if isinstance(message, AssistantMessage) else "user"
-        blocks = _blocks(message)
-        if wire and wire[-1]["role"] == role:
-            wire[-1]["content"].extend(blocks)
-        else:
-            wire.append({"role": role, "content": blocks})
+    wire = merge_roles(messages, _blocks)
     for entry in wire:
         if entry["role"] == "user":
             # The API wants tool_result blocks before any text in the same user message.
@@ -143,19 +119,22 @@ def _blocks(message: Message) -> list[dict[str, Any]]:
 
 
 def _response(reply: dict[str, Any]) -> ModelResponse:
-    texts: list[str] = []
-    calls: list[ToolCall] = []
-    for block in reply["content"]:
-        if block["type"] == "text":
-            texts.append(block["text"])
-        elif block["type"] == "tool_use":
-            calls.append(ToolCall(id=block["id"], name=block["name"], args=block["input"]))
-    stop: Literal["end", "tool_use", "max_tokens"] = (
-        "tool_use" if calls else _STOPS.get(reply.get("stop_reason") or "", "end")
-    )
+    text, calls = gather_blocks(_parts(reply["content"]))
     return ModelResponse(
-        text="".join(texts), tool_calls=tuple(calls), usage=_usage(reply.get("usage")), stop=stop
+        text=text,
+        tool_calls=calls,
+        stop="tool_use" if calls else block_stop(reply.get("stop_reason")),
+        usage=_usage(reply.get("usage")),
     )
+
+
+def _parts(blocks: Iterable[dict[str, Any]]) -> Iterator[str | ToolCall]:
+    """The text and tool-use blocks of a reply; thinking and other blocks are skipped."""
+    for block in blocks:
+        if block["type"] == "text":
+            yield block["text"]
+        elif block["type"] == "tool_use":
+            yield ToolCall(id=block["id"], name=block["name"], args=block["input"])
 
 
 def _usage(usage: dict[str, Any] | None) -> Usage | None:

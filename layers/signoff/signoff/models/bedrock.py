@@ -6,21 +6,21 @@ time that agents on other providers should not pay.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any, Literal
+from typing import TYPE_CHECKING, Any
 
 from signoff.errors import ModelRejected, ModelUnavailable, PromptTooLong
-from signoff.messages import (
-    AssistantMessage,
-    ModelResponse,
-    ToolCall,
-    ToolResultMessage,
-    Usage,
-    UserMessage,
-)
+from signoff.messages import ModelResponse, ToolCall, ToolResultMessage, Usage, UserMessage
+from signoff.models._wire import block_stop, gather_blocks, merge_roles, read_reply
 
 if TYPE_CHECKING:
+    from collections.abc import Iterable, Iterator
+
     from mypy_boto3_bedrock_runtime import BedrockRuntimeClient
-    from mypy_boto3_bedrock_runtime.type_defs import ConverseResponseTypeDef, TokenUsageTypeDef
+    from mypy_boto3_bedrock_runtime.type_defs import (
+        ContentBlockOutputTypeDef,
+        ConverseResponseTypeDef,
+        TokenUsageTypeDef,
+    )
 
     from signoff.messages import Message, ModelRequest
 
@@ -37,10 +37,6 @@ _UNAVAILABLE_CODES = frozenset(
     }
 )
 _TOO_LONG_MARKERS = ("too long", "maximum context length")
-_STOPS: dict[str, Literal["end", "tool_use", "max_tokens"]] = {
-    "tool_use": "tool_use",
-    "max_tokens": "max_tokens",
-}
 
 
 class BedrockConverse:
@@ -93,12 +89,7 @@ class BedrockConverse:
                 f"{_PROVIDER}: request could not be sent ({type(exc).__name__})",
                 provider=_PROVIDER,
             ) from exc
-        try:
-            return _response(reply)
-        except (KeyError, IndexError, TypeError, ValueError) as exc:
-            raise ModelRejected(
-                f"{_PROVIDER}: unexpected response shape ({exc!r})", provider=_PROVIDER
-            ) from exc
+        return read_reply(reply, _response, provider=_PROVIDER)
 
     def request_params(self, request: ModelRequest) -> dict[str, Any]:
         """The keyword arguments of ``client.converse`` for ``request``."""
@@ -125,15 +116,7 @@ class BedrockConverse:
 
 def _messages(messages: tuple[Message, ...]) -> list[dict[str, Any]]:
     """Converse messages; adjacent same-role messages merge, as roles must alternate."""
-    wire: list[dict[str, Any]] = []
-    for message in messages:
-        role = "assistant" if isinstance(message, AssistantMessage) else "user"
-        blocks = _blocks(message)
-        if wire and wire[-1]["role"] == role:
-            wire[-1]["content"].extend(blocks)
-        else:
-            wire.append({"role": role, "content": blocks})
-    return wire
+    return merge_roles(messages, _blocks)
 
 
 def _blocks(message: Message) -> list[dict[str, Any]]:
@@ -159,24 +142,25 @@ def _blocks(message: Message) -> list[dict[str, Any]]:
 
 
 def _response(reply: ConverseResponseTypeDef) -> ModelResponse:
-    texts: list[str] = []
-    calls: list[ToolCall] = []
-    for block in reply["output"]["message"]["content"]:
-        if "text" in block:
-            texts.append(block["text"])
-        elif "toolUse" in block:
-            use = block["toolUse"]
-            calls.append(ToolCall(id=use["toolUseId"], name=use["name"], args=use["input"]))
-    stop: Literal["end", "tool_use", "max_tokens"] = (
-        "tool_use" if calls else _STOPS.get(reply["stopReason"], "end")
-    )
+    text, calls = gather_blocks(_parts(reply["output"]["message"]["content"]))
     usage = reply.get("usage")
     return ModelResponse(
-        text="".join(texts),
-        tool_calls=tuple(calls),
+        text=text,
+        tool_calls=calls,
+        # The reason is read only without tool calls: a reply that made calls needs none.
+        stop="tool_use" if calls else block_stop(reply["stopReason"]),
         usage=_usage(usage) if usage else None,
-        stop=stop,
     )
+
+
+def _parts(blocks: Iterable[ContentBlockOutputTypeDef]) -> Iterator[str | ToolCall]:
+    """The text and tool-use blocks of a reply; reasoning and other blocks are skipped."""
+    for block in blocks:
+        if "text" in block:
+            yield block["text"]
+        elif "toolUse" in block:
+            use = block["toolUse"]
+            yield ToolCall(id=use["toolUseId"], name=use["name"], args=use["input"])
 
 
 def _usage(usage: TokenUsageTypeDef) -> Usage:

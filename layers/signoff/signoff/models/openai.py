@@ -3,18 +3,11 @@
 from __future__ import annotations
 
 import json
-import os
 from typing import TYPE_CHECKING, Any, Literal
 
-from signoff.errors import ModelRejected
-from signoff.messages import (
-    ModelResponse,
-    ToolCall,
-    ToolResultMessage,
-    Usage,
-    UserMessage,
-)
-from signoff.models._http import build_client, post_json
+from signoff.messages import ModelResponse, ToolCall, ToolResultMessage, Usage, UserMessage
+from signoff.models._http import build_client, key_header, post_json
+from signoff.models._wire import read_reply
 
 if TYPE_CHECKING:
     import httpx
@@ -51,10 +44,10 @@ class OpenAIChat:
         transport: httpx.BaseTransport | None = None,
     ) -> OpenAIChat:
         """Builds the adapter and its client; without a key (Ollama) no Authorization is sent."""
-        headers = {"content-type": "application/json"}
-        api_key = os.environ.get(api_key_env)
-        if api_key:
-            headers["authorization"] = f"Bearer {api_key}"
+        headers = {
+            "content-type": "application/json",
+            **key_header(api_key_env, "authorization", scheme="Bearer "),
+        }
         client = build_client(
             base_url=base_url or _DEFAULT_BASE_URL,
             headers=headers,
@@ -75,12 +68,7 @@ class OpenAIChat:
         reply = post_json(
             self.client, "/chat/completions", body, provider=_PROVIDER, too_long=_too_long
         )
-        try:
-            return _response(reply)
-        except (KeyError, IndexError, TypeError, ValueError) as exc:
-            raise ModelRejected(
-                f"{_PROVIDER}: unexpected response shape ({exc!r})", provider=_PROVIDER
-            ) from exc
+        return read_reply(reply, _response, provider=_PROVIDER)
 
     def request_body(self, request: ModelRequest) -> dict[str, Any]:
         """The JSON body for ``request``."""

@@ -1,0 +1,121 @@
+"""What the approval-only channels share: the record they store and when they store one.
+
+The Redis and database channels hand a reader the same ``PendingApprovalRow`` —
+pushed as JSON onto a list, or inserted as a table row — for ``approval``
+notifications only, and accept every other kind without sending anything. The
+record, that kind check and the check for the channel's optional extra live
+here once; each channel keeps its own write and its own failure translation.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+from datetime import datetime  # noqa: TC003 - pydantic needs it at runtime
+from typing import TYPE_CHECKING, Any, Self
+
+from pydantic import BaseModel, ConfigDict, field_serializer
+from pydantic.alias_generators import to_camel
+
+from signoff.clock import iso
+from signoff.errors import SendFailed
+
+if TYPE_CHECKING:
+    from signoff.clock import Clock
+    from signoff.notify.notification import Notification
+
+__all__ = ["ApprovalScope", "PendingApprovalRow", "approval_row", "require_extra"]
+
+
+class ApprovalScope(BaseModel):
+    """Where the approval was asked: the tenant, its environment and the agent."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    tenant: str | None
+    environment: str | None
+    agent: str
+
+
+class PendingApprovalRow(BaseModel):
+    """The seed's ``PendingApprovalRow``: what a dashboard needs to show one approval."""
+
+    model_config = ConfigDict(
+        frozen=True, extra="forbid", alias_generator=to_camel, populate_by_name=True
+    )
+
+    pending_id: str
+    tool: str
+    args: dict[str, Any]
+    scope: ApprovalScope
+    reason: str
+    requested_at: datetime
+
+    @field_serializer("requested_at")
+    def _rfc3339(self, moment: datetime) -> str:
+        return iso(moment)
+
+    @classmethod
+    def from_notification(
+        cls,
+        notification: Notification,
+        *,
+        channel: str,
+        environment: str | None,
+        requested_at: datetime,
+    ) -> Self:
+        """The row for an approval; its links and resume token stay out of it.
+
+        A ``Notification`` carries neither the gate's reason nor the pause time nor
+        the environment: ``reason`` is its title, ``requestedAt`` the time of the
+        send that stored the row, ``environment`` the deployment's.
+
+        Raises:
+            SendFailed: permanent; the approval names no pending item or no tool.
+        """
+        if not notification.pending_id or not notification.tool:
+            raise SendFailed(channel, "an approval without pendingId or tool", retryable=False)
+        return cls(
+            pending_id=notification.pending_id,
+            tool=notification.tool,
+            args=notification.args or {},
+            scope=ApprovalScope(
+                tenant=notification.tenant, environment=environment, agent=notification.agent
+            ),
+            reason=notification.title,
+            requested_at=requested_at,
+        )
+
+    def wire(self) -> dict[str, Any]:
+        """The camelCase JSON object a reader of the list or table sees."""
+        return self.model_dump(mode="json", by_alias=True)
+
+
+def approval_row(
+    notification: Notification, *, channel: str, environment: str | None, clock: Clock
+) -> PendingApprovalRow | None:
+    """The row to store for ``notification``, stamped now; ``None`` for any kind but approval.
+
+    Raises:
+        SendFailed: permanent; the approval names no pending item or no tool.
+    """
+    if notification.kind != "approval":
+        return None
+    return PendingApprovalRow.from_notification(
+        notification, channel=channel, environment=environment, requested_at=clock.now()
+    )
+
+
+def require_extra(module: str, *, channel: str, extra: str) -> None:
+    """Check that ``module`` can be imported, without importing it.
+
+    Called by ``from_config``, so a missing extra is said when the deployment
+    loads, not at its first approval.
+
+    Raises:
+        ModuleNotFoundError: ``module`` is not installed; the message names the extra.
+    """
+    if importlib.util.find_spec(module) is None:
+        raise ModuleNotFoundError(
+            f"the {channel} channel needs {module}: install the extra `signoff[{extra}]`",
+            name=module,
+        )
