@@ -23,20 +23,31 @@ from pydantic import ValidationError
 from redis.crc import key_slot
 
 from signoff.channels.base import Delivery
+from signoff.channels.config import DatabaseSettings, RedisSettings, SecretRef
 from signoff.channels.database import (
     DatabaseChannel,
-    DatabaseSettings,
     PendingApprovalRow,
     create_table_sql,
     validate_table,
 )
-from signoff.channels.redis import RedisChannel, RedisSettings
+from signoff.channels.redis import RedisChannel
 from signoff.clock import ManualClock, iso
 from signoff.errors import SecretMissing, SendFailed
 from signoff.notify.notification import Notification, idempotency_key
 from signoff.secrets.memory import MemorySecrets
 from tests.support.services import postgres_server as postgres_server
 from tests.support.services import redis_server as redis_server
+
+
+def redis_settings(url_secret: str, **extra: Any) -> RedisSettings:
+    """A redis channel's channels.yaml entry whose URL is the secret ``url_secret``."""
+    return RedisSettings(type="redis", url=SecretRef(secret=url_secret), **extra)
+
+
+def database_settings(dsn_secret: str, **extra: Any) -> DatabaseSettings:
+    """A database channel's channels.yaml entry whose DSN is the secret ``dsn_secret``."""
+    return DatabaseSettings(type="database", dsn=SecretRef(secret=dsn_secret), **extra)
+
 
 if TYPE_CHECKING:
     from collections.abc import Iterator
@@ -131,7 +142,12 @@ class RedisBackend:
         url = self.server.url.replace("redis://", f"redis://{user}:{password}@")
         source = MemorySecrets({"redis-url": url})
         config = RedisSettings.model_validate(
-            {"urlSecret": "redis-url", "queueKey": self.queue_key, **settings}
+            {
+                "type": "redis",
+                "url": {"secret": "redis-url"},
+                "queueKey": self.queue_key,
+                **settings,
+            }
         )
         return RedisChannel.from_config(
             config, source, name=CHANNEL, environment=ENVIRONMENT, clock=ManualClock(at)
@@ -181,7 +197,13 @@ class DatabaseBackend:
         }[credentials]
         source = MemorySecrets({"pg-dsn": self.server.dsn(user=user, password=password)})
         config = DatabaseSettings.model_validate(
-            {"dsnSecret": "pg-dsn", "table": self.table, "connectTimeoutSeconds": 3, **settings}
+            {
+                "type": "database",
+                "dsn": {"secret": "pg-dsn"},
+                "table": self.table,
+                "connectTimeoutSeconds": 3,
+                **settings,
+            }
         )
         return DatabaseChannel.from_config(
             config, source, name=CHANNEL, environment=ENVIRONMENT, clock=ManualClock(at)
@@ -357,12 +379,12 @@ def test_a_server_that_does_not_answer_in_time_is_retryable(kind: str, silent_po
     channel: Channel
     if kind == "redis":
         source = MemorySecrets({"redis-url": f"redis://127.0.0.1:{silent_port}/0"})
-        settings = RedisSettings(url_secret="redis-url", timeout_seconds=0.3)
+        settings = redis_settings("redis-url", timeout_seconds=0.3)
         channel = RedisChannel.from_config(settings, source, clock=ManualClock(NOW))
     else:
         dsn = f"postgresql://signoff:pw@127.0.0.1:{silent_port}/postgres"
         # libpq's shortest connect timeout is 2 s
-        settings_db = DatabaseSettings(dsn_secret="pg-dsn", connect_timeout_seconds=2)
+        settings_db = database_settings("pg-dsn", connect_timeout_seconds=2)
         source = MemorySecrets({"pg-dsn": dsn})
         channel = DatabaseChannel.from_config(settings_db, source, clock=ManualClock(NOW))
     notification = approval("p1")
@@ -401,9 +423,9 @@ def test_failures_never_show_the_password(backend: Backend) -> None:
 
 def test_a_missing_secret_fails_when_the_channel_is_built() -> None:
     with pytest.raises(SecretMissing):
-        RedisChannel.from_config(RedisSettings(url_secret="nope"), MemorySecrets())
+        RedisChannel.from_config(redis_settings("nope"), MemorySecrets())
     with pytest.raises(SecretMissing):
-        DatabaseChannel.from_config(DatabaseSettings(dsn_secret="nope"), MemorySecrets())
+        DatabaseChannel.from_config(database_settings("nope"), MemorySecrets())
 
 
 # -- Redis only --------------------------------------------------------------------------
@@ -456,7 +478,7 @@ def test_a_failed_redis_push_leaves_no_marker_to_swallow_the_retry(
 
 def test_a_redis_queue_key_with_braces_is_refused() -> None:
     with pytest.raises(ValidationError):
-        RedisSettings(url_secret="redis-url", queue_key="{signoff}:pending")
+        redis_settings("redis-url", queue_key="{signoff}:pending")
     with pytest.raises(ValueError, match="braces"):
         RedisChannel("q", redis.Redis(), "{signoff}:pending", clock=ManualClock(NOW))
 
@@ -546,7 +568,7 @@ def test_a_table_that_is_no_plain_identifier_is_refused(table: str) -> None:
     with pytest.raises(ValueError, match="not a table name"):
         validate_table(table)
     with pytest.raises(ValidationError):
-        DatabaseSettings(dsn_secret="pg-dsn", table=table)
+        database_settings("pg-dsn", table=table)
     with pytest.raises(ValueError, match="not a table name"):
         create_table_sql(table)
     with pytest.raises(ValueError, match="not a table name"):

@@ -64,8 +64,11 @@ APPROVAL_ONLY: Final = frozenset({"database", "redis"})
 # in secret-free log lines: no colon, no spaces, nothing that needs quoting.
 _NAME: Final = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_-]{0,63}$")
 _EMAIL: Final = re.compile(r"^[^@\s<>]+@[^@\s<>]+\.[^@\s<>]+$")
-# A table name is spliced into SQL, so only a plain (optionally schema-qualified) identifier.
-_TABLE: Final = re.compile(r"^[A-Za-z_][A-Za-z0-9_]{0,62}(\.[A-Za-z_][A-Za-z0-9_]{0,62})?$")
+# A table name is spliced into SQL (quoted, by psycopg.sql.Identifier): only a plain
+# identifier, optionally schema-qualified, gets that far.
+_TABLE: Final = re.compile(r"[A-Za-z_][A-Za-z0-9_]{0,62}(\.[A-Za-z_][A-Za-z0-9_]{0,62})?")
+DEFAULT_TABLE: Final = "signoff_pending_approvals"
+DEFAULT_QUEUE_KEY: Final = "signoff:pending-approvals"
 
 _IP = ipaddress.IPv4Address | ipaddress.IPv6Address
 # NAT64's well-known prefix: the low 32 bits are the IPv4 host actually reached.
@@ -117,10 +120,17 @@ def _email(value: str) -> str:
     return value
 
 
-def _table(value: str) -> str:
-    if not _TABLE.match(value):
-        raise ValueError("a table name is letters, digits and '_', optionally as schema.table")
-    return value
+def validate_table(table: str) -> str:
+    """``table`` if it is a plain identifier, optionally ``schema.table``.
+
+    Raises:
+        ValueError: anything else.
+    """
+    if not _TABLE.fullmatch(table):
+        raise ValueError(
+            f"{table!r} is not a table name: letters, digits and '_', optionally schema.table"
+        )
+    return table
 
 
 HttpUrl = Annotated[str, AfterValidator(_http_url)]
@@ -178,19 +188,29 @@ class EmailSettings(_Settings):
 
 
 class RedisSettings(_Settings):
-    """A pending-approval entry pushed onto a Redis list (approvals only)."""
+    """A pending-approval entry pushed onto a Redis list (approvals only).
+
+    ``url`` names the secret holding ``redis://user:pass@host:6379/0`` (or ``rediss://``).
+    """
 
     type: Literal["redis"]
     url: Secret
-    queue_key: str = Field(default="signoff:pending-approvals", min_length=1)
+    # No braces: the marker key's hash tag is built from this name.
+    queue_key: str = Field(default=DEFAULT_QUEUE_KEY, pattern=r"^[^{}]+$")
+    timeout_seconds: float = Field(default=5.0, gt=0)
 
 
 class DatabaseSettings(_Settings):
-    """A pending-approval row inserted into a PostgreSQL table (approvals only)."""
+    """A pending-approval row inserted into a PostgreSQL table (approvals only).
+
+    ``dsn`` names the secret holding the libpq DSN (``postgresql://user:pass@host/db``).
+    """
 
     type: Literal["database"]
     dsn: Secret
-    table: Annotated[str, AfterValidator(_table)] = "signoff_pending_approvals"
+    table: Annotated[str, AfterValidator(validate_table)] = DEFAULT_TABLE
+    connect_timeout_seconds: int = Field(default=5, ge=1)
+    statement_timeout_seconds: int = Field(default=5, ge=1)
 
 
 ChannelSettings = Annotated[

@@ -11,7 +11,7 @@ the same send — or a second database channel writing the same table — leaves
 one row. The channel never creates its table; an operator does, once, with the
 statement ``create_table_sql(table)`` returns (here for the default table)::
 
-    CREATE TABLE IF NOT EXISTS "pending_approvals" (
+    CREATE TABLE IF NOT EXISTS "signoff_pending_approvals" (
         pending_id      text PRIMARY KEY,
         tool            text NOT NULL,
         args            jsonb NOT NULL,
@@ -24,7 +24,7 @@ statement ``create_table_sql(table)`` returns (here for the default table)::
 and grants the channel's role what it needs — ``INSERT``, and ``SELECT`` on the
 key column, which ``ON CONFLICT (pending_id)`` reads::
 
-    GRANT INSERT, SELECT (pending_id) ON "pending_approvals" TO signoff_notifier;
+    GRANT INSERT, SELECT (pending_id) ON "signoff_pending_approvals" TO signoff_notifier;
 
 The name is quoted, as in every statement the channel sends, so its case counts.
 
@@ -41,11 +41,7 @@ functions, so the engine layer runs without it.
 
 from __future__ import annotations
 
-import re
 from typing import TYPE_CHECKING, Self
-
-from pydantic import BaseModel, ConfigDict, Field, field_validator
-from pydantic.alias_generators import to_camel
 
 # The row is shared with the Redis channel; re-exported for readers of the table.
 from signoff.channels._approval import (
@@ -55,12 +51,14 @@ from signoff.channels._approval import (
     require_extra,
 )
 from signoff.channels.base import Delivery
+from signoff.channels.config import DEFAULT_TABLE, validate_table
 from signoff.clock import SystemClock
 from signoff.errors import SendFailed
 
 if TYPE_CHECKING:
     import psycopg
 
+    from signoff.channels.config import DatabaseSettings
     from signoff.clock import Clock
     from signoff.notify.notification import Notification
     from signoff.secrets.base import SecretSource
@@ -69,29 +67,10 @@ __all__ = [
     "DEFAULT_TABLE",
     "ApprovalScope",
     "DatabaseChannel",
-    "DatabaseSettings",
     "PendingApprovalRow",
     "create_table_sql",
     "validate_table",
 ]
-
-DEFAULT_TABLE = "pending_approvals"
-# A plain identifier, optionally schema-qualified: the name is spliced into SQL
-# (quoted, by psycopg.sql.Identifier), so nothing else gets that far.
-_TABLE = re.compile(r"[A-Za-z_][A-Za-z0-9_]{0,62}(\.[A-Za-z_][A-Za-z0-9_]{0,62})?")
-
-
-def validate_table(table: str) -> str:
-    """``table`` if it is a plain identifier, optionally ``schema.table``.
-
-    Raises:
-        ValueError: anything else.
-    """
-    if not _TABLE.fullmatch(table):
-        raise ValueError(
-            f"{table!r} is not a table name: letters, digits and '_', optionally schema.table"
-        )
-    return table
 
 
 def create_table_sql(table: str = DEFAULT_TABLE) -> str:
@@ -113,25 +92,6 @@ def create_table_sql(table: str = DEFAULT_TABLE) -> str:
         "    idempotency_key text NOT NULL UNIQUE\n"
         ");"
     )
-
-
-class DatabaseSettings(BaseModel):
-    """A database channel's definition; the DSN itself lives in the secret source."""
-
-    model_config = ConfigDict(
-        frozen=True, extra="forbid", alias_generator=to_camel, populate_by_name=True
-    )
-
-    # Name of the secret holding the libpq DSN (``postgresql://user:pass@host:5432/db``).
-    dsn_secret: str = Field(min_length=1)
-    table: str = DEFAULT_TABLE
-    connect_timeout_seconds: int = Field(default=5, ge=1)
-    statement_timeout_seconds: int = Field(default=5, ge=1)
-
-    @field_validator("table")
-    @classmethod
-    def _table(cls, table: str) -> str:
-        return validate_table(table)
 
 
 class DatabaseChannel:
@@ -183,7 +143,7 @@ class DatabaseChannel:
         require_extra("psycopg", channel="database", extra="database")
         return cls(
             name,
-            secrets.get(settings.dsn_secret),
+            secrets.get(settings.dsn.secret),
             settings.table,
             clock=clock or SystemClock(),
             environment=environment,

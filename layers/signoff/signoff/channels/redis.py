@@ -24,24 +24,21 @@ from __future__ import annotations
 from datetime import timedelta
 from typing import TYPE_CHECKING, Self
 
-from pydantic import BaseModel, ConfigDict, Field
-from pydantic.alias_generators import to_camel
-
 from signoff.channels._approval import approval_row, require_extra
 from signoff.channels.base import Delivery
+from signoff.channels.config import DEFAULT_QUEUE_KEY
 from signoff.clock import SystemClock
 from signoff.errors import SendFailed
 
 if TYPE_CHECKING:
     import redis
 
+    from signoff.channels.config import RedisSettings
     from signoff.clock import Clock
     from signoff.notify.notification import Notification
     from signoff.secrets.base import SecretSource
 
-__all__ = ["DEFAULT_QUEUE_KEY", "RedisChannel", "RedisSettings"]
-
-DEFAULT_QUEUE_KEY = "signoff:pending-approvals"
+__all__ = ["DEFAULT_QUEUE_KEY", "RedisChannel"]
 # Longer than SQS keeps a message (4 days by default) plus the sweeper's re-sends,
 # so every retry of a send still finds its marker; short enough not to pile up.
 DEFAULT_MARKER_TTL = timedelta(days=7)
@@ -57,20 +54,6 @@ redis.call('LPUSH', KEYS[2], ARGV[1])
 redis.call('SET', KEYS[1], '1', 'EX', tonumber(ARGV[2]))
 return 1
 """
-
-
-class RedisSettings(BaseModel):
-    """A Redis channel's definition; the URL itself lives in the secret source."""
-
-    model_config = ConfigDict(
-        frozen=True, extra="forbid", alias_generator=to_camel, populate_by_name=True
-    )
-
-    # Name of the secret holding the URL (``redis://user:pass@host:6379/0``, ``rediss://``).
-    url_secret: str = Field(min_length=1)
-    # No braces: the marker key's hash tag is built from this name.
-    queue_key: str = Field(default=DEFAULT_QUEUE_KEY, pattern=r"^[^{}]+$")
-    timeout_seconds: float = Field(default=5.0, gt=0)
 
 
 class RedisChannel:
@@ -127,7 +110,7 @@ class RedisChannel:
         from redis.retry import Retry
 
         client = redis.Redis.from_url(
-            secrets.get(settings.url_secret),
+            secrets.get(settings.url.secret),
             socket_connect_timeout=settings.timeout_seconds,
             socket_timeout=settings.timeout_seconds,
             # One immediate retry covers a pooled connection that went stale while

@@ -95,24 +95,16 @@ def _build(
 
             return LarkChannel.from_config(settings, secrets, http(), clock=clock, name=name)
         case RedisSettings():
-            from signoff.channels import redis
+            from signoff.channels.redis import RedisChannel
 
-            return redis.RedisChannel.from_config(
-                redis.RedisSettings(url_secret=settings.url.secret, queue_key=settings.queue_key),
-                secrets,
-                name=name,
-                environment=environment,
-                clock=clock,
+            return RedisChannel.from_config(
+                settings, secrets, name=name, environment=environment, clock=clock
             )
         case DatabaseSettings():
-            from signoff.channels import database
+            from signoff.channels.database import DatabaseChannel
 
-            return database.DatabaseChannel.from_config(
-                database.DatabaseSettings(dsn_secret=settings.dsn.secret, table=settings.table),
-                secrets,
-                name=name,
-                environment=environment,
-                clock=clock,
+            return DatabaseChannel.from_config(
+                settings, secrets, name=name, environment=environment, clock=clock
             )
         case _:
             assert_never(settings)
