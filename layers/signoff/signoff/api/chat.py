@@ -19,6 +19,8 @@ from signoff.channels.config import LarkSettings, SlackSettings
 from signoff.errors import BadForm, InvalidSignature, NotFound
 
 if TYPE_CHECKING:
+    from collections.abc import Callable
+
     from signoff.channels.base import Channel
     from signoff.channels.config import ChannelsConfig
     from signoff.secrets.base import SecretSource
@@ -38,6 +40,16 @@ class ChatChannels:
 
     def of_type(self, kind: type[Any]) -> list[tuple[str, Any]]:
         return [(n, s) for n, s in self.config.channels.items() if isinstance(s, kind)]
+
+    def updater(self, name: str, receipt: "dict[str, str] | None") -> "Callable[[str], None]":
+        """Shows an outcome in the message ``receipt`` names (nothing when there is none)."""
+        sender: Any = self.channels.get(name)
+
+        def update(text: str) -> None:
+            if sender is not None and receipt:
+                sender.update_outcome(receipt, text)
+
+        return update
 
 
 def _json(status: int, body: dict[str, Any]) -> Response[str]:
@@ -74,12 +86,6 @@ def slack_interactions() -> Response[str]:
         return _json(400, {"error": "bad_request", "detail": str(exc)})
     if action.kind == "open" or not action.pending_id:
         return _json(200, {})  # a link button: Slack opens the page itself
-    sender: Any = chat.channels.get(name)
-
-    def update(text: str) -> None:
-        if sender is not None and action.message_ts:
-            sender.update_outcome({"ts": action.message_ts, "channel": action.channel_id}, text)
-
     outcome = decide_click(
         api,
         Click(
@@ -90,7 +96,7 @@ def slack_interactions() -> Response[str]:
             answer=action.answer,
             allowed=settings.allows(action.user_id),
         ),
-        update,
+        chat.updater(name, action.receipt),
     )
     return _json(200, {"response_type": "ephemeral", "text": outcome.text})
 
@@ -123,12 +129,6 @@ def lark_callback_route() -> Response[str]:
     name, settings = verified
     if not parsed.pending_id:
         raise NotFound("pending item", "")
-    sender: Any = chat.channels.get(name)
-
-    def update(text: str) -> None:
-        if sender is not None and parsed.message_id:
-            sender.update_outcome({"message_id": parsed.message_id}, text)
-
     outcome = decide_click(
         api,
         Click(
@@ -139,7 +139,7 @@ def lark_callback_route() -> Response[str]:
             answer=parsed.answer,
             allowed=settings.allows(parsed.open_id),
         ),
-        update,
+        chat.updater(name, parsed.receipt),
     )
     return _json(
         200, {"toast": {"type": "success" if outcome.decided else "info", "content": outcome.text}}

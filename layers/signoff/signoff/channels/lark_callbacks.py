@@ -71,6 +71,11 @@ class LarkAction(ButtonPress):
     chat_id: str | None = None
     event_id: str | None = None
 
+    @property
+    def receipt(self) -> dict[str, str] | None:
+        """The clicked card as ``LarkChannel`` recorded it (to update), if it is known."""
+        return {"message_id": self.message_id} if self.message_id else None
+
 
 def lark_callback(
     body: str | bytes,

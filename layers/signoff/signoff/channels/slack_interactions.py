@@ -63,6 +63,13 @@ class SlackAction(ButtonPress):
     message_ts: str | None = None
     response_url: str | None = None
 
+    @property
+    def receipt(self) -> dict[str, str] | None:
+        """The clicked message as ``SlackChannel`` recorded it (to update), if it is known."""
+        if not self.message_ts:
+            return None
+        return {"ts": self.message_ts, **({"channel": self.channel_id} if self.channel_id else {})}
+
 
 def verify_slack_request(
     headers: Mapping[str, str], body: str, signing_secret: str, now: float

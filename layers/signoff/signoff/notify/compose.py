@@ -13,7 +13,7 @@ from signoff.notify.notification import Notification
 
 if TYPE_CHECKING:
     from signoff.store.records import PendingItem
-    from signoff.tokens import Signer
+    from signoff.tokens import Action, Signer
 
 __all__ = ["Composer"]
 
@@ -30,41 +30,38 @@ class Composer:
         expires = iso(datetime.fromtimestamp(item.expires_at, tz=UTC))
         base = self.public_url.rstrip("/")
         pid = quote(item.id)
+        action: Action = "answer" if item.kind == "question" else "decide"
+        token = self.signer.issue(item.id, action, item.tenant, item.args, item.expires_at)
+        signed = quote(token)
+        common = {
+            "agent": item.agent,
+            "run_id": item.run_id,
+            "resume_token": token,
+            "expires_at": expires,
+            "pending_id": item.id,
+            "session_id": item.session_id,
+            "tenant": item.tenant,
+            "link_url": f"{base}/a/{signed}",
+        }
         if item.kind == "question":
-            token = self.signer.issue(item.id, "answer", item.tenant, item.args, item.expires_at)
             options = f"\n\nSuggested answers: {', '.join(item.options)}" if item.options else ""
             return Notification(
                 kind="question",
-                agent=item.agent,
-                run_id=item.run_id,
                 title=f"{item.agent} asks: {item.question}",
                 body=f"{item.question}{options}",
-                resume_token=token,
-                expires_at=expires,
-                pending_id=item.id,
-                session_id=item.session_id,
-                tenant=item.tenant,
                 question=item.question,
                 options=item.options,
-                link_url=f"{base}/a/{quote(token)}",
-                answer_url=f"{base}/questions/{pid}/answer?token={quote(token)}",
+                answer_url=f"{base}/questions/{pid}/answer?token={signed}",
+                **common,
             )
-        token = self.signer.issue(item.id, "decide", item.tenant, item.args, item.expires_at)
         arguments = json.dumps(item.args or {}, indent=2, ensure_ascii=False, sort_keys=True)
         return Notification(
             kind="approval",
-            agent=item.agent,
-            run_id=item.run_id,
             title=f"Approval needed: {item.tool} ({item.agent})",
             body=f"{item.tool} with arguments:\n{arguments}\n\nWhy: {item.reason}",
-            resume_token=token,
-            expires_at=expires,
-            pending_id=item.id,
-            session_id=item.session_id,
-            tenant=item.tenant,
             tool=item.tool,
             args=item.args,
-            link_url=f"{base}/a/{quote(token)}",
-            approve_url=f"{base}/approvals/{pid}/approve?token={quote(token)}",
-            deny_url=f"{base}/approvals/{pid}/deny?token={quote(token)}",
+            approve_url=f"{base}/approvals/{pid}/approve?token={signed}",
+            deny_url=f"{base}/approvals/{pid}/deny?token={signed}",
+            **common,
         )
