@@ -17,8 +17,12 @@ app = build_resolver(messages.router)
 tracer = Tracer(patch_modules=TRACED_MODULES)
 
 
-@logger.inject_lambda_context(correlation_id_path=correlation_paths.API_GATEWAY_HTTP)
-@tracer.capture_lambda_handler
+# No request or response in logs or traces: they carry resume tokens, link pages
+# and tool arguments (DESIGN.md §5.6); exceptions may quote arguments too.
+@logger.inject_lambda_context(
+    correlation_id_path=correlation_paths.API_GATEWAY_HTTP, log_event=False
+)
+@tracer.capture_lambda_handler(capture_response=False, capture_error=False)
 @metrics.log_metrics(capture_cold_start_metric=True)
 def handler(event: dict[str, Any], context: LambdaContext) -> Any:
     return dispatch(app, API, event, context)

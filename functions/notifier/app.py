@@ -13,8 +13,10 @@ NOTIFIER = notifier_from_env()
 tracer = Tracer(patch_modules=TRACED_MODULES)
 
 
-@logger.inject_lambda_context
-@tracer.capture_lambda_handler
+# No request or response in logs or traces: they carry resume tokens, link pages
+# and tool arguments (DESIGN.md §5.6); exceptions may quote arguments too.
+@logger.inject_lambda_context(log_event=False)
+@tracer.capture_lambda_handler(capture_response=False, capture_error=False)
 @metrics.log_metrics
 def handler(event: dict[str, Any], context: LambdaContext) -> dict[str, Any]:
     return handle_batch(NOTIFIER, event, context)

@@ -14,8 +14,10 @@ tracer = Tracer(patch_modules=TRACED_MODULES)
 SAFETY_MARGIN = 10.0
 
 
-@logger.inject_lambda_context
-@tracer.capture_lambda_handler
+# No request or response in logs or traces: they carry resume tokens, link pages
+# and tool arguments (DESIGN.md §5.6); exceptions may quote arguments too.
+@logger.inject_lambda_context(log_event=False)
+@tracer.capture_lambda_handler(capture_response=False, capture_error=False)
 @metrics.log_metrics
 def handler(event: dict[str, Any], context: LambdaContext) -> dict[str, Any]:
     budget = max(context.get_remaining_time_in_millis() / 1000 - SAFETY_MARGIN, 0.0)
