@@ -26,6 +26,8 @@
     ├── Unauthorized           no API key, or one that is unknown or revoked
     ├── Forbidden              a known caller asked for what its tenant may not have
     ├── PayloadTooLarge        a request body over the documented limit (limit)
+    ├── MalformedRequest       a request body that cannot be read: bad base64, UTF-8, JSON (problem)
+    ├── UnsupportedMediaType   a body of a type the route does not take (media_type, accepted)
     ├── MethodNotAllowed       a known path with another method (method, allowed)
     └── SendFailed             a notification channel did not deliver (channel, retryable)
 
@@ -45,6 +47,7 @@ __all__ = [
     "Forbidden",
     "InvalidSignature",
     "LeaseLost",
+    "MalformedRequest",
     "MethodNotAllowed",
     "ModelError",
     "ModelRejected",
@@ -63,6 +66,7 @@ __all__ = [
     "Unauthorized",
     "UnknownAgent",
     "UnknownPending",
+    "UnsupportedMediaType",
     "UsageError",
 ]
 
@@ -248,6 +252,25 @@ class PayloadTooLarge(SignoffError):
         self.size = size
         self.limit = limit
         super().__init__(f"the body is {size} bytes; the limit is {limit}")
+
+
+class MalformedRequest(SignoffError):
+    """A request whose body cannot be read: undecodable base64, not UTF-8, or bad JSON."""
+
+    def __init__(self, problem: str) -> None:
+        self.problem = problem
+        super().__init__(f"malformed request: {problem}")
+
+
+class UnsupportedMediaType(SignoffError):
+    """A body of a media type the route does not take (``accepted`` lists what it takes)."""
+
+    def __init__(self, media_type: str, accepted: list[str]) -> None:
+        self.media_type = media_type
+        self.accepted = accepted
+        sent = f"a body of type {media_type}" if media_type else "a body without a content type"
+        takes = ", ".join(accepted) if accepted else "no body"
+        super().__init__(f"{sent} is not accepted here; this route takes {takes}")
 
 
 class MethodNotAllowed(SignoffError):

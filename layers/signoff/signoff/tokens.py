@@ -49,9 +49,11 @@ __all__ = [
     "RESUME_SIGNING_SECRET",
     "Action",
     "Decision",
+    "KeySet",
     "ResumeToken",
     "Signer",
     "args_hash",
+    "read_key_set",
     "signer_from",
 ]
 
@@ -117,6 +119,30 @@ def _b64decode(text: str) -> bytes:
     return base64.urlsafe_b64decode(text + "=" * (-len(text) % 4))
 
 
+@dataclass(frozen=True)
+class KeySet:
+    """Signing keys by id: ``current`` signs, every listed key verifies."""
+
+    keys: Mapping[str, bytes]
+    current: str
+
+    def __post_init__(self) -> None:
+        """Refuse a key set no signer should hold.
+
+        Raises:
+            UsageError: no keys, ``current`` not among them, a key id with characters
+                other than letters, digits, ``-`` and ``_``, or a key shorter than 16 bytes.
+        """
+        if self.current not in self.keys:
+            raise UsageError(f"the current signing key {self.current!r} is not among the keys")
+        for key_id, key in self.keys.items():
+            if not _KEY_ID.fullmatch(key_id):
+                raise UsageError(f"signing key id {key_id!r} must be 1-32 of [A-Za-z0-9_-]")
+            if len(key) < _MIN_KEY_BYTES:
+                # Names the id only: the key itself must never reach a message.
+                raise UsageError(f"signing key {key_id!r} is shorter than {_MIN_KEY_BYTES} bytes")
+
+
 class Signer:
     """Issues and verifies resume tokens with HMAC-SHA256 keys named by id."""
 
@@ -124,24 +150,28 @@ class Signer:
         """Sign with ``keys[current]``; verify with any key in ``keys``.
 
         Raises:
-            UsageError: no keys, ``current`` not among them, a key id with characters
-                other than letters, digits, ``-`` and ``_``, or a key shorter than 16 bytes.
+            UsageError: the keys are no usable ``KeySet``.
         """
-        if current not in keys:
-            raise UsageError(f"the current signing key {current!r} is not among the keys")
-        for key_id, key in keys.items():
-            if not _KEY_ID.fullmatch(key_id):
-                raise UsageError(f"signing key id {key_id!r} must be 1-32 of [A-Za-z0-9_-]")
-            if len(key) < _MIN_KEY_BYTES:
-                # Names the id only: the key itself must never reach a message.
-                raise UsageError(f"signing key {key_id!r} is shorter than {_MIN_KEY_BYTES} bytes")
-        self._keys = dict(keys)
-        self.current = current
+        self._key_set = KeySet(dict(keys), current)
+
+    @property
+    def current(self) -> str:
+        """The id of the key new tokens are signed with."""
+        return self._keys_now().current
 
     @property
     def key_ids(self) -> frozenset[str]:
         """The ids of every key that verifies."""
-        return frozenset(self._keys)
+        return frozenset(self._keys_now().keys)
+
+    def _keys_now(self) -> KeySet:
+        """The key set to sign with; a rotating signer may read its secret again first."""
+        return self._key_set
+
+    def _key_for(self, key_id: str) -> bytes | None:
+        """The key that verifies tokens of ``key_id``, if it is listed."""
+        return self._keys_now().keys.get(key_id)
+
 
     def issue(
         self,
@@ -169,8 +199,10 @@ class Signer:
             "t": tenant,
         }
         text = json.dumps(payload, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
-        signed = f"{_VERSION}.{self.current}.{_b64encode(text.encode('utf-8'))}"
-        return f"{signed}.{self._signature(self._keys[self.current], signed)}"
+        # One snapshot for the id and the key: a rotation in between cannot split them.
+        key_set = self._keys_now()
+        signed = f"{_VERSION}.{key_set.current}.{_b64encode(text.encode('utf-8'))}"
+        return f"{signed}.{self._signature(key_set.keys[key_set.current], signed)}"
 
     def verify(self, token: str, now: float) -> ResumeToken:
         """The token's grant, once its signature holds and ``now`` is before its expiry.
@@ -201,8 +233,10 @@ class Signer:
         if len(parts) != 4 or parts[0] != _VERSION:
             raise TokenForged
         _, key_id, payload_b64, signature = parts
-        key = self._keys.get(key_id)
-        if key is None or not _BASE64URL.fullmatch(payload_b64):
+        if not _KEY_ID.fullmatch(key_id) or not _BASE64URL.fullmatch(payload_b64):
+            raise TokenForged
+        key = self._key_for(key_id)
+        if key is None:
             raise TokenForged
         expected = self._signature(key, f"{_VERSION}.{key_id}.{payload_b64}")
         # Compared as canonical text: any other spelling of the same bytes is refused too.
@@ -247,16 +281,29 @@ def signer_from(secrets: SecretSource, name: str = RESUME_SIGNING_SECRET) -> Sig
     Raises:
         SecretMissing: the secret is absent, or its value is not a usable key set.
     """
-    value = secrets.get(name)
+    key_set = read_key_set(secrets, name)
+    return Signer(key_set.keys, key_set.current)
+
+
+def read_key_set(secrets: SecretSource, name: str, *, fresh: bool = False) -> KeySet:
+    """The key set in the secret ``name`` (see ``signer_from``); ``fresh`` skips any cache.
+
+    Raises:
+        SecretMissing: the secret is absent, or its value is not a usable key set.
+        StoreUnavailable: the secret source failed transiently.
+    """
+    value = secrets.get(name, fresh=fresh)
     if not value.lstrip().startswith("{"):
         keys, current = {"k1": value.encode("utf-8")}, "k1"
     else:
         keys, current = _key_set(name, value)
     try:
-        return Signer(keys, current)
+        return KeySet(keys, current)
     except UsageError as exc:
         # The message names key ids and lengths only, never a key.
         raise SecretMissing(name, str(exc)) from exc
+
+
 
 
 def _key_set(name: str, value: str) -> tuple[dict[str, bytes], str]:

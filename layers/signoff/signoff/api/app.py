@@ -7,11 +7,14 @@ from typing import TYPE_CHECKING, Any
 
 from aws_lambda_powertools.event_handler import APIGatewayHttpResolver, Response
 
-from signoff.api.errors import error_response, register_error_handlers
-from signoff.errors import MethodNotAllowed, PayloadTooLarge
+from signoff.api.body import checked_event, is_page
+from signoff.api.errors import error_payload, error_response, register_error_handlers
+from signoff.errors import MethodNotAllowed, SignoffError
 
 if TYPE_CHECKING:
-    from aws_lambda_powertools.event_handler.api_gateway import Router
+    from collections.abc import Iterable
+
+    from aws_lambda_powertools.event_handler.api_gateway import Route, Router
 
     from signoff.api.context import Api
 
@@ -26,48 +29,53 @@ API_DESCRIPTION = (
 )
 
 
-def build_resolver(*routers: Router) -> APIGatewayHttpResolver:
-    """A resolver serving ``routers`` with validation, the error table and body limits."""
+def build_resolver(*routers: Router, elsewhere: Iterable[Router] = ()) -> APIGatewayHttpResolver:
+    """A resolver serving ``routers`` with validation, the error table and body limits.
+
+    ``elsewhere`` are routes another function serves: a request for one of their
+    paths with a wrong method still gets a 405 naming the methods, not a 404.
+    """
     app = APIGatewayHttpResolver(enable_validation=True)
     for router in routers:
         app.include_router(router)
     register_error_handlers(app)
+    # (method, path pattern) of every route, this function's and the others'. The
+    # others' routers are only read: including them would bind them to this resolver.
+    known = [(r.method, r.rule) for r in _routes(app)] + [
+        (method.upper(), app._compile_regex(key[0]))
+        for router in elsewhere
+        for key in router._routes
+        for method in key[1]
+    ]
 
     @app.not_found
     def not_found(_: Exception) -> Response[str]:
         event = app.current_event
         method = event.http_method.upper()
-        # A known path with another method is a 405, not a 404.
-        allowed = sorted(
-            {
-                route.method
-                for route in (*app._static_routes, *app._dynamic_routes)
-                if route.method != method and route.rule.match(event.path)
-            }
-        )
+        # A known path with another method is a 405 (with Allow, RFC 9110), not a 404.
+        allowed = sorted({m for m, rule in known if m != method and rule.match(event.path)})
         if allowed:
             error = MethodNotAllowed(method, allowed)
-            return error_response(405, "method_not_allowed", str(error), allowed=allowed)
+            return error_response(
+                405,
+                "method_not_allowed",
+                str(error),
+                headers={"Allow": ", ".join(allowed)},
+                allowed=allowed,
+            )
         return error_response(404, "not_found", f"no route {method} {event.path}")
 
     return app
 
 
 def serve(app: APIGatewayHttpResolver, api: Api, event: dict[str, Any], context: Any) -> Any:
-    """Answer one HTTP request: refuse an oversized body, then route."""
-    body = event.get("body") or ""
-    size = len(body.encode("utf-8")) if isinstance(body, str) else len(body)
-    if event.get("isBase64Encoded"):
-        size = size * 3 // 4
-    if size > api.max_body_bytes:
-        # Checked before routing so no validation or handler ever sees the body.
-        error = PayloadTooLarge(size, api.max_body_bytes)
-        return {
-            "statusCode": 413,
-            "headers": {"Content-Type": "application/json"},
-            "body": json.dumps({"error": "payload_too_large", "detail": str(error)}),
-            "isBase64Encoded": False,
-        }
+    """Answer one HTTP request: check its body (``signoff.api.body``), then route."""
+    route = _route_for(app, event)
+    try:
+        # Before routing, so no validation or handler ever sees a body it cannot read.
+        event = checked_event(event, route, api.max_body_bytes)
+    except SignoffError as error:
+        return _refusal(route, error)
     app.append_context(api=api)
     return app.resolve(event, context)
 
@@ -80,4 +88,44 @@ def openapi_document(*routers: Router) -> dict[str, Any]:
             title=API_TITLE, version=API_VERSION, description=API_DESCRIPTION
         )
     )
+    # Powertools documents a 422 on every route; its validation errors are our 400s
+    # (signoff.api.errors), so no route ever answers 422.
+    for operations in schema.get("paths", {}).values():
+        for operation in operations.values():
+            operation.get("responses", {}).pop("422", None)
+    schemas = schema.get("components", {}).get("schemas", {})
+    for name in ("HTTPValidationError", "ValidationError"):
+        schemas.pop(name, None)
     return schema
+
+
+def _routes(app: APIGatewayHttpResolver) -> list[Route]:
+    return [*app._static_routes, *app._dynamic_routes]
+
+
+def _route_for(app: APIGatewayHttpResolver, event: dict[str, Any]) -> Route | None:
+    """The route the resolver will call for ``event`` (its own matching rule), if any."""
+    http = event.get("requestContext", {}).get("http", {})
+    method = str(http.get("method", "")).upper()
+    path = str(event.get("rawPath") or http.get("path") or "")
+    for route in _routes(app):
+        if route.method == method and route.rule.match(path):
+            return route
+    return None
+
+
+def _refusal(route: Route | None, error: SignoffError) -> dict[str, Any]:
+    """The response to a request refused before routing: a page for a page's route, else JSON."""
+    from signoff.web import PAGE_HEADERS, error_page
+
+    status, body = error_payload(error)
+    if is_page(route):
+        page = error_page(status, "This request could not be read", str(body["detail"]))
+        headers = {**PAGE_HEADERS, "Content-Type": "text/html; charset=utf-8"}
+        return {"statusCode": status, "headers": headers, "body": page, "isBase64Encoded": False}
+    return {
+        "statusCode": status,
+        "headers": {"Content-Type": "application/json"},
+        "body": json.dumps(body),
+        "isBase64Encoded": False,
+    }

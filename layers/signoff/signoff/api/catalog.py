@@ -7,8 +7,8 @@ from aws_lambda_powertools.event_handler.openapi.params import Query
 
 from signoff.agents.describe import describe_agent
 from signoff.api.context import api_of
-from signoff.api.docs import ERRORS, json_response
-from signoff.api.models import SessionStatusBody
+from signoff.api.docs import errors, json_response
+from signoff.api.models import AgentSummary, SessionStatusBody
 from signoff.api.shapes import pending_body
 from signoff.errors import NotFound
 
@@ -20,7 +20,12 @@ __all__ = ["router"]
 router = Router()
 
 
-@router.get("/agents", summary="List the agents", responses=ERRORS, tags=["agents"])
+@router.get(
+    "/agents",
+    summary="List the agents",
+    responses={200: json_response("The agents", list[AgentSummary]), **errors(401)},
+    tags=["agents"],
+)
 def list_agents() -> list[dict[str, str]]:
     api = api_of(router)
     api.tenant(router.current_event.headers)
@@ -33,7 +38,7 @@ def list_agents() -> list[dict[str, str]]:
 @router.get(
     "/agents/<name>/config",
     summary="An agent's resolved config (never a secret)",
-    responses=ERRORS,
+    responses={200: json_response("The agent's config", dict[str, Any]), **errors(401, 404)},
     tags=["agents"],
 )
 def agent_config(name: str) -> dict[str, Any]:
@@ -45,7 +50,7 @@ def agent_config(name: str) -> dict[str, Any]:
 @router.get(
     "/agents/<name>/sessions/<id>",
     summary="A session's status and events; ?after=N returns only newer events",
-    responses={200: json_response("The session", SessionStatusBody), **ERRORS},
+    responses={200: json_response("The session", SessionStatusBody), **errors(400, 401, 404)},
     tags=["turns"],
 )
 def session_status(name: str, id: str, after: Annotated[int, Query(ge=0)] = 0) -> dict[str, Any]:

@@ -13,8 +13,10 @@ from typing import TYPE_CHECKING, Any
 from aws_lambda_powertools.event_handler import Response
 from aws_lambda_powertools.event_handler.api_gateway import Router
 
+from signoff.api.body import JSON, form_body
 from signoff.api.clicks import Click, decide_click
 from signoff.api.context import api_of
+from signoff.api.docs import CHAT_RESPONSES
 from signoff.channels.config import LarkSettings, SlackSettings
 from signoff.errors import BadForm, InvalidSignature, NotFound
 
@@ -60,7 +62,13 @@ def _unauthorized() -> Response[str]:
     return _json(401, {"error": "unauthorized", "detail": "the request could not be verified"})
 
 
-@router.post("/slack/interactions", summary="Slack button clicks", tags=["chat"])
+@router.post(
+    "/slack/interactions",
+    summary="Slack button clicks",
+    responses=CHAT_RESPONSES,
+    tags=["chat"],
+    openapi_extensions=form_body({"payload": {"type": "string"}}),
+)
 def slack_interactions() -> Response[str]:
     from signoff.channels.slack_interactions import parse_slack_action, verify_slack_request
 
@@ -101,7 +109,15 @@ def slack_interactions() -> Response[str]:
     return _json(200, {"response_type": "ephemeral", "text": outcome.text})
 
 
-@router.post("/lark/callback", summary="Lark card clicks and URL verification", tags=["chat"])
+@router.post(
+    "/lark/callback",
+    summary="Lark card clicks and URL verification",
+    responses=CHAT_RESPONSES,
+    tags=["chat"],
+    openapi_extensions={
+        "requestBody": {"required": True, "content": {JSON: {"schema": {"type": "object"}}}}
+    },
+)
 def lark_callback_route() -> Response[str]:
     from signoff.channels.lark_callbacks import LarkChallenge, lark_callback
 

@@ -58,7 +58,7 @@ class Api:
 
     @cached_property
     def signer(self) -> Signer:
-        """Signs and verifies resume tokens (the secret is read once)."""
+        """Signs and verifies resume tokens; its keys follow the secret (signoff.keyring)."""
         return self.make_signer()
 
     @cached_property

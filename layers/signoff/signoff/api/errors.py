@@ -15,6 +15,7 @@ from signoff.errors import (
     Expired,
     Forbidden,
     LeaseLost,
+    MalformedRequest,
     MethodNotAllowed,
     ModelError,
     ModelUnavailable,
@@ -29,6 +30,7 @@ from signoff.errors import (
     TokenForged,
     Unauthorized,
     UnknownAgent,
+    UnsupportedMediaType,
     UsageError,
 )
 
@@ -52,6 +54,7 @@ _WITHHELD = "the request could not be completed"
 STATUS: dict[type[BaseException], tuple[int, str]] = {
     UsageError: (400, "bad_request"),
     BadForm: (400, "bad_request"),
+    MalformedRequest: (400, "bad_request"),
     Unauthorized: (401, "unauthorized"),
     Forbidden: (403, "forbidden"),
     TokenForged: (403, "forbidden"),
@@ -65,6 +68,7 @@ STATUS: dict[type[BaseException], tuple[int, str]] = {
     Expired: (410, "expired"),
     TokenExpired: (410, "expired"),
     PayloadTooLarge: (413, "payload_too_large"),
+    UnsupportedMediaType: (415, "unsupported_media_type"),
     ConfigError: (500, "agent_misconfigured"),
     SecretMissing: (500, "misconfigured"),
     ModelError: (502, "model_failed"),
@@ -81,9 +85,21 @@ def status_of(error: BaseException) -> tuple[int, str]:
     return 500, "internal_error"
 
 
-def error_response(status: int, error: str, detail: str, **extra: Any) -> Response[str]:
+def error_response(
+    status: int,
+    error: str,
+    detail: str,
+    *,
+    headers: Mapping[str, str] | None = None,
+    **extra: Any,
+) -> Response[str]:
     body = {"error": error, "detail": detail, **extra}
-    return Response(status_code=status, content_type="application/json", body=json.dumps(body))
+    return Response(
+        status_code=status,
+        content_type="application/json",
+        body=json.dumps(body),
+        headers=dict(headers or {}),
+    )
 
 
 def error_payload(error: BaseException) -> tuple[int, dict[str, Any]]:
@@ -121,16 +137,27 @@ def _extra(error: BaseException) -> dict[str, Any]:
         return {"sessionStatus": error.status, "pendingId": error.pending_id}
     if isinstance(error, MethodNotAllowed):
         return {"allowed": error.allowed}
+    if isinstance(error, UnsupportedMediaType):
+        return {"accepted": error.accepted}
     return {}
 
 
 def register_error_handlers(app: APIGatewayHttpResolver) -> None:
     """Every error becomes ``{error, detail}`` with its status; nothing leaks a trace."""
-    from aws_lambda_powertools.event_handler.openapi.exceptions import RequestValidationError
+    from aws_lambda_powertools.event_handler.openapi.exceptions import (
+        RequestUnsupportedContentType,
+        RequestValidationError,
+    )
 
     @app.exception_handler(RequestValidationError)
     def invalid(error: RequestValidationError) -> Response[str]:
         return error_response(400, "bad_request", validation_detail(error.errors()))
+
+    @app.exception_handler(RequestUnsupportedContentType)
+    def unsupported(error: RequestUnsupportedContentType) -> Response[str]:
+        # The body gate (signoff.api.body) refuses these first; Powertools' own
+        # refusal must still be a 415, not the catch-all's 500.
+        return error_response(415, "unsupported_media_type", validation_detail(error.errors()))
 
     @app.exception_handler(SignoffError)
     def known(error: SignoffError) -> Response[str]:

@@ -13,7 +13,9 @@ from aws_lambda_powertools.event_handler import Response
 from aws_lambda_powertools.event_handler.api_gateway import Router
 
 from signoff.api.authorize import check_token, item_for_token
+from signoff.api.body import form_body
 from signoff.api.context import api_of
+from signoff.api.docs import page_responses
 from signoff.errors import (
     AlreadyResolved,
     BadForm,
@@ -64,7 +66,12 @@ def _load(token: str) -> "tuple[PendingItem | None, Response[str] | None]":
         return None, _html(404, error_page(404, "Nothing to decide", "This request is gone."))
 
 
-@router.get("/a/<token>", include_in_schema=True, summary="The page behind a link", tags=["links"])
+@router.get(
+    "/a/<token>",
+    summary="The page behind a link",
+    responses=page_responses(403, 404, 409, 410),
+    tags=["links"],
+)
 def show(token: str) -> Response[str]:
     item, refusal = _load(token)
     if refusal is not None or item is None:
@@ -80,7 +87,20 @@ def show(token: str) -> Response[str]:
     )
 
 
-@router.post("/a/<token>", summary="Decide through a link's form", tags=["links"])
+@router.post(
+    "/a/<token>",
+    summary="Decide through a link's form",
+    responses=page_responses(400, 403, 404, 409, 410, 413, 415),
+    tags=["links"],
+    openapi_extensions=form_body(
+        {
+            "decision": {"type": "string", "enum": ["approve", "deny", "answer"]},
+            "choice": {"type": "string"},
+            "answer": {"type": "string"},
+            "token": {"type": "string"},
+        }
+    ),
+)
 def decide(token: str) -> Response[str]:
     api = api_of(router)
     event = router.current_event

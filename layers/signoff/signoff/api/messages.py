@@ -4,7 +4,7 @@ from aws_lambda_powertools.event_handler import Response
 from aws_lambda_powertools.event_handler.api_gateway import Router
 
 from signoff.api.context import api_of
-from signoff.api.docs import TURN_RESPONSES
+from signoff.api.docs import MESSAGE_RESPONSES
 from signoff.api.models import MessageBody
 from signoff.api.shapes import turn_response
 from signoff.api.telemetry import metrics_for_turn
@@ -22,7 +22,7 @@ router = Router()
         "answer (with the links to give it), or 202 `running` when it needs longer than "
         "the API allows (poll `statusUrl`)."
     ),
-    responses=TURN_RESPONSES,
+    responses=MESSAGE_RESPONSES,
     tags=["turns"],
 )
 def send_message(name: str, body: MessageBody) -> Response[dict[str, object]]:

@@ -8,6 +8,7 @@ from pydantic import BaseModel, ConfigDict, Field
 from pydantic.alias_generators import to_camel
 
 __all__ = [
+    "AgentSummary",
     "AnswerBody",
     "DecisionBody",
     "ErrorBody",
@@ -94,6 +95,13 @@ class SessionStatusBody(_Wire):
     stop_reason: str | None = None
     events: list[dict[str, Any]]
     next: int = Field(description="Pass as ?after= to get only newer events")
+
+
+class AgentSummary(BaseModel):
+    """One entry of ``GET /agents``."""
+
+    name: str
+    description: str
 
 
 class ErrorBody(BaseModel):

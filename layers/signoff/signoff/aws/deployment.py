@@ -14,7 +14,7 @@ from signoff.continuations.aws import LambdaContinuations
 from signoff.queue.sqs import SqsQueue
 from signoff.secrets.aws import SecretsManagerSecrets
 from signoff.store.dynamodb import DynamoStore
-from signoff.tokens import signer_from
+from signoff.keyring import rotating_signer
 
 __all__ = ["api_from_env"]
 
@@ -35,7 +35,7 @@ def api_from_env() -> Api:
         sessions=store.sessions,
         pending=store.pending,
         api_keys=store.api_keys,
-        make_signer=lambda: signer_from(SecretsManagerSecrets.from_env()),
+        make_signer=lambda: rotating_signer(SecretsManagerSecrets.from_env(), clock),
         make_chat=lambda: chat_from_env(agents.channels, clock),
         continuations=LambdaContinuations.from_env(),
         clock=clock,
