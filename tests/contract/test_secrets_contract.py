@@ -89,6 +89,12 @@ def test_a_stored_secret_is_returned_exactly(make_source: MakeSource, value: str
     assert source.get("resume-signing") == value
 
 
+def test_a_fresh_read_returns_the_stored_value(make_source: MakeSource) -> None:
+    source = make_source({"resume-signing": KEY_1})
+
+    assert source.get("resume-signing", fresh=True) == source.get("resume-signing") == KEY_1
+
+
 def test_each_name_has_its_own_value(make_source: MakeSource) -> None:
     source = make_source({"resume-signing": KEY_1, "slack-signing": KEY_2})
 
@@ -197,6 +203,20 @@ def test_a_value_is_cached_for_max_age(sm_client: SecretsManagerClient) -> None:
 
     assert cached.get("resume-signing") == KEY_1
     assert fresh.get("resume-signing") == KEY_2
+
+
+def test_a_fresh_read_goes_past_the_cache_and_refills_it(sm_client: SecretsManagerClient) -> None:
+    sm_client.create_secret(Name="signing", SecretString=KEY_1)
+    source = SecretsManagerSecrets(
+        {"resume-signing": "signing"}, SecretsProvider(boto3_client=sm_client), max_age=300
+    )
+    assert source.get("resume-signing") == KEY_1
+
+    sm_client.put_secret_value(SecretId="signing", SecretString=KEY_2)
+
+    assert source.get("resume-signing") == KEY_1
+    assert source.get("resume-signing", fresh=True) == KEY_2
+    assert source.get("resume-signing") == KEY_2
 
 
 def test_a_binary_secret_is_read_as_utf8_text(sm_client: SecretsManagerClient) -> None:

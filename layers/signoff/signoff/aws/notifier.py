@@ -14,10 +14,10 @@ from signoff.aws import agents_dir
 from signoff.aws.channels import deployment_secrets
 from signoff.channels.config import CHANNELS_FILE, load_channels
 from signoff.clock import SystemClock
+from signoff.keyring import rotating_signer
 from signoff.notify.compose import Composer
 from signoff.notify.hub import Notifier
 from signoff.store.dynamodb import DynamoStore
-from signoff.tokens import signer_from
 
 if TYPE_CHECKING:
     from signoff.channels.base import Channel
@@ -67,7 +67,7 @@ def notifier_from_env() -> Notifier:
 
     def composer() -> Composer:
         nonlocal signer
-        signer = signer or signer_from(secrets)
+        signer = signer or rotating_signer(secrets, clock)
         return Composer(signer=signer, public_url=public_url)
 
     return Notifier(

@@ -22,9 +22,9 @@ if TYPE_CHECKING:
 
 __all__ = ["DEFAULT_MAX_AGE", "SecretsManagerSecrets", "secret_id_variable"]
 
-# Seconds a value is reused before Secrets Manager is asked again. A rotation
-# reaches every warm function within this time; verification of tokens signed
-# with the old key continues meanwhile, as long as the old key stays listed.
+# Seconds a value is reused before Secrets Manager is asked again. The resume-signing
+# key set is read past this cache by its RotatingSigner (signoff.keyring), which
+# keeps its own schedule.
 DEFAULT_MAX_AGE: Final = 300
 
 # Errors that retrying cannot fix: the secret, or the right to read it, is not there.
@@ -84,8 +84,10 @@ class SecretsManagerSecrets:
 
         return SecretsProvider(boto3_client=boto3.client("secretsmanager"))
 
-    def get(self, name: str) -> str:
+    def get(self, name: str, *, fresh: bool = False) -> str:
         """The secret's current value, from the cache when younger than ``max_age``.
+
+        ``fresh`` asks Secrets Manager past the cache, and caches what it answers.
 
         Raises:
             SecretMissing: no id configured for ``name``, no such secret, no right to
@@ -98,7 +100,7 @@ class SecretsManagerSecrets:
         if not secret_id:
             raise SecretMissing(name, f"{secret_id_variable(name)} is not set")
         try:
-            value = self._provider.get(secret_id, max_age=self.max_age)
+            value = self._provider.get(secret_id, max_age=self.max_age, force_fetch=fresh)
         except GetParameterError as exc:
             code = _error_code(exc)
             if code in _PERMANENT:

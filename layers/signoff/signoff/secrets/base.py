@@ -8,10 +8,12 @@ __all__ = ["SecretSource"]
 
 
 class SecretSource(Protocol):
-    def get(self, name: str) -> str:
+    def get(self, name: str, *, fresh: bool = False) -> str:
         """The current value of the secret ``name`` (e.g. ``"resume-signing"``).
 
-        An empty value counts as missing: no secret is legitimately empty.
+        An empty value counts as missing: no secret is legitimately empty. A source
+        that caches reads past its cache when ``fresh`` (a rotation must reach a
+        warm function before the cache would expire).
 
         Raises:
             SecretMissing: no usable secret of that name.

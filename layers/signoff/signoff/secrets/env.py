@@ -31,8 +31,8 @@ class EnvSecrets:
         # Read at each get(), not copied: a test or a local reload may change the variable.
         self._environ = environ if environ is not None else os.environ
 
-    def get(self, name: str) -> str:
-        """The value of ``name``'s variable.
+    def get(self, name: str, *, fresh: bool = False) -> str:
+        """The value of ``name``'s variable (always read now, so ``fresh`` changes nothing).
 
         Raises:
             SecretMissing: the variable is unset or empty.

@@ -18,8 +18,8 @@ class MemorySecrets:
     def __init__(self, values: Mapping[str, str] | None = None) -> None:
         self._values = dict(values or {})
 
-    def get(self, name: str) -> str:
-        """The value of ``name``.
+    def get(self, name: str, *, fresh: bool = False) -> str:
+        """The value of ``name`` (nothing is cached, so ``fresh`` changes nothing).
 
         Raises:
             SecretMissing: no such secret, or it is empty.
