@@ -13,14 +13,17 @@ the client sent, port included. API Gateway serves on 443, so its domain needs
 no port; locally the port is part of the origin a browser sends, and the link
 pages compare the two before taking a form.
 
-Local-only routes (the webhook sink, the SSE stream, the playground) are
-served before the template's routes and never reach a function. A response
-with a ``stream`` is sent as it is produced, in chunked transfer encoding.
+Before any route, the stack's guard (``signoff.local.guard``) may refuse a
+request a web page could have sent. Local-only routes (the webhook sink, the
+SSE stream, the playground) are served before the template's routes and never
+reach a function. A response with a ``stream`` is sent as it is produced, in
+chunked transfer encoding.
 """
 
 from __future__ import annotations
 
 import base64
+import dataclasses
 import errno
 import json
 import threading
@@ -198,17 +201,29 @@ class Gateway:
         self.local: LocalRoutes = {}
         self.local_patterns: LocalPatterns = []
         self.invoke: Callable[[Route, dict[str, Any]], Any] | None = None
+        # Runs before any route: a refusal of what a web page could have sent (local.guard).
+        self.guard: Callable[[HttpRequest], HttpResponse | None] | None = None
         self._log = log
         gateway = self
 
         class Handler(BaseHTTPRequestHandler):
             # Keep-alive: clients reuse one connection; every answer has a Content-Length.
             protocol_version = "HTTP/1.1"
+            # Seconds a socket read or write may block: a client that announces more body
+            # than it sends, or stops mid-request, ties up its thread no longer.
+            timeout = 30
 
             def _serve(self) -> None:
                 gateway._serve(self)
 
             do_GET = do_POST = do_PUT = do_PATCH = do_DELETE = do_OPTIONS = do_HEAD = _serve
+
+            def __getattr__(self, name: str) -> Any:
+                # Any other method (PROPFIND, FOO) is routed too: a known path answers
+                # 405 with Allow, as API Gateway's routes do, not the server's bare 501.
+                if name.startswith("do_"):
+                    return self._serve
+                raise AttributeError(name)
 
             def log_message(self, format: str, *args: object) -> None:
                 pass  # one line per request is written by _serve, to the stack's console
@@ -249,22 +264,28 @@ class Gateway:
     def _serve(self, handler: BaseHTTPRequestHandler) -> None:
         started = time.monotonic()
         path, _, query = handler.path.partition("?")
-        length = int(handler.headers.get("content-length") or 0)
-        if "chunked" in handler.headers.get("transfer-encoding", "").lower():
-            # Clients send a length for bodies this small; reading chunks is not worth it here.
-            self._write(handler, HttpResponse.json(411, {"message": "Length Required"}))
+        length, refusal = _framing(handler)
+        body = b""
+        if length and refusal is None:
+            try:
+                body = handler.rfile.read(length)
+            except OSError:  # the read timed out (``timeout``) or the client reset
+                body = b""
+        if refusal is None and len(body) != length:
+            # The client sent less than it announced and stopped (or the read timed out).
+            refusal = _refusal(400, "the body is shorter than its Content-Length")
+        if refusal is not None:
+            # The next request's start on this connection cannot be found: close it.
+            self._write(handler, refusal)
             handler.close_connection = True
-            return
-        if length > MAX_BODY:
-            self._write(handler, HttpResponse.json(413, {"message": "Request Entity Too Large"}))
-            handler.close_connection = True
+            self._log(f"{handler.command} {path} → {refusal.status} (refused framing)")
             return
         request = HttpRequest(
             method=handler.command,
             raw_path=path,
             raw_query=query,
             headers=list(handler.headers.items()),
-            body=handler.rfile.read(length) if length else b"",
+            body=body,
             source_ip=handler.client_address[0],
             protocol=handler.request_version,
         )
@@ -274,6 +295,9 @@ class Gateway:
         self._log(f"{request.method} {path} → {response.status} ({target}, {took:.0f} ms)")
 
     def _answer(self, request: HttpRequest) -> tuple[str, HttpResponse]:
+        refused = self.guard(request) if self.guard is not None else None
+        if refused is not None:
+            return "refused", refused
         local = self.local.get((request.method, request.raw_path))
         if local is not None:
             return "local", local(request)
@@ -281,6 +305,13 @@ class Gateway:
             parameters = pattern.parameters(request.method, request.raw_path)
             if parameters is not None:
                 return "local", serve(request, parameters)
+        allowed = self._local_methods(request.raw_path)
+        if allowed and request.method not in allowed:
+            detail = f"{request.method} is not allowed here; use {', '.join(allowed)}"
+            refusal = _refusal(405, detail, "method_not_allowed", allowed=allowed)
+            return "local", dataclasses.replace(
+                refusal, headers=[*refusal.headers, ("allow", ", ".join(allowed))]
+            )
         found = self.routes.match(request.method, request.raw_path) if self.routes else None
         if found is None or self.invoke is None:
             return "no route", HttpResponse.json(404, {"message": "Not Found"})
@@ -291,6 +322,16 @@ class Gateway:
             self._log(f"{route.function} failed:\n{traceback.format_exc()}")
             return route.function, HttpResponse.json(500, {"message": "Internal Server Error"})
         return route.function, lambda_response(result)
+
+    def _local_methods(self, path: str) -> list[str]:
+        """The methods the local-only routes serve at ``path`` (none: not a local path)."""
+        methods = {method for method, local in self.local if local == path}
+        methods.update(
+            pattern.method
+            for pattern, _ in self.local_patterns
+            if pattern.parameters(pattern.method, path) is not None
+        )
+        return sorted(methods)
 
     @staticmethod
     def _head(handler: BaseHTTPRequestHandler, response: HttpResponse, framing: str) -> None:
@@ -335,3 +376,36 @@ class Gateway:
             close = getattr(stream, "close", None)
             if close is not None:
                 close()  # a generator's cleanup runs now, not at garbage collection
+
+
+def _refusal(status: int, detail: str, error: str = "bad_request", **extra: Any) -> HttpResponse:
+    """The gateway's own refusal, in the API's ``{error, detail}`` shape."""
+    return HttpResponse.json(status, {"error": error, "detail": detail, **extra})
+
+
+def _framing(handler: BaseHTTPRequestHandler) -> tuple[int, HttpResponse | None]:
+    """The body's length from the request's headers, or why the body cannot be read.
+
+    One ``Content-Length`` of digits (repeats must agree), never with
+    ``Transfer-Encoding``: a server and a proxy that read a body's end
+    differently are how requests are smuggled (RFC 9112, section 6.3).
+    """
+    encodings = handler.headers.get_all("transfer-encoding") or []
+    lengths = {value.strip() for value in handler.headers.get_all("content-length") or []}
+    if encodings and lengths:
+        return 0, _refusal(400, "Content-Length and Transfer-Encoding together")
+    if any("chunked" in value.lower() for value in encodings):
+        # Clients send a length for bodies this small; reading chunks is not worth it here.
+        return 0, _refusal(411, "send the body with a Content-Length", "length_required")
+    if encodings:
+        return 0, _refusal(400, f"unsupported Transfer-Encoding {encodings[0]!r}")
+    if not lengths:
+        return 0, None
+    if len(lengths) > 1 or not all(part.isascii() and part.isdigit() for part in lengths):
+        return 0, _refusal(400, "Content-Length must be one non-negative integer")
+    length = int(lengths.pop())
+    if length > MAX_BODY:
+        return 0, _refusal(
+            413, f"the body is {length} bytes; the limit is {MAX_BODY}", "payload_too_large"
+        )
+    return length, None

@@ -2,7 +2,8 @@
 
 ``start`` does, in order:
 
-1. binds the HTTP port (a port in use fails here, before anything else starts);
+1. binds the HTTP port, on loopback only (``StackSettings`` refuses any other
+   address; a port in use fails here, before anything else starts);
 2. starts the AWS emulator (moto's server) and points this process at it:
    ``AWS_ENDPOINT_URL`` and credentials no real endpoint accepts;
 3. creates every resource the template declares, with ``AllowAnonymous=true``
@@ -25,9 +26,11 @@
 7. serves the template's ``HttpApi`` routes and the local-only ones: the
    sink's, the mailbox's ``GET /_local/emails``, ``POST /_local/trigger`` (an
    agent's schedule run once: ``signoff trigger``), the SSE stream
-   ``POST /agents/{name}/messages/stream`` and the ``/playground`` page; and
-   starts the SQS poller, the sweeper's schedule, the mailbox and — with
-   ``schedules`` (``signoff dev --schedules``) — the agents' schedules.
+   ``POST /agents/{name}/messages/stream`` and the ``/playground`` page, all
+   behind ``signoff.local.guard``, which refuses what a web page could send
+   (another ``Host``, cross-site requests, non-JSON bodies); and starts the
+   SQS poller, the sweeper's schedule, the mailbox and — with ``schedules``
+   (``signoff dev --schedules``) — the agents' schedules.
 
 Every function shares this process's environment, so the stack refuses a
 template whose functions give one variable different values. ``stop`` undoes
@@ -51,6 +54,7 @@ from signoff.local.emulator import AwsEmulator
 from signoff.local.environ import EnvironmentChanges
 from signoff.local.functions import FunctionOutput, LocalContinuations, LocalFunction
 from signoff.local.gateway import Gateway
+from signoff.local.guard import RequestGuard, check_listen_address
 from signoff.local.mailbox import Mailbox, emulator_sent_messages
 from signoff.local.poller import QueuePoller, Schedule, rate_seconds
 from signoff.local.router import Route, RouteTable, routes_from
@@ -89,7 +93,7 @@ class StackSettings:
     """How to run the stack; every field has the ``signoff dev`` default."""
 
     port: int = 3000  # 0: any free port
-    host: str = "127.0.0.1"
+    host: str = "127.0.0.1"  # loopback only: see signoff.local.guard
     environment: str | None = None  # None: the template's Environment default
     sweep_every: float | None = None  # None: the template's schedule
     # Run the agents' schedules (Schedule events with an Input), enabled deployed or not.
@@ -107,6 +111,10 @@ class StackSettings:
     log_level: str = "WARNING"  # the functions' Powertools logger
     console: TextIO | None = None  # where the stack reports; None: stdout
     logs: TextIO | None = None  # where the functions' own output goes; None: stderr
+
+    def __post_init__(self) -> None:
+        """Raises: UsageError: ``host`` is not loopback (see ``check_listen_address``)."""
+        check_listen_address(self.host)
 
 
 class LocalStack:
@@ -227,6 +235,7 @@ class LocalStack:
             **trigger_routes(scheduled_function(self.functions)),
         }
         self._serve_stream_and_playground(self._gateway)
+        self._gateway.guard = RequestGuard(self._gateway.port, self._served(self._gateway))
         # One HTTP request in a function at a time, process-wide (see signoff.local.functions).
         requests = threading.Lock()
         self._gateway.invoke = lambda route, event: self.functions[route.function].invoke(
@@ -355,6 +364,13 @@ class LocalStack:
         stream = TurnStream(self.message_api, stopping=self._stopping, log=self.say)
         gateway.local_patterns = [(stream.route, stream.serve)]
         gateway.local.update(playground_routes())
+
+    def _served(self, gateway: Gateway) -> RouteTable:
+        """Every route ``gateway`` serves, the template's and its local-only ones, for the guard."""
+        local = [
+            Route(function="local", method=method, path=path) for method, path in gateway.local
+        ]
+        return RouteTable([*self.routes, *local, *(route for route, _ in gateway.local_patterns)])
 
     def message_api(self) -> Api:
         """The services of the function that serves ``POST /agents/{name}/messages``."""
