@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import re
 from dataclasses import dataclass
 from functools import cached_property
 from typing import TYPE_CHECKING, Any
@@ -21,6 +20,7 @@ if TYPE_CHECKING:
     from signoff.clock import Clock
     from signoff.continuations.base import Continuations
     from signoff.durable.turns import Turns
+    from signoff.sessionkeys import SessionKeys
     from signoff.store.base import ApiKeys, PendingItems, Sessions
     from signoff.tokens import Signer
 
@@ -29,7 +29,6 @@ __all__ = ["Api", "api_of"]
 # API Gateway's HTTP API answers 503 after 30 s whatever the function does, so
 # a request's turn yields well before that and goes on in the background.
 API_GATEWAY_LIMIT = 30.0
-_SESSION_KEY_VALUE = re.compile(r"[^A-Za-z0-9_.:-]")
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -44,6 +43,9 @@ class Api:
     # Built on first use: reading the signing secret is a network call the
     # message function's cold start should not make.
     make_signer: Callable[[], Signer]
+    # Built on first use too: only a message without a sessionId but with its
+    # agent's sessionKey needs the session-key secret.
+    make_session_keys: Callable[[], SessionKeys]
     continuations: Continuations
     clock: Clock
     environment: str
@@ -60,6 +62,11 @@ class Api:
     def signer(self) -> Signer:
         """Signs and verifies resume tokens; its keys follow the secret (signoff.keyring)."""
         return self.make_signer()
+
+    @cached_property
+    def session_keys(self) -> SessionKeys:
+        """Derives session ids from an agent's ``sessionKey`` (signoff.sessionkeys)."""
+        return self.make_session_keys()
 
     @cached_property
     def chat(self) -> ChatChannels:
@@ -94,20 +101,18 @@ class Api:
             budget = min(budget, self.request_budget)
         return self.clock.monotonic() + max(budget, 0.0)
 
-    def session_of(self, agent: Agent, body: MessageBody) -> str | None:
-        """The session a message names: ``sessionId``, else the agent's own session key."""
-        return body.session_id or self.session_id_for(
-            agent.config.session_key, body.model_extra or {}
-        )
+    def session_of(self, agent: Agent, body: MessageBody, tenant: str) -> str | None:
+        """The session a message names: ``sessionId``, else the one its ``sessionKey`` derives.
 
-    def session_id_for(self, session_key: str | None, body: Mapping[str, Any]) -> str | None:
-        """The session named by the agent's own session key in the body, if any."""
-        if not session_key:
+        None when the body names neither: the turn starts a new session.
+        """
+        if body.session_id:
+            return body.session_id
+        key = agent.config.session_key
+        value = (body.model_extra or {}).get(key) if key else None
+        if not key or value is None or value == "":
             return None
-        value = body.get(session_key)
-        if value is None or value == "":
-            return None
-        return f"{session_key}-{_SESSION_KEY_VALUE.sub('_', str(value))[:100]}"
+        return self.session_keys.session_id(tenant=tenant, agent=agent.name, key=key, value=value)
 
 
 def api_of(router: BaseRouter) -> Api:

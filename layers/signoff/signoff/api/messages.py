@@ -34,7 +34,7 @@ def send_message(name: str, body: MessageBody) -> Response[dict[str, object]]:
         body.message,
         tenant=tenant,
         environment=api.environment,
-        session_id=api.session_of(agent, body),
+        session_id=api.session_of(agent, body, tenant),
         deadline=api.deadline(router.lambda_context, interactive=True),
     )
     metrics_for_turn("started", result)

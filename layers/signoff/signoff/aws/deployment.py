@@ -13,6 +13,7 @@ from signoff.clock import SystemClock
 from signoff.continuations.aws import LambdaContinuations
 from signoff.queue.sqs import SqsQueue
 from signoff.secrets.aws import SecretsManagerSecrets
+from signoff.sessionkeys import SESSION_KEY_SECRET, session_keys_from
 from signoff.store.dynamodb import DynamoStore
 from signoff.keyring import rotating_signer
 
@@ -36,6 +37,9 @@ def api_from_env() -> Api:
         pending=store.pending,
         api_keys=store.api_keys,
         make_signer=lambda: rotating_signer(SecretsManagerSecrets.from_env(), clock),
+        make_session_keys=lambda: session_keys_from(
+            SecretsManagerSecrets.from_env((SESSION_KEY_SECRET,))
+        ),
         make_chat=lambda: chat_from_env(agents.channels, clock),
         continuations=LambdaContinuations.from_env(),
         clock=clock,

@@ -130,7 +130,7 @@ class TurnStream:
         headers = {key.lower(): value for key, value in request.headers}
         tenant = api.tenant(headers)
         agent = api.agents.get(name)
-        return agent.name, body.message, tenant, api.session_of(agent, body) or new_id()
+        return agent.name, body.message, tenant, api.session_of(agent, body, tenant) or new_id()
 
     def _frames(
         self,
