@@ -53,7 +53,8 @@ def template_routes() -> set[tuple[str, str]]:
     for resource in load_template()["Resources"].values():
         for event in resource.get("Properties", {}).get("Events", {}).values():
             if event["Type"] == "HttpApi":
-                found.add((event["Properties"]["Method"].upper(), event["Properties"]["Path"]))
+                props = event["Properties"]  # no Path and no Method: the $default route
+                found.add((props.get("Method", "ANY").upper(), props.get("Path", "$default")))
     return found
 
 
@@ -147,7 +148,7 @@ def test_the_routes_served_are_the_templates_http_api_events(stack: LocalStack) 
     assert served == template_routes()
 
 
-@pytest.mark.parametrize("route", sorted(template_routes()))
+@pytest.mark.parametrize("route", sorted(r for r in template_routes() if r[1] != "$default"))
 def test_every_template_route_reaches_its_function(
     stack: LocalStack, http: httpx.Client, route: tuple[str, str]
 ) -> None:
@@ -160,14 +161,25 @@ def test_every_template_route_reaches_its_function(
 
 
 @pytest.mark.parametrize(
-    ("method", "path"),
-    [("GET", "/no/such/route"), ("DELETE", "/agents"), ("GET", "/agents/x/messages")],
+    ("method", "path", "status", "allow"),
+    [
+        ("GET", "/no/such/route", 404, None),
+        ("DELETE", "/agents", 405, "GET"),
+        ("PROPFIND", "/agents", 405, "GET"),
+        ("GET", "/agents/x/messages", 405, "POST"),  # the other function's route
+        ("HEAD", "/a/x", 405, "GET, POST"),
+        ("GET", "/_local/trigger", 405, "POST"),  # a local-only route
+    ],
 )
-def test_a_request_no_template_route_matches_gets_api_gateways_404(
-    http: httpx.Client, method: str, path: str
+def test_a_request_no_route_takes_gets_a_json_404_or_a_405_with_allow(
+    http: httpx.Client, method: str, path: str, status: int, allow: str | None
 ) -> None:
+    # API Gateway's $default route sends what no route matches to the resolve function
     answer = http.request(method, path)
-    assert answer.status_code == 404 and answer.json() == GATEWAY_NOT_FOUND
+    assert answer.status_code == status, answer.text
+    assert answer.headers.get("allow") == allow
+    if method != "HEAD":
+        assert set(answer.json()) >= {"error", "detail"}
 
 
 def _shape(event: dict[str, Any]) -> dict[str, Any]:

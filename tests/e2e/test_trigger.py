@@ -78,7 +78,7 @@ def test_the_route_hands_the_function_eventbridges_event_as_is(stack: LocalStack
     unknown = httpx.post(
         f"{stack.url}/_local/trigger", json={**event, "agent": "no-such-agent"}, timeout=60
     )
-    assert unknown.status_code == 404 and "no-such-agent" in unknown.json()["error"]
+    assert unknown.status_code == 404 and "no-such-agent" in unknown.json()["detail"]
 
 
 def test_an_unknown_agent_is_a_clear_error(stack: LocalStack) -> None:

@@ -162,3 +162,13 @@ def test_a_wrong_method_is_405_with_allow(
     assert response["statusCode"] == 405, name
     assert response["headers"]["Allow"] == allow
     assert body(response)["error"] == "method_not_allowed"
+
+
+def test_the_default_route_answers_the_message_routes_wrong_method(lambdas: Lambdas) -> None:
+    # Given what API Gateway's $default route sends the resolve function: a path the
+    # message function serves, with another method
+    response = lambdas.invoke("resolve", load_event("unmatched_route"))
+    # Then it is a 405 naming the method that path takes, not a 404
+    assert response["statusCode"] == 405
+    assert response["headers"]["Allow"] == "POST"
+    assert body(response)["allowed"] == ["POST"]

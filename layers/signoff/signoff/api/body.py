@@ -42,6 +42,7 @@ __all__ = [
     "form_body",
     "is_page",
     "parse_json",
+    "read_body",
 ]
 
 JSON: Final = "application/json"
@@ -95,8 +96,18 @@ def checked_event(event: dict[str, Any], route: Route | None, limit: int) -> dic
     if not data:
         return {**event, "body": None, "isBase64Encoded": False}
     headers = {str(k).lower(): str(v) for k, v in (event.get("headers") or {}).items()}
-    media = headers.get("content-type", "").split(";", 1)[0].strip().lower()
-    accepted = accepted_media(route)
+    text = read_body(data, headers.get("content-type", ""), accepted_media(route))
+    return {**event, "body": text, "isBase64Encoded": False}
+
+
+def read_body(data: bytes, content_type: str, accepted: tuple[str, ...]) -> str:
+    """A non-empty body as text, once its media type, encoding and (for JSON) syntax pass.
+
+    Raises:
+        UnsupportedMediaType: ``content_type`` is none of ``accepted``.
+        MalformedRequest: not UTF-8, or JSON that is malformed or out of bounds.
+    """
+    media = content_type.split(";", 1)[0].strip().lower()
     if media not in accepted:
         raise UnsupportedMediaType(media, list(accepted))
     try:
@@ -105,7 +116,7 @@ def checked_event(event: dict[str, Any], route: Route | None, limit: int) -> dic
         raise MalformedRequest("the body is not UTF-8") from None
     if media == JSON:
         parse_json(text)
-    return {**event, "body": text, "isBase64Encoded": False}
+    return text
 
 
 def parse_json(text: str) -> Any:

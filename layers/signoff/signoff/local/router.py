@@ -5,13 +5,15 @@ locally with no other edit. Matching follows API Gateway's HTTP API: a route
 key is ``METHOD /path`` with ``{param}`` segments (``{proxy+}`` takes the rest
 of the path), ``ANY`` takes every method, and when several routes match the
 most specific wins — literal segments before parameters, a greedy parameter last.
+An event with neither ``Path`` nor ``Method`` is the ``$default`` route: it takes
+every request that no other route matches.
 """
 
 from __future__ import annotations
 
 import re
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Final
 from urllib.parse import unquote
 
 if TYPE_CHECKING:
@@ -19,9 +21,10 @@ if TYPE_CHECKING:
 
     from signoff.local.template import FunctionSpec
 
-__all__ = ["Route", "RouteTable", "routes_from"]
+__all__ = ["DEFAULT_ROUTE", "Route", "RouteTable", "routes_from"]
 
 _PARAMETER = re.compile(r"^\{([A-Za-z0-9_.-]+)(\+?)\}$")
+DEFAULT_ROUTE: Final = "$default"
 
 
 @dataclass(frozen=True)
@@ -35,6 +38,10 @@ class Route:
     _names: tuple[str, ...] = field(init=False, repr=False, compare=False)
 
     def __post_init__(self) -> None:
+        if self.path == DEFAULT_ROUTE:
+            object.__setattr__(self, "_pattern", re.compile("^/.*$", re.DOTALL))
+            object.__setattr__(self, "_names", ())
+            return
         parts, names = [], []
         for segment in self.path.strip("/").split("/"):
             parameter = _PARAMETER.match(segment)
@@ -51,8 +58,8 @@ class Route:
 
     @property
     def route_key(self) -> str:
-        """``METHOD /path``, as API Gateway names the route in the event."""
-        return f"{self.method} {self.path}"
+        """``METHOD /path`` (or ``$default``), as API Gateway names the route in the event."""
+        return DEFAULT_ROUTE if self.path == DEFAULT_ROUTE else f"{self.method} {self.path}"
 
     def parameters(self, method: str, path: str) -> dict[str, str] | None:
         """The path parameters when ``method`` and ``path`` match this route, else None."""
@@ -66,6 +73,8 @@ class Route:
     @property
     def specificity(self) -> tuple[int, int, int]:
         """Sorts the most specific route first, as API Gateway picks among matches."""
+        if self.path == DEFAULT_ROUTE:
+            return (2, 0, 1)  # after every other route
         segments = self.path.strip("/").split("/")
         greedy = any(s.endswith("+}") for s in segments)
         literal = len(segments) - len(self._names)
@@ -84,7 +93,7 @@ def routes_from(functions: Mapping[str, FunctionSpec]) -> list[Route]:
         Route(
             function=logical_id,
             method=str(event["Properties"].get("Method", "ANY")).upper(),
-            path=str(event["Properties"]["Path"]),
+            path=str(event["Properties"].get("Path", DEFAULT_ROUTE)),
         )
         for logical_id, spec in functions.items()
         for event in spec.events.values()

@@ -115,16 +115,20 @@ class TurnStream:
         """(agent, message, tenant, session id) of a request, as ``POST /messages`` reads them.
 
         Raises:
-            PayloadTooLarge, UsageError, Unauthorized, UnknownAgent: the API's 413, 400,
-                401 and 404.
+            PayloadTooLarge, MalformedRequest, UnsupportedMediaType, UsageError,
+                Unauthorized, UnknownAgent: the API's 413, 400, 415, 400, 401 and 404.
         """
+        from signoff.api.body import JSON, read_body
         from signoff.api.errors import validation_detail
         from signoff.api.models import MessageBody
 
         if len(request.body) > api.max_body_bytes:
             raise PayloadTooLarge(len(request.body), api.max_body_bytes)
+        # The API's own body checks (415, 400), as for POST /messages.
+        content_type = request.header("content-type")
+        text = read_body(request.body, content_type, (JSON,)) if request.body else "null"
         try:
-            body = MessageBody.model_validate_json(request.body or b"null")
+            body = MessageBody.model_validate_json(text)
         except ValidationError as error:
             raise UsageError(validation_detail(error.errors())) from None
         headers = {key.lower(): value for key, value in request.headers}

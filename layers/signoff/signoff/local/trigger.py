@@ -4,9 +4,10 @@ The body is the scheduled run's event, ``{"agent", "message", "tenant"}`` — wh
 the template's ``Schedule`` event puts in ``Input`` and EventBridge passes to
 the function unchanged. The route invokes the function that carries those
 schedules (the message function) with exactly that event and answers 200 with
-the handler's result as JSON (``{"sessionId", "status"}``). A body that is not
-such an event is a 400, an agent the stack does not have a 404, and a handler
-that raises a 500 naming the error.
+the handler's result as JSON (``{"sessionId", "status"}``). Refusals are the
+API's ``{error, detail}``: a body that is not JSON a 415, one that is not such
+an event (or not strict, bounded JSON, as the API reads it) a 400, an agent
+the stack does not have a 404, and a handler that raises a 500 naming the error.
 Like the sink's routes it is local-only: the template has no such route, and
 nothing deployed serves it. ``signoff trigger <agent>`` is its client.
 """
@@ -16,7 +17,9 @@ from __future__ import annotations
 import json
 from typing import TYPE_CHECKING, Any, Final
 
-from signoff.errors import UnknownAgent
+from signoff.api.body import JSON, read_body
+from signoff.api.errors import error_payload
+from signoff.errors import MalformedRequest, SignoffError
 from signoff.local.gateway import HttpRequest, HttpResponse
 
 if TYPE_CHECKING:
@@ -48,26 +51,41 @@ def trigger_routes(
 
     def trigger(request: HttpRequest) -> HttpResponse:
         try:
-            event: Any = json.loads(request.body or b"{}")
-        except ValueError:
-            return HttpResponse.json(400, {"error": "the body must be JSON"})
-        if not isinstance(event, dict) or set(event) != set(_FIELDS):
-            return HttpResponse.json(
-                400, {"error": f"the body must be an object with exactly {', '.join(_FIELDS)}"}
-            )
-        if not all(isinstance(event[name], str) and event[name] for name in _FIELDS):
-            return HttpResponse.json(400, {"error": f"{', '.join(_FIELDS)} must be strings"})
-        try:
-            result = function.invoke({name: event[name] for name in _FIELDS})
-        except UnknownAgent as exc:
-            return HttpResponse.json(404, {"error": str(exc)})
+            event = _scheduled_run(request)
+            result = function.invoke(event)
+        except SignoffError as exc:  # a refused body, an unknown agent: the API's 4xx
+            status, body = error_payload(exc)
+            if status < 500:
+                return HttpResponse.json(status, body)
+            return _failed(function, exc)
         except Exception as exc:  # the invocation failed, as Lambda would report it
-            return HttpResponse.json(
-                500, {"error": f"{function.name} failed: {type(exc).__name__}: {exc}"}
-            )
+            return _failed(function, exc)
         return HttpResponse.json(200, result)
 
     return {("POST", TRIGGER_PATH): trigger}
+
+
+def _scheduled_run(request: HttpRequest) -> dict[str, str]:
+    """The scheduled run's event a request carries.
+
+    Raises:
+        UnsupportedMediaType, MalformedRequest: the body is not strict, bounded JSON.
+        MalformedRequest: it is not an object of exactly the run's fields, all strings.
+    """
+    text = (
+        read_body(request.body, request.header("content-type"), (JSON,)) if request.body else "{}"
+    )
+    event: Any = json.loads(text)
+    if not isinstance(event, dict) or set(event) != set(_FIELDS):
+        raise MalformedRequest(f"the body must be an object with exactly {', '.join(_FIELDS)}")
+    if not all(isinstance(event[name], str) and event[name] for name in _FIELDS):
+        raise MalformedRequest(f"{', '.join(_FIELDS)} must be strings")
+    return {name: event[name] for name in _FIELDS}
+
+
+def _failed(function: LocalFunction, exc: Exception) -> HttpResponse:
+    detail = f"{function.name} failed: {type(exc).__name__}: {exc}"
+    return HttpResponse.json(500, {"error": "internal_error", "detail": detail})
 
 
 def run_trigger(base_url: str, agent: str, event: dict[str, str]) -> tuple[Any, str | None]:
@@ -91,7 +109,7 @@ def run_trigger(base_url: str, agent: str, event: dict[str, str]) -> tuple[Any, 
             answer = http.post(TRIGGER_PATH, json=event)
             result = parsed(answer)
             if answer.status_code != 200:
-                error = result.get("error") if isinstance(result, dict) else answer.text[:300]
+                error = result.get("detail") if isinstance(result, dict) else answer.text[:300]
                 raise SignoffError(f"the run of {agent} failed ({answer.status_code}): {error}")
             session = result.get("sessionId") if isinstance(result, dict) else None
             text = None
