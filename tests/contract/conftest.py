@@ -15,6 +15,7 @@ from typing import Any
 import pytest
 
 from signoff.clock import ManualClock
+from signoff.ids import new_id
 from signoff.messages import UserMessage
 from signoff.store.dynamodb import DynamoStore
 from signoff.store.memory import MemoryStore
@@ -24,6 +25,7 @@ from signoff.store.records import (
     LogChunk,
     OutboxRow,
     PendingItem,
+    PendingStatus,
     SessionRecord,
 )
 from tests.support.aws import aws as aws
@@ -126,6 +128,41 @@ class Records:
             session=paused, pending=pending, outbox=outbox or [], audit=audit or [], release=True
         )
         store.sessions.commit(commit, owner=PAUSER)
+
+    def resolve(
+        self,
+        store: Store,
+        pending_id: str,
+        *,
+        status: PendingStatus,
+        actor: str,
+        channel: str,
+        now: float,
+        session_id: str = "s1",
+        **changes: Any,
+    ) -> PendingItem:
+        """Resolve through the port, with the audit entry every decision carries."""
+        entry = self.decision_entry(
+            pending_id, status=status, actor=actor, channel=channel, now=now, subject=session_id
+        )
+        return store.pending.resolve(
+            pending_id, status=status, actor=actor, channel=channel, now=now, audit=entry, **changes
+        )
+
+    def decision_entry(
+        self, pending_id: str, *, status: str, actor: str, channel: str, now: float, subject: str
+    ) -> AuditEntry:
+        """The audit entry of one decision (a fresh id each time, as ``Decisions`` makes)."""
+        return self.audit(
+            new_id(),
+            subject=subject,
+            at=now,
+            kind="expiry" if status == "expired" else "human",
+            decision=status,
+            actor=actor,
+            channel=channel,
+            pending_id=pending_id,
+        )
 
 
 @pytest.fixture

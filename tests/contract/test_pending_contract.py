@@ -7,7 +7,7 @@ from typing import TYPE_CHECKING
 
 import pytest
 
-from signoff.errors import AlreadyResolved, Expired, NotFound, UsageError
+from signoff.errors import AlreadyResolved, Expired, NotFound, StoreUnavailable, UsageError
 
 if TYPE_CHECKING:
     from signoff.clock import ManualClock
@@ -29,9 +29,11 @@ def test_the_first_resolution_wins_and_a_later_one_sees_the_winner(
 ) -> None:
     records.pause(store, records.pending("p1"))
 
-    won = store.pending.resolve("p1", status="approved", actor="alice", channel="slack", now=t0 + 5)
+    won = records.resolve(
+        store, "p1", status="approved", actor="alice", channel="slack", now=t0 + 5
+    )
     with pytest.raises(AlreadyResolved) as late:
-        store.pending.resolve("p1", status="denied", actor="bob", channel="email", now=t0 + 6)
+        records.resolve(store, "p1", status="denied", actor="bob", channel="email", now=t0 + 6)
 
     assert (won.status, won.resolved_by, won.resolved_via, won.resolved_at) == (
         "approved",
@@ -51,8 +53,15 @@ def test_an_answer_and_a_note_are_kept_with_the_rest_of_the_item(
     )
     records.pause(store, question)
 
-    answered = store.pending.resolve(
-        "q1", status="answered", actor="carol", channel="web", now=t0 + 1, answer="b", note="ok"
+    answered = records.resolve(
+        store,
+        "q1",
+        status="answered",
+        actor="carol",
+        channel="web",
+        now=t0 + 1,
+        answer="b",
+        note="ok",
     )
 
     expected = question.model_copy(
@@ -75,14 +84,20 @@ def test_an_answer_too_large_to_store_is_refused_and_changes_nothing(
     records.pause(store, records.pending("q1", kind="question", question="Why?"))
 
     with pytest.raises(UsageError):
-        store.pending.resolve(
-            "q1", status="answered", actor="carol", channel="web", now=t0, answer="x" * 40_000
+        records.resolve(
+            store,
+            "q1",
+            status="answered",
+            actor="carol",
+            channel="web",
+            now=t0,
+            answer="x" * 40_000,
         )
 
     stored = store.pending.get("q1")
     assert stored is not None and (stored.status, stored.answer) == ("pending", None)
-    answered = store.pending.resolve(
-        "q1", status="answered", actor="carol", channel="web", now=t0, answer="y" * 30_000
+    answered = records.resolve(
+        store, "q1", status="answered", actor="carol", channel="web", now=t0, answer="y" * 30_000
     )
     assert answered.answer == "y" * 30_000
 
@@ -93,9 +108,10 @@ def test_a_late_resolution_is_expired_before_any_sweep(
     records.pause(store, records.pending("p1", expires_at=t0 + 60))
 
     with pytest.raises(Expired) as expired:
-        store.pending.resolve("p1", status="approved", actor="alice", channel="slack", now=t0 + 60)
+        records.resolve(store, "p1", status="approved", actor="alice", channel="slack", now=t0 + 60)
 
-    assert (expired.value.current.id, expired.value.current.status) == ("p1", "pending")
+    # the person is told the item's real status: its time ran out, swept or not
+    assert (expired.value.current.id, expired.value.current.status) == ("p1", "expired")
     stored = store.pending.get("p1")
     assert stored is not None and stored.status == "pending"
 
@@ -106,18 +122,18 @@ def test_the_sweeper_expires_an_item_only_once_it_is_due(
     records.pause(store, records.pending("p1", expires_at=t0 + 60))
 
     with pytest.raises(UsageError):
-        store.pending.resolve(
-            "p1", status="expired", actor="sweeper", channel="sweeper", now=t0 + 59
+        records.resolve(
+            store, "p1", status="expired", actor="sweeper", channel="sweeper", now=t0 + 59
         )
     still = store.pending.get("p1")
-    expired = store.pending.resolve(
-        "p1", status="expired", actor="sweeper", channel="sweeper", now=t0 + 60
+    expired = records.resolve(
+        store, "p1", status="expired", actor="sweeper", channel="sweeper", now=t0 + 60
     )
 
     assert still is not None and still.status == "pending"
     assert (expired.status, expired.resolved_by) == ("expired", "sweeper")
     with pytest.raises(Expired) as late:
-        store.pending.resolve("p1", status="approved", actor="alice", channel="slack", now=t0 + 61)
+        records.resolve(store, "p1", status="approved", actor="alice", channel="slack", now=t0 + 61)
     assert late.value.current.status == "expired"
 
 
@@ -125,11 +141,11 @@ def test_the_sweeper_does_not_expire_a_resolved_item(
     store: Store, records: Records, t0: float
 ) -> None:
     records.pause(store, records.pending("p1", expires_at=t0 + 60))
-    store.pending.resolve("p1", status="denied", actor="alice", channel="slack", now=t0 + 1)
+    records.resolve(store, "p1", status="denied", actor="alice", channel="slack", now=t0 + 1)
 
     with pytest.raises(AlreadyResolved) as resolved:
-        store.pending.resolve(
-            "p1", status="expired", actor="sweeper", channel="sweeper", now=t0 + 99
+        records.resolve(
+            store, "p1", status="expired", actor="sweeper", channel="sweeper", now=t0 + 99
         )
 
     assert (resolved.value.current.status, resolved.value.current.resolved_by) == (
@@ -138,9 +154,9 @@ def test_the_sweeper_does_not_expire_a_resolved_item(
     )
 
 
-def test_resolving_an_unknown_item_is_not_found(store: Store, t0: float) -> None:
+def test_resolving_an_unknown_item_is_not_found(store: Store, records: Records, t0: float) -> None:
     with pytest.raises(NotFound) as missing:
-        store.pending.resolve("nope", status="approved", actor="alice", channel="slack", now=t0)
+        records.resolve(store, "nope", status="approved", actor="alice", channel="slack", now=t0)
 
     assert (missing.value.kind, missing.value.key) == ("pending item", "nope")
 
@@ -149,8 +165,14 @@ def test_a_resolved_item_is_gone_once_its_retention_passes(
     store: Store, records: Records, t0: float, clock: ManualClock
 ) -> None:
     records.pause(store, records.pending("p1"))
-    store.pending.resolve(
-        "p1", status="approved", actor="alice", channel="slack", now=t0, retain_until=t0 + 100
+    records.resolve(
+        store,
+        "p1",
+        status="approved",
+        actor="alice",
+        channel="slack",
+        now=t0,
+        retain_until=t0 + 100,
     )
 
     clock.advance(99)
@@ -160,7 +182,7 @@ def test_a_resolved_item_is_gone_once_its_retention_passes(
     assert kept is not None and kept.retain_until == t0 + 100
     assert store.pending.get("p1") is None
     with pytest.raises(NotFound):
-        store.pending.resolve("p1", status="denied", actor="bob", channel="slack", now=t0 + 100)
+        records.resolve(store, "p1", status="denied", actor="bob", channel="slack", now=t0 + 100)
 
 
 def test_due_lists_items_past_their_expiry_oldest_first(
@@ -171,7 +193,7 @@ def test_due_lists_items_past_their_expiry_oldest_first(
             store,
             records.pending(pending_id, session_id=f"s-{pending_id}", expires_at=t0 + expires),
         )
-    store.pending.resolve("p20", status="approved", actor="alice", channel="slack", now=t0)
+    records.resolve(store, "p20", status="approved", actor="alice", channel="slack", now=t0)
 
     assert [item.id for item in store.pending.due(t0 + 100)] == ["p10", "p30"]
     assert [item.id for item in store.pending.due(t0 + 100, limit=1)] == ["p10"]
@@ -181,7 +203,7 @@ def test_due_lists_items_past_their_expiry_oldest_first(
 
 def test_mark_resumed_records_the_resume(store: Store, records: Records, t0: float) -> None:
     records.pause(store, records.pending("p1"))
-    store.pending.resolve("p1", status="approved", actor="alice", channel="slack", now=t0)
+    records.resolve(store, "p1", status="approved", actor="alice", channel="slack", now=t0)
 
     store.pending.mark_resumed("p1")
 
@@ -198,8 +220,8 @@ def test_an_item_with_1mb_arguments_reads_back_identical_and_resolves(
     pending = records.pending("p1", args={"document": document})
     records.pause(store, pending)
 
-    resolved = store.pending.resolve(
-        "p1", status="approved", actor="alice", channel="slack", now=t0
+    resolved = records.resolve(
+        store, "p1", status="approved", actor="alice", channel="slack", now=t0
     )
 
     assert store.pending.get("p1") == resolved
@@ -220,7 +242,7 @@ def test_waiting_lists_open_items_not_yet_due_soonest_expiry_first_across_pages(
             records.pending(pending_id, session_id=f"s-{pending_id}", expires_at=t0 + expires),
         )
     records.pause(store, records.pending("due", session_id="s-due", expires_at=t0 + 5))
-    store.pending.resolve("p3", status="approved", actor="alice", channel="slack", now=t0)
+    records.resolve(store, "p3", status="approved", actor="alice", channel="slack", now=t0)
 
     waiting = [item.id for item in store.pending.waiting(t0 + 10)]
 
@@ -237,7 +259,7 @@ def test_waiting_is_read_page_by_page_as_it_is_consumed(
 
     waiting = store.pending.waiting(t0)
     first = next(waiting)
-    store.pending.resolve("p4", status="denied", actor="bob", channel="slack", now=t0)
+    records.resolve(store, "p4", status="denied", actor="bob", channel="slack", now=t0)
 
     # p4 sat on the second page: it was read after its resolution and is left out
     assert [first.id, *(item.id for item in waiting)] == ["p0", "p1", "p2", "p3"]
@@ -263,7 +285,7 @@ def test_note_reminder_refuses_a_resolved_a_due_or_an_unknown_item(
 ) -> None:
     records.pause(store, records.pending("p1"))
     records.pause(store, records.pending("p2", session_id="s2", expires_at=t0 + 30))
-    store.pending.resolve("p1", status="approved", actor="alice", channel="slack", now=t0)
+    records.resolve(store, "p1", status="approved", actor="alice", channel="slack", now=t0)
 
     assert store.pending.note_reminder("p1", 0, now=t0 + 1) is None
     assert store.pending.note_reminder("p2", 0, now=t0 + 30) is None
@@ -290,3 +312,71 @@ def test_two_sweeps_noting_the_same_reminder_at_once_count_it_once(
 
     assert sum(result is not None for result in won) == 1
     assert store.pending.get("p1").reminders == 1  # type: ignore[union-attr]
+
+
+# --- a decision and its audit entry are one write (DESIGN.md §5.8) -------------------------
+
+
+def test_a_winning_resolution_writes_exactly_its_audit_entry(
+    store: Store, records: Records, t0: float
+) -> None:
+    records.pause(store, records.pending("p1"))
+    entry = records.decision_entry(
+        "p1", status="approved", actor="alice", channel="slack", now=t0 + 5, subject="s1"
+    )
+
+    won = store.pending.resolve(
+        "p1", status="approved", actor="alice", channel="slack", now=t0 + 5, audit=entry
+    )
+
+    assert won.status == "approved"
+    assert store.audit.for_subject("s1") == [entry]
+
+
+@pytest.mark.parametrize("refusal", ["resolved", "late", "unknown", "not-due", "too-large"])
+def test_a_refused_resolution_writes_no_audit_entry(
+    store: Store, records: Records, t0: float, refusal: str
+) -> None:
+    records.pause(store, records.pending("p1", expires_at=t0 + 60))
+    records.pause(store, records.pending("q1", session_id="s2", kind="question", question="Why?"))
+    first = records.resolve(store, "p1", status="denied", actor="bob", channel="api", now=t0)
+    before = {subject: store.audit.for_subject(subject) for subject in ("s1", "s2")}
+    attempts = {
+        "resolved": ("p1", "approved", t0 + 1, {}),
+        "late": ("q1", "answered", t0 + 3600, {"answer": "because"}),
+        "unknown": ("nope", "approved", t0, {}),
+        "not-due": ("q1", "expired", t0 + 5, {}),
+        "too-large": ("q1", "answered", t0, {"answer": "x" * 40_000}),
+    }
+    pending_id, status, now, extra = attempts[refusal]
+
+    with pytest.raises((AlreadyResolved, Expired, NotFound, UsageError)):
+        records.resolve(
+            store, pending_id, status=status, actor="mallory", channel="slack", now=now, **extra
+        )
+
+    assert {subject: store.audit.for_subject(subject) for subject in ("s1", "s2")} == before
+    assert store.pending.get("p1") == first
+    assert store.pending.get("q1").status == "pending"  # type: ignore[union-attr]
+
+
+def test_an_audit_entry_that_cannot_be_written_leaves_the_item_pending(
+    store: Store, records: Records, t0: float
+) -> None:
+    records.pause(store, records.pending("p1"))
+    taken = records.decision_entry(
+        "p1", status="approved", actor="alice", channel="slack", now=t0, subject="s1"
+    )
+    store.audit.record([taken])
+
+    # the same entry again: its write fails, so the decision must not be stored either
+    with pytest.raises(StoreUnavailable):
+        store.pending.resolve(
+            "p1", status="approved", actor="alice", channel="slack", now=t0, audit=taken
+        )
+
+    stored = store.pending.get("p1")
+    assert stored is not None and (stored.status, stored.resolved_by) == ("pending", None)
+    assert store.audit.for_subject("s1") == [taken]
+    won = records.resolve(store, "p1", status="approved", actor="alice", channel="slack", now=t0)
+    assert won.status == "approved" and len(store.audit.for_subject("s1")) == 2

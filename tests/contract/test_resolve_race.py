@@ -1,4 +1,5 @@
-"""Twenty simultaneous clicks on one pending item: exactly one resolution wins (DESIGN.md §5.1).
+"""Twenty simultaneous clicks on one pending item: exactly one resolution wins (DESIGN.md §5.1),
+and exactly one audit entry, the winner's, is written (§5.8).
 
 DynamoDB applies each conditional write atomically; moto's in-process backend
 does not. Measured on moto 5.2.5 with this adapter and a short thread switch
@@ -40,7 +41,9 @@ def busy_switching() -> Iterator[None]:
     sys.setswitchinterval(interval)
 
 
-def race(store: Store, pending_id: str, now: float) -> tuple[list[PendingItem], list[Any]]:
+def race(
+    store: Store, records: Records, pending_id: str, now: float
+) -> tuple[list[PendingItem], list[Any]]:
     """Resolve ``pending_id`` from ``CLICKS`` threads at once: (winners, refusals)."""
     start = threading.Barrier(CLICKS)
     won: list[PendingItem] = []
@@ -52,8 +55,13 @@ def race(store: Store, pending_id: str, now: float) -> tuple[list[PendingItem], 
         start.wait()
         try:
             won.append(
-                store.pending.resolve(
-                    pending_id, status=status, actor=f"user-{number}", channel="slack", now=now
+                records.resolve(
+                    store,
+                    pending_id,
+                    status=status,
+                    actor=f"user-{number}",
+                    channel="slack",
+                    now=now,
                 )
             )
         except AlreadyResolved as late:
@@ -77,7 +85,7 @@ def test_exactly_one_of_twenty_simultaneous_resolutions_wins(
 ) -> None:
     records.pause(store, records.pending("p1"))
 
-    won, refused = race(store, "p1", t0 + 1)
+    won, refused = race(store, records, "p1", t0 + 1)
 
     assert len(won) == 1
     assert len(refused) == CLICKS - 1
@@ -89,3 +97,8 @@ def test_exactly_one_of_twenty_simultaneous_resolutions_wins(
         (winner.status, winner.resolved_by)
     }
     assert store.pending.get("p1") == winner
+    # the decision and its audit entry are one write: the winner's entry, and no other
+    entries = store.audit.for_subject("s1")
+    assert [(e.decision, e.actor, e.pending_id) for e in entries] == [
+        (winner.status, winner.resolved_by, "p1")
+    ]

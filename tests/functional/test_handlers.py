@@ -157,7 +157,10 @@ def test_two_resolutions_one_wins_one_conflicts(lambdas: Lambdas) -> None:
     conflict = body(second)
     assert conflict["error"] == "already_resolved"
     assert conflict["current"]["status"] == "approved"
-    assert conflict["current"]["resolvedBy"] == "tenant:default"
+    assert (conflict["current"]["resolvedBy"], conflict["current"]["resolvedVia"]) == (
+        "anonymous@default",
+        "api",
+    )
 
 
 def test_forged_and_expired_tokens(lambdas: Lambdas) -> None:

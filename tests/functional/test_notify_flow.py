@@ -230,8 +230,11 @@ def test_a_signed_slack_click_decides_updates_the_message_and_continues(
     assert response["statusCode"] == 200
     assert "approved by U012ABC" in body(response)["text"]
     item = deployment.resolve.API.pending.get(paused["id"])
-    assert (
-        item.status == "approved" and item.resolved_by == "team-slack:U012ABC" and not item.resumed
+    assert (item.status, item.resolved_by, item.resolved_via, item.resumed) == (
+        "approved",
+        "U012ABC",
+        "team-slack",
+        False,
     )
     update = next(r for r in deployment.slack.requests if r.path.endswith("chat.update"))
     assert update.json()["ts"] == "1764460800.000100" and "approved by U012ABC" in json.dumps(
@@ -248,7 +251,7 @@ def test_a_signed_slack_click_decides_updates_the_message_and_continues(
     again = deployment.resolve.handler(
         signed_slack_click(deployment, paused["id"]), FakeLambdaContext()
     )
-    assert body(again)["text"].startswith("Already approved by team-slack:U012ABC")
+    assert body(again)["text"].startswith("Already approved by U012ABC via team-slack")
     assert deployment.resolve.API.continuations.drain() == []
 
 
@@ -278,8 +281,8 @@ def test_someone_not_an_approver_is_refused_and_audited(deployment: Deployment) 
     assert response["statusCode"] == 200 and "not one of the approvers" in body(response)["text"]
     assert deployment.resolve.API.pending.get(paused["id"]).status == "pending"
     audit = deployment.resolve.API.turns.audit.for_subject(paused["sessionId"])
-    assert [(a.kind, a.actor) for a in audit if a.kind == "refusal"] == [
-        ("refusal", "team-slack:U999")
+    assert [(a.kind, a.actor, a.channel) for a in audit if a.kind == "refusal"] == [
+        ("refusal", "U999", "team-slack")
     ]
 
 

@@ -11,6 +11,7 @@ import pytest
 
 from signoff.agents import load_agent
 from signoff.clock import ManualClock
+from signoff.durable.decide import Actor, Approve
 from signoff.errors import AlreadyResolved, Expired, SessionBusy, SignoffError, UsageError
 from signoff.messages import ToolResultMessage
 from signoff.models.factory import build_model
@@ -435,13 +436,16 @@ def test_proceed_resumes_a_session_whose_item_was_resolved_without_resuming(
     paused = turns.send("customer-service", REFUND, tenant="default", environment="production")
     assert paused.pending is not None
     # a chat click's acknowledgement: only the conditional write, the turn resumes later
-    store.pending.resolve(
+    scheduled: list[str] = []
+    decided = turns.decide(
         paused.pending.id,
-        status="approved",
-        actor="U123",
-        channel="slack",
-        now=clock.now().timestamp(),
+        Approve(),
+        Actor(id="U123", channel="slack"),
+        schedule=scheduled.append,
+        resume=False,
     )
+    assert decided.result is None and scheduled == [paused.session_id]
+    assert (decided.item.status, decided.item.resolved_by) == ("approved", "U123")
     done = turns.proceed(paused.session_id)
     assert done.status == "finished" and done.text is not None
     assert done.text.startswith("Refunded 42.0 USD")

@@ -23,6 +23,7 @@ __all__ = [
     "ANONYMOUS_TENANT",
     "KEY_ID_PREFIX",
     "KEY_PREFIX",
+    "caller_for",
     "hash_key",
     "new_api_key",
     "new_key_id",
@@ -79,9 +80,20 @@ def tenant_for(keys: ApiKeys, header_value: str | None, *, allow_anonymous: bool
     Raises:
         Unauthorized: no key where one is required, or a key unknown or revoked.
     """
+    return caller_for(keys, header_value, allow_anonymous=allow_anonymous)[0]
+
+
+def caller_for(
+    keys: ApiKeys, header_value: str | None, *, allow_anonymous: bool
+) -> tuple[str, str | None]:
+    """The tenant and the key id of a request's API key (None: an anonymous caller).
+
+    Raises:
+        Unauthorized: no key where one is required, or a key unknown or revoked.
+    """
     if header_value is None:
         if allow_anonymous:
-            return ANONYMOUS_TENANT
+            return ANONYMOUS_TENANT, None
         raise Unauthorized("an API key is required")
     presented = hash_key(header_value)
     found = keys.find(presented)
@@ -91,4 +103,4 @@ def tenant_for(keys: ApiKeys, header_value: str | None, *, allow_anonymous: bool
     if found is None or not known or found.revoked_at is not None:
         # one message for unknown and revoked: a caller learns nothing about which
         raise Unauthorized("invalid API key")
-    return found.tenant
+    return found.tenant, found.key_id

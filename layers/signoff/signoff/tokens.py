@@ -6,7 +6,15 @@ A token is four dot-separated parts::
 
 ``payload`` is the unpadded base64url of compact JSON with sorted keys::
 
-    {"a": action, "e": expires_at, "h": args_hash, "p": pending_id, "t": tenant}
+    {"a": action, "c": channel, "e": expires_at, "h": args_hash, "p": pending_id,
+     "r": recipient, "t": tenant}
+
+``r`` and ``c`` are present together or not at all: a link made for one person
+(each email recipient gets their own) names that address and the channel it was
+mailed through, and a decision through it is that person's — the channel's
+``approvers`` are checked against ``r``. A token without them (a webhook's link,
+Slack's open-link button, tokens issued before recipients existed) names nobody
+and is decided as ``link``.
 
 and ``signature`` the unpadded base64url of HMAC-SHA256 under the key named by
 ``key_id`` over ``"v1." + key_id + "." + payload``. The key id is signed too, so a
@@ -80,6 +88,8 @@ _MIN_KEY_BYTES: Final = 16
 # Far above any real token; bounds the work an attacker can make verify() do.
 _MAX_TOKEN_CHARS: Final = 2048
 _PAYLOAD_KEYS: Final = frozenset({"a", "e", "h", "p", "t"})
+# A link made for one person carries both of these, or neither.
+_RECIPIENT_KEYS: Final = frozenset({"c", "r"})
 _SHA256_HEX: Final = re.compile(r"[0-9a-f]{64}")
 
 
@@ -93,6 +103,9 @@ class ResumeToken:
     args_hash: str
     expires_at: int
     key_id: str
+    # The person the link was made for and the channel it went through (email), if any.
+    recipient: str | None = None
+    channel: str | None = None
 
     def permits(self, decision: Decision) -> bool:
         """Whether this token may make ``decision`` (``decide`` covers approve and deny)."""
@@ -172,7 +185,6 @@ class Signer:
         """The key that verifies tokens of ``key_id``, if it is listed."""
         return self._keys_now().keys.get(key_id)
 
-
     def issue(
         self,
         pending_id: str,
@@ -180,24 +192,32 @@ class Signer:
         tenant: str,
         args: Mapping[str, Any] | None,
         expires_at: float,
+        *,
+        recipient: str | None = None,
+        channel: str | None = None,
     ) -> str:
         """A token for ``action`` on ``pending_id``, valid until ``expires_at`` (epoch seconds).
 
         A fractional expiry is cut to the whole second before it, so the token
-        never outlives the item it was issued for.
+        never outlives the item it was issued for. ``recipient`` and ``channel``
+        bind it to the one person it is sent to (both or neither).
 
         Raises:
-            UsageError: an unknown action.
+            UsageError: an unknown action, or only one of recipient and channel.
         """
         if action not in _ACTIONS:
             raise UsageError(f"unknown token action {action!r}; actions: {sorted(_ACTIONS)}")
-        payload = {
+        if (recipient is None) != (channel is None):
+            raise UsageError("a token names a recipient and its channel together, or neither")
+        payload: dict[str, Any] = {
             "a": action,
             "e": int(expires_at),
             "h": args_hash(args),
             "p": pending_id,
             "t": tenant,
         }
+        if recipient is not None:
+            payload |= {"c": channel, "r": recipient}
         text = json.dumps(payload, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
         # One snapshot for the id and the key: a rotation in between cannot split them.
         key_set = self._keys_now()
@@ -249,7 +269,13 @@ def _grant(payload: Any, key_id: str) -> ResumeToken:
     """The token a signed payload describes; TokenForged unless every field has its type."""
     # A payload we signed always passes; these checks keep a leaked-key or
     # future-format payload from turning into a TypeError further up.
-    if not isinstance(payload, dict) or set(payload) != _PAYLOAD_KEYS:
+    if not isinstance(payload, dict) or set(payload) not in (
+        _PAYLOAD_KEYS,
+        _PAYLOAD_KEYS | _RECIPIENT_KEYS,
+    ):
+        raise TokenForged
+    recipient, channel = payload.get("r"), payload.get("c")
+    if recipient is not None and not (isinstance(recipient, str) and isinstance(channel, str)):
         raise TokenForged
     action, expires_at = payload["a"], payload["e"]
     digest, pending_id, tenant = payload["h"], payload["p"], payload["t"]
@@ -269,6 +295,8 @@ def _grant(payload: Any, key_id: str) -> ResumeToken:
         args_hash=digest,
         expires_at=expires_at,
         key_id=key_id,
+        recipient=recipient,
+        channel=channel,
     )
 
 
@@ -302,8 +330,6 @@ def read_key_set(secrets: SecretSource, name: str, *, fresh: bool = False) -> Ke
     except UsageError as exc:
         # The message names key ids and lengths only, never a key.
         raise SecretMissing(name, str(exc)) from exc
-
-
 
 
 def _key_set(name: str, value: str) -> tuple[dict[str, bytes], str]:

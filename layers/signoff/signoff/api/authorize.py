@@ -1,30 +1,41 @@
-"""Who may resolve a pending item: a resume token for it, or a key of its tenant."""
+"""Who may resolve a pending item: a resume token for it, or a key of its tenant.
+
+A decision names its actor (``signoff.durable.decide.Actor``) and comes with the
+entry point's check, run on the item inside ``Turns.decide`` so that a refusal
+is audited like a decision:
+
+- an API key decides as ``apikey:<key id>@<tenant>`` through ``api`` (a caller
+  without a key, where allowed, as ``anonymous@<tenant>``), only items of its
+  own tenant;
+- a link made for one email recipient decides as that address through its email
+  channel, only if the item was sent there and the address is one of the
+  channel's recipients and (when listed) approvers;
+- a link that names nobody (a webhook's, Slack's open-link button) decides as
+  ``link``: whoever holds it was sent it.
+"""
 
 from __future__ import annotations
 
 import time
-from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from signoff.errors import Forbidden, NotFound, TokenForged
+from signoff.channels.config import EmailSettings
+from signoff.durable.decide import Actor, not_sent_to
+from signoff.errors import NotFound, SignoffError, TokenForged
 from signoff.tokens import args_hash
 
 if TYPE_CHECKING:
     from collections.abc import Mapping
 
     from signoff.api.context import Api
+    from signoff.durable.decide import Check
     from signoff.store.records import PendingItem
     from signoff.tokens import Decision, ResumeToken
 
-__all__ = ["Decider", "decider_for", "item_for_token"]
+__all__ = ["LINK", "check_token", "decider_for", "item_for_token", "link_decider"]
 
-
-@dataclass(frozen=True)
-class Decider:
-    """Who decides, as the audit trail records it."""
-
-    actor: str
-    channel: str
+# The actor of a link that names nobody.
+LINK = Actor(id="link", channel="link")
 
 
 def decider_for(
@@ -34,22 +45,58 @@ def decider_for(
     *,
     headers: Mapping[str, str],
     token: str | None,
-) -> Decider:
-    """Check the caller may make ``decision`` on ``item``.
+) -> tuple[Actor, Check]:
+    """Who makes ``decision`` on ``item``, and the check ``Turns.decide`` runs for them.
 
     Raises:
         TokenForged: a token that is not for this item and decision (403).
         TokenExpired: a genuine token past its expiry (410).
         Unauthorized: no token, and no valid API key (401).
-        Forbidden: an API key of another tenant (403).
     """
     if token:
-        check_token(api, item, api.signer.verify(token, time.time()), decision)
-        return Decider(actor="link", channel="link")
-    tenant = api.tenant(headers)
-    if tenant != item.tenant:
-        raise Forbidden(f"pending item {item.id} belongs to another tenant")
-    return Decider(actor=f"tenant:{tenant}", channel="api")
+        granted = api.signer.verify(token, time.time())
+        check_token(api, item, granted, decision)
+        return link_decider(api, granted)
+    tenant, key_id = api.caller(headers)
+    who = f"apikey:{key_id}" if key_id else "anonymous"  # a deployment that allows no key
+    actor = Actor(id=f"{who}@{tenant}", channel="api")
+
+    def same_tenant(item: PendingItem, actor: Actor) -> str | None:
+        # a key decides only its own tenant's items
+        return None if item.tenant == tenant else "the request belongs to another tenant"
+
+    return actor, same_tenant
+
+
+def link_decider(api: Api, token: ResumeToken) -> tuple[Actor, Check]:
+    """The actor a verified link decides as, and the check of its channel."""
+    if token.recipient is None or token.channel is None:
+        return LINK, _anyone
+    recipient, channel = token.recipient, token.channel
+
+    def email_recipient(item: PendingItem, actor: Actor) -> str | None:
+        settings = api.agents.channels.channels.get(channel)
+        # the channel the link was mailed through still exists and is an email channel
+        if not isinstance(settings, EmailSettings):
+            return f"{channel} is no email channel of this deployment"
+        # the address is still one of its recipients (a removed recipient's links stop)
+        if not settings.mails(recipient):
+            return f"{recipient} is not a recipient of {channel}"
+        # and, where the channel lists approvers, one of them
+        if not settings.allows(recipient):
+            return f"{recipient} is not one of the approvers of {channel}"
+        try:
+            agent = api.agents.get(item.agent)
+        except SignoffError:
+            return f"the agent {item.agent} is gone"
+        # the item was sent through that channel
+        return not_sent_to(item, channel, agent=agent, outbox=api.outbox)
+
+    return Actor(id=recipient, channel=channel), email_recipient
+
+
+def _anyone(item: PendingItem, actor: Actor) -> str | None:
+    return None
 
 
 def check_token(api: Api, item: PendingItem, token: ResumeToken, decision: Decision) -> None:

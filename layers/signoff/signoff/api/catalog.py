@@ -1,5 +1,6 @@
-"""Read-only routes: the agents, an agent's resolved config, a session's status."""
+"""Read-only routes: the agents, an agent's resolved config, a session's status and decisions."""
 
+from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Annotated, Any
 
 from aws_lambda_powertools.event_handler.api_gateway import Router
@@ -8,8 +9,9 @@ from aws_lambda_powertools.event_handler.openapi.params import Query
 from signoff.agents.describe import describe_agent
 from signoff.api.context import api_of
 from signoff.api.docs import errors, json_response
-from signoff.api.models import AgentSummary, SessionStatusBody
+from signoff.api.models import AgentSummary, SessionDecision, SessionStatusBody
 from signoff.api.shapes import pending_body
+from signoff.clock import iso
 from signoff.errors import NotFound
 
 if TYPE_CHECKING:
@@ -70,12 +72,30 @@ def session_status(name: str, id: str, after: Annotated[int, Query(ge=0)] = 0) -
         agent=record.agent,
         status=record.status,
         pending=pending,
+        decisions=_decisions(api, record),
         text=record.text,
         stop_reason=record.stop_reason,
         events=events[after:],
         next=len(events),
     )
     return body.model_dump(by_alias=True, exclude_none=True)
+
+
+def _decisions(api: Any, record: "SessionRecord") -> list[SessionDecision]:
+    """The session's decisions from its audit trail (refusals and gate rules left out)."""
+    return [
+        SessionDecision(
+            pending_id=entry.pending_id or "",
+            decision=entry.decision,
+            actor=entry.actor,
+            channel=entry.channel or "",
+            at=iso(datetime.fromtimestamp(entry.at, tz=UTC)),
+            tool=entry.tool,
+            note=entry.reason or None if entry.kind == "human" else None,
+        )
+        for entry in api.turns.audit.for_subject(record.session_id)
+        if entry.kind in ("human", "expiry")
+    ]
 
 
 def _events(api: Any, record: "SessionRecord") -> list[dict[str, Any]]:

@@ -2,7 +2,9 @@
 
 A request is trusted only after its signature (Slack) or token / signature
 (Lark) verified against one of the deployment's channels of that type;
-anything that fails to verify — including a malformed request — is a 401.
+anything that fails to verify — including a malformed request — is a 401. The
+channel a click decides through is the verified one that posts to the click's
+own chat, and only if the item was sent there (``signoff.api.clicks``).
 """
 
 import json
@@ -76,35 +78,40 @@ def slack_interactions() -> Response[str]:
     chat = api.chat
     event = router.current_event
     body = event.decoded_body or ""
-    verified: tuple[str, SlackSettings] | None = None
+    action = None
+    bound: list[tuple[str, SlackSettings]] = []
+    # Every channel whose secret verifies is a candidate (one Slack app usually
+    # serves several channels); the click's own channel id picks among them.
     for name, settings in chat.of_type(SlackSettings):
         secret = chat.secrets.get(settings.signing_secret.secret)
         try:
             verify_slack_request(event.headers, body, secret, time.time())
         except InvalidSignature:
             continue
-        verified = (name, settings)
-        break
-    if verified is None:
+        if action is None:
+            try:
+                action = parse_slack_action(body)
+            except BadForm as exc:
+                return _json(400, {"error": "bad_request", "detail": str(exc)})
+        if action.channel_id == settings.channel_id:
+            bound.append((name, settings))
+    if action is None:
         return _unauthorized()
-    name, settings = verified
-    try:
-        action = parse_slack_action(body)
-    except BadForm as exc:
-        return _json(400, {"error": "bad_request", "detail": str(exc)})
     if action.kind == "open" or not action.pending_id:
         return _json(200, {})  # a link button: Slack opens the page itself
+    receipt = action.receipt
     outcome = decide_click(
         api,
         Click(
-            channel=name,
+            vendor="slack",
+            chat=action.channel_id,
+            channels=bound,
             user=action.user_id,
             pending_id=action.pending_id,
             decision=action.decision,
             answer=action.answer,
-            allowed=settings.allows(action.user_id),
         ),
-        chat.updater(name, action.receipt),
+        lambda name: chat.updater(name, receipt),
     )
     return _json(200, {"response_type": "ephemeral", "text": outcome.text})
 
@@ -119,14 +126,16 @@ def slack_interactions() -> Response[str]:
     },
 )
 def lark_callback_route() -> Response[str]:
-    from signoff.channels.lark_callbacks import LarkChallenge, lark_callback
+    from signoff.channels.lark_callbacks import LarkAction, LarkChallenge, lark_callback
 
     api = api_of(router)
     chat = api.chat
     event = router.current_event
     body = event.decoded_body or ""
-    parsed: Any = None
-    verified: tuple[str, LarkSettings] | None = None
+    action: LarkAction | None = None
+    bound: list[tuple[str, LarkSettings]] = []
+    # As for Slack: every channel whose token (and key) verifies is a candidate,
+    # and the card's own chat (open_chat_id) picks among them.
     for name, settings in chat.of_type(LarkSettings):
         token = chat.secrets.get(settings.verification_token.secret)
         key = chat.secrets.get(settings.encrypt_key.secret) if settings.encrypt_key else None
@@ -136,26 +145,28 @@ def lark_callback_route() -> Response[str]:
             continue
         except BadForm as exc:
             return _json(400, {"error": "bad_request", "detail": str(exc)})
-        verified = (name, settings)
-        break
-    if verified is None:
+        if isinstance(parsed, LarkChallenge):
+            return _json(200, parsed.response())
+        action = parsed
+        if parsed.chat_id == settings.chat_id:
+            bound.append((name, settings))
+    if action is None:
         return _unauthorized()
-    if isinstance(parsed, LarkChallenge):
-        return _json(200, parsed.response())
-    name, settings = verified
-    if not parsed.pending_id:
+    if not action.pending_id:
         raise NotFound("pending item", "")
+    receipt = action.receipt
     outcome = decide_click(
         api,
         Click(
-            channel=name,
-            user=parsed.open_id,
-            pending_id=parsed.pending_id,
-            decision=parsed.decision,
-            answer=parsed.answer,
-            allowed=settings.allows(parsed.open_id),
+            vendor="lark",
+            chat=action.chat_id,
+            channels=bound,
+            user=action.open_id,
+            pending_id=action.pending_id,
+            decision=action.decision,
+            answer=action.answer,
         ),
-        chat.updater(name, parsed.receipt),
+        lambda name: chat.updater(name, receipt),
     )
     return _json(
         200, {"toast": {"type": "success" if outcome.decided else "info", "content": outcome.text}}

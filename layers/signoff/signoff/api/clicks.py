@@ -1,9 +1,18 @@
-"""A decision clicked in a chat (Slack, Lark): checked, written once, acknowledged fast.
+"""A decision clicked in a chat (Slack, Lark): bound to its channel, written once, answered fast.
+
+A click decides an item only through the channel it was sent to. The click's
+own chat (Slack's ``channel.id``, Lark's ``open_chat_id``) names the channel —
+among those whose secret verified the request, never merely the first that
+did — and the item must have been sent there: its agent notifies that channel
+for this kind of item and the item has an outbox row for it, written with the
+pause under the item's tenant. The approvers checked are that channel's. Every
+refusal is audited with the clicker and the reason.
 
 The chat service waits only seconds for an answer, so a click does the one
-conditional write that decides the item, updates the posted message to show
-the outcome and who decided, and hands the turn to a fresh invocation
-(``Continuations``); the turn itself never runs inside the acknowledgement.
+conditional write that decides the item (``Turns.decide`` without resuming),
+updates the posted message to show the outcome and who decided, and the turn
+goes on in a fresh invocation (``Continuations``); it never runs inside the
+acknowledgement.
 """
 
 from __future__ import annotations
@@ -12,14 +21,14 @@ import logging
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Literal
 
-from signoff.errors import AlreadyResolved, Expired, SendFailed
-from signoff.ids import new_id
-from signoff.store.records import AuditEntry
+from signoff.durable.decide import Actor, not_sent_to, verdict_of
+from signoff.errors import AlreadyResolved, Expired, Forbidden, SendFailed, SignoffError, UsageError
 
 if TYPE_CHECKING:
-    from collections.abc import Callable
+    from collections.abc import Callable, Sequence
 
     from signoff.api.context import Api
+    from signoff.channels.config import LarkSettings, SlackSettings
     from signoff.store.records import PendingItem
 
 __all__ = ["Click", "ClickOutcome", "decide_click"]
@@ -29,14 +38,19 @@ log = logging.getLogger(__name__)
 
 @dataclass(frozen=True, kw_only=True)
 class Click:
-    """Who clicked what, in which channel."""
+    """Who clicked what, in which chat of which vendor.
 
-    channel: str
+    ``channels`` are the deployment's channels of that vendor whose secret verified
+    the request and which post to ``chat`` (by name, with their settings).
+    """
+
+    vendor: Literal["slack", "lark"]
+    chat: str | None
+    channels: Sequence[tuple[str, SlackSettings | LarkSettings]]
     user: str
     pending_id: str
     decision: Literal["approve", "deny"] | None
     answer: str | None
-    allowed: bool
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -47,74 +61,82 @@ class ClickOutcome:
     decided: bool
 
 
-def decide_click(api: Api, click: Click, update: Callable[[str], None]) -> ClickOutcome:
-    """Resolve ``click``'s item once, show the outcome in the message, continue the turn."""
-    now = api.clock.now().timestamp()
+def decide_click(
+    api: Api, click: Click, updater: Callable[[str], Callable[[str], None]]
+) -> ClickOutcome:
+    """Decide ``click``'s item through its channel, show the outcome, continue the turn later.
+
+    ``updater(channel)`` shows a text in the clicked message of that channel.
+    """
     item = api.pending.get(click.pending_id)
     if item is None:
         return ClickOutcome(text="This request no longer exists.", decided=False)
-    if not click.allowed:
-        _audit(api, item, now, kind="refusal", decision="refused", click=click)
-        return ClickOutcome(text="You are not one of the approvers of this request.", decided=False)
-    status: Literal["approved", "denied", "answered"]
-    if item.kind == "question":
-        if click.answer is None:
-            return ClickOutcome(text="This request needs an answer.", decided=False)
-        status = "answered"
-    elif click.decision is None:
-        return ClickOutcome(text="This request needs Approve or Deny.", decided=False)
-    else:
-        status = "approved" if click.decision == "approve" else "denied"
+    channel, reason = _channel_for(api, item, click)
+    settings = dict(click.channels).get(channel)
+
+    def allowed(item: PendingItem, actor: Actor) -> str | None:
+        if reason is not None or settings is None:
+            return reason or f"this request was not sent to {channel}"
+        if not settings.allows(actor.id):
+            return f"not one of the approvers of {channel}"
+        return None
+
     try:
-        decided = api.pending.resolve(
+        decided = api.turns.decide(
             item.id,
-            status=status,
-            actor=f"{click.channel}:{click.user}",
-            channel=click.channel,
-            now=now,
-            answer=click.answer,
-            retain_until=now + api.turns.retention,
+            verdict_of(click.decision, click.answer),
+            Actor(id=click.user, channel=channel),
+            check=allowed,
+            schedule=api.continuations.schedule,
+            resume=False,
         )
+    except Forbidden as refused:
+        return ClickOutcome(text=f"You cannot decide this request: {refused}.", decided=False)
+    except UsageError:
+        need = "an answer" if item.kind == "question" else "Approve or Deny"
+        return ClickOutcome(text=f"This request needs {need}.", decided=False)
     except AlreadyResolved as exc:
         current = exc.current
         who = f" by {current.resolved_by}" if current.resolved_by else ""
-        return ClickOutcome(text=f"Already {current.status}{who}.", decided=False)
+        via = f" via {current.resolved_via}" if current.resolved_via else ""
+        return ClickOutcome(text=f"Already {current.status}{who}{via}.", decided=False)
     except Expired:
         return ClickOutcome(text="This request expired before it was decided.", decided=False)
-    _audit(api, decided, now, kind="human", decision=status, click=click)
-    outcome = _describe(decided, click)
+    outcome = _describe(decided.item)
     try:
-        update(outcome)
+        updater(channel)(outcome)
     except SendFailed:
         # The decision stands; only the message still shows its buttons.
-        log.warning("could not update the chat message of %s", decided.id, exc_info=True)
-    api.continuations.schedule(decided.session_id)
+        log.warning("could not update the chat message of %s", decided.item.id, exc_info=True)
     return ClickOutcome(text=outcome, decided=True)
 
 
-def _describe(item: PendingItem, click: Click) -> str:
+def _channel_for(api: Api, item: PendingItem, click: Click) -> tuple[str, str | None]:
+    """The channel the click decides through, and why it may not (None: it may).
+
+    Of the verified channels posting to the click's chat, the one the item was sent
+    to; several can only be channels of one chat and app, so the first by name.
+    """
+    if not click.channels:
+        # audited under the chat's own id: no channel of ours posts there
+        where = f"{click.vendor}:{click.chat or 'unknown'}"
+        return where, f"no {click.vendor} channel of this deployment posts to this chat"
+    try:
+        agent = api.agents.get(item.agent)
+    except SignoffError:
+        return click.channels[0][0], f"the agent {item.agent} is gone"
+    reasons: list[tuple[str, str]] = []
+    for name, _ in sorted(click.channels, key=lambda pair: pair[0]):
+        why = not_sent_to(item, name, agent=agent, outbox=api.outbox)
+        if why is None:
+            return name, None
+        reasons.append((name, why))
+    return reasons[0]
+
+
+def _describe(item: PendingItem) -> str:
     subject = item.tool or item.question or "the request"
+    who = f"{item.resolved_by} via {item.resolved_via}"
     if item.status == "answered":
-        return f"{subject}: answered “{item.answer}” by {click.user}"
-    return f"{subject}: {item.status} by {click.user}"
-
-
-def _audit(
-    api: Api, item: PendingItem, now: float, *, kind: str, decision: str, click: Click
-) -> None:
-    api.turns.audit.record(
-        [
-            AuditEntry(
-                id=new_id(),
-                subject=item.session_id,
-                at=now,
-                kind=kind,
-                decision=decision,
-                actor=f"{click.channel}:{click.user}",
-                channel=click.channel,
-                pending_id=item.id,
-                tool=item.tool,
-                reason="" if click.allowed else "not an approver of this channel",
-            )
-        ]
-    )
+        return f"{subject}: answered “{item.answer}” by {who}"
+    return f"{subject}: {item.status} by {who}"

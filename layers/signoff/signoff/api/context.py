@@ -6,7 +6,7 @@ from dataclasses import dataclass
 from functools import cached_property
 from typing import TYPE_CHECKING, Any
 
-from signoff.apikeys import tenant_for
+from signoff.apikeys import caller_for
 from signoff.errors import NotFound
 
 if TYPE_CHECKING:
@@ -21,7 +21,7 @@ if TYPE_CHECKING:
     from signoff.continuations.base import Continuations
     from signoff.durable.turns import Turns
     from signoff.sessionkeys import SessionKeys
-    from signoff.store.base import ApiKeys, PendingItems, Sessions
+    from signoff.store.base import ApiKeys, Outbox, PendingItems, Sessions
     from signoff.tokens import Signer
 
 __all__ = ["Api", "api_of"]
@@ -39,6 +39,9 @@ class Api:
     agents: AgentCatalog
     sessions: Sessions
     pending: PendingItems
+    # What each pending item was sent to: a chat click or an email link decides
+    # only through a channel with the item's row.
+    outbox: Outbox
     api_keys: ApiKeys
     # Built on first use: reading the signing secret is a network call the
     # message function's cold start should not make.
@@ -85,12 +88,20 @@ class Api:
         Raises:
             Unauthorized: no key where one is required, or an unknown / revoked key.
         """
+        return self.caller(headers)[0]
+
+    def caller(self, headers: Mapping[str, str]) -> tuple[str, str | None]:
+        """The caller's tenant and API key id (None for an anonymous caller).
+
+        Raises:
+            Unauthorized: no key where one is required, or an unknown / revoked key.
+        """
         lowered = {k.lower(): v for k, v in headers.items()}
         key = lowered.get("x-api-key")
         authorization = lowered.get("authorization", "")
         if key is None and authorization.lower().startswith("bearer "):
             key = authorization[7:].strip()
-        return tenant_for(self.api_keys, key, allow_anonymous=self.allow_anonymous)
+        return caller_for(self.api_keys, key, allow_anonymous=self.allow_anonymous)
 
     def deadline(self, lambda_context: Any, *, interactive: bool) -> float:
         """The monotonic time by which this invocation's turn must yield."""

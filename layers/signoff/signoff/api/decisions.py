@@ -16,6 +16,7 @@ from signoff.api.docs import TURN_RESPONSES
 from signoff.api.models import AnswerBody, DecisionBody
 from signoff.api.shapes import turn_response
 from signoff.api.telemetry import metrics_for_turn, resolve_latency
+from signoff.durable.decide import verdict_of
 from signoff.errors import NotFound
 
 if TYPE_CHECKING:
@@ -64,20 +65,21 @@ def _resolve(
     started = time.perf_counter()
     api = api_of(router)
     item = _item(pending_id, kind)
-    who = decider_for(api, item, permission, headers=router.current_event.headers, token=_token())
-    result = api.turns.resolve(
+    actor, check = decider_for(
+        api, item, permission, headers=router.current_event.headers, token=_token()
+    )
+    decided = api.turns.decide(
         item.id,
-        decision=decision,
-        answer=answer,
-        actor=who.actor,
-        channel=who.channel,
-        note=note,
+        verdict_of(decision, answer, note),
+        actor,
+        check=check,
+        schedule=api.continuations.schedule,
         deadline=api.deadline(router.lambda_context, interactive=True),
     )
+    result = decided.result
+    assert result is not None  # resumed here
     metrics_for_turn("resumed", result)
     resolve_latency(started)
-    if result.status == "running":
-        api.continuations.schedule(result.session_id)
     status, payload = turn_response(result)
     return Response(status_code=status, content_type="application/json", body=payload)
 

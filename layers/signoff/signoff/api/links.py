@@ -12,14 +12,16 @@ from typing import TYPE_CHECKING
 from aws_lambda_powertools.event_handler import Response
 from aws_lambda_powertools.event_handler.api_gateway import Router
 
-from signoff.api.authorize import check_token, item_for_token
+from signoff.api.authorize import check_token, item_for_token, link_decider
 from signoff.api.body import form_body
 from signoff.api.context import api_of
 from signoff.api.docs import page_responses
+from signoff.durable.decide import verdict_of
 from signoff.errors import (
     AlreadyResolved,
     BadForm,
     Expired,
+    Forbidden,
     NotFound,
     TokenExpired,
     TokenForged,
@@ -120,25 +122,26 @@ def decide(token: str) -> Response[str]:
             answer, decision = None, form.get("decision", "")
             if decision not in ("approve", "deny"):
                 raise BadForm("decision", "must be approve or deny")
-        check_token(api, item, api.signer.verify(token, time.time()), decision)  # type: ignore[arg-type]
+        granted = api.signer.verify(token, time.time())
+        check_token(api, item, granted, decision)  # type: ignore[arg-type]
     except BadForm as exc:
         return _html(400, error_page(400, "Something is missing", str(exc)))
     except TokenForged:
         return _html(403, error_page(403, "This link is not valid", "Ask for a new link."))
+    actor, check = link_decider(api, granted)
     try:
-        result = api.turns.resolve(
+        decided = api.turns.decide(
             item.id,
-            decision=None if answer is not None else decision,  # type: ignore[arg-type]
-            answer=answer,
-            actor="link",
-            channel="link",
+            verdict_of(None if answer is not None else decision, answer),  # type: ignore[arg-type]
+            actor,
+            check=check,
+            schedule=api.continuations.schedule,
             deadline=api.deadline(router.lambda_context, interactive=True),
         )
+    except Forbidden as refused:
+        return _html(403, error_page(403, "You cannot decide this request", str(refused)))
     except AlreadyResolved as exc:
         return _html(409, already_resolved_page(exc.current))
     except Expired as exc:
         return _html(410, expired_page(exc.current))
-    if result.status == "running":
-        api.continuations.schedule(result.session_id)
-    decided = api.pending.get(item.id) or item
-    return _html(200, outcome_page(decided))
+    return _html(200, outcome_page(decided.item))

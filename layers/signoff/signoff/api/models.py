@@ -16,6 +16,7 @@ __all__ = [
     "MessageBody",
     "PendingBody",
     "ScheduledRun",
+    "SessionDecision",
     "SessionStatusBody",
 ]
 
@@ -84,13 +85,29 @@ class PendingBody(_Wire):
     expires_at: str | None = None
 
 
+class SessionDecision(_Wire):
+    """One decision on a pending item of the session: who, through which channel, what, when."""
+
+    pending_id: str
+    decision: Literal["approved", "denied", "answered", "expired"]
+    actor: str = Field(
+        description="Who decided: a Slack / Lark user id, the email address a link was made "
+        "for, apikey:<key id>@<tenant>, link (a link naming nobody), or sweeper (expiry)"
+    )
+    channel: str = Field(description="The channels.yaml name, or api / link / expiry")
+    at: str = Field(description="RFC 3339")
+    tool: str | None = None
+    note: str | None = None
+
+
 class SessionStatusBody(_Wire):
-    """``GET /agents/{name}/sessions/{id}``: where the session stands, and its events."""
+    """``GET /agents/{name}/sessions/{id}``: where the session stands, its decisions and events."""
 
     session_id: str
     agent: str
     status: Literal["idle", "running", "paused", "done"]
     pending: PendingBody | None = None
+    decisions: list[SessionDecision] = Field(default_factory=list)
     text: str | None = None
     stop_reason: str | None = None
     events: list[dict[str, Any]]

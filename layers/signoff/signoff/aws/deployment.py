@@ -11,11 +11,11 @@ from signoff.aws.channels import chat_from_env
 from signoff.aws.turns import turns_from_env
 from signoff.clock import SystemClock
 from signoff.continuations.aws import LambdaContinuations
+from signoff.keyring import rotating_signer
 from signoff.queue.sqs import SqsQueue
 from signoff.secrets.aws import SecretsManagerSecrets
 from signoff.sessionkeys import SESSION_KEY_SECRET, session_keys_from
 from signoff.store.dynamodb import DynamoStore
-from signoff.keyring import rotating_signer
 
 __all__ = ["api_from_env"]
 
@@ -35,6 +35,7 @@ def api_from_env() -> Api:
         agents=agents,
         sessions=store.sessions,
         pending=store.pending,
+        outbox=store.outbox,
         api_keys=store.api_keys,
         make_signer=lambda: rotating_signer(SecretsManagerSecrets.from_env(), clock),
         make_session_keys=lambda: session_keys_from(

@@ -8,14 +8,23 @@ id) so a retry after a lost response does not notify twice.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Protocol, TypeGuard
+from typing import TYPE_CHECKING, Protocol, TypeGuard, runtime_checkable
 
 from signoff.errors import SendFailed
 
 if TYPE_CHECKING:
+    from collections.abc import Mapping
+
     from signoff.notify.notification import Notification
 
-__all__ = ["Channel", "Delivery", "SendFailed", "already_sent", "classify_status"]
+__all__ = [
+    "Channel",
+    "Delivery",
+    "PerRecipient",
+    "SendFailed",
+    "already_sent",
+    "classify_status",
+]
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -37,6 +46,31 @@ class Channel(Protocol):
 
         Raises:
             SendFailed: the service refused or could not be reached.
+        """
+
+
+@runtime_checkable
+class PerRecipient(Protocol):
+    """A channel whose every recipient gets their own message with their own links (email).
+
+    The notifier composes an approval or question once per address in
+    ``recipients`` (each link's token names its recipient) and hands them over
+    together; one outbox row still stands for the whole channel.
+    """
+
+    name: str
+    recipients: list[str]
+
+    def notify_each(
+        self,
+        letters: Mapping[str, Notification],
+        idempotency_key: str,
+        previous: Delivery | None = None,
+    ) -> Delivery:
+        """Send ``letters[address]`` to each address; ``previous`` as in ``Channel.notify``.
+
+        Raises:
+            SendFailed: a recipient's send failed (retryable if any failure is).
         """
 
 

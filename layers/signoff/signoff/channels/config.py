@@ -186,6 +186,20 @@ class EmailSettings(_Settings):
     sender: EmailAddress = Field(alias="from")
     approvers: list[EmailAddress] = Field(default_factory=list)
 
+    def mails(self, address: str) -> bool:
+        """Whether ``address`` is one of this channel's recipients (case-insensitively)."""
+        return _folded(address) in {_folded(a) for a in self.to}
+
+    def allows(self, address: str) -> bool:
+        """Whether ``address`` may decide from its link (no approvers listed: any recipient)."""
+        return not self.approvers or _folded(address) in {_folded(a) for a in self.approvers}
+
+
+def _folded(address: str) -> str:
+    # Domains are case-insensitive; local parts are in practice treated alike by every
+    # provider signoff mails through, so one spelling of an approver matches another.
+    return address.strip().lower()
+
 
 class RedisSettings(_Settings):
     """A pending-approval entry pushed onto a Redis list (approvals only).

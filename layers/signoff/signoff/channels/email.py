@@ -1,4 +1,10 @@
-"""The email channel: one SES v2 ``SendEmail`` with a text and an HTML part.
+"""The email channel: SES v2 ``SendEmail`` messages with a text and an HTML part.
+
+Every recipient of an approval or a question gets a message of their own, whose
+link was signed for their address (``notify_each``): a decision through it is
+that person's, recorded by address, and the channel's ``approvers`` are checked
+against it when the link is used. Announcements without a decision in them go to
+all recipients in one message (``notify``).
 
 Mail scanners open every link in a message before a person does, so the only
 link in an email is the notification's ``linkUrl``: the confirmation page,
@@ -24,10 +30,11 @@ from typing import TYPE_CHECKING, Final, Self
 from urllib.parse import quote, urlsplit
 
 from signoff.channels.base import Delivery
+from signoff.display import visible
 from signoff.errors import SendFailed
 
 if TYPE_CHECKING:
-    from collections.abc import Callable
+    from collections.abc import Callable, Mapping
 
     import httpx
     from botocore.exceptions import ClientError
@@ -111,10 +118,17 @@ class EmailChannel:
         wanted = address.strip().lower()
         return not self.approvers or any(a.lower() == wanted for a in self.approvers)
 
+    @property
+    def recipients(self) -> list[str]:
+        """The addresses that each get their own message (and their own links)."""
+        return list(self.to)
+
     def notify(
         self, notification: Notification, idempotency_key: str, previous: Delivery | None = None
     ) -> Delivery:
-        """Send ``notification`` unless ``previous`` shows SES accepted it already.
+        """Send ``notification`` to every recipient at once, unless ``previous`` shows SES
+        accepted it already. For notifications without a decision in them (lifecycle
+        announcements); approvals and questions go through ``notify_each``.
 
         Raises:
             SendFailed: throttling, a timeout or a 5xx (retryable); a rejected message,
@@ -122,13 +136,54 @@ class EmailChannel:
         """
         if previous is not None and previous.receipt.get("messageId"):
             return previous
+        return Delivery(receipt={"messageId": self._send(notification, self.to, idempotency_key)})
+
+    def notify_each(
+        self,
+        letters: Mapping[str, Notification],
+        idempotency_key: str,
+        previous: Delivery | None = None,
+    ) -> Delivery:
+        """Mail each address its own notification (its links name that address).
+
+        Each message carries its own idempotency key (``<key>:<address>``). The
+        receipt holds every message id (``messageId:<address>``); recipients named
+        in ``previous`` are not mailed again. A failure for one address does not
+        stop the others; the first failure is raised afterwards (retryable if any
+        was), and the row's retry mails every address again with the same keys —
+        the outbox records a channel's send only once all of it went out.
+
+        Raises:
+            SendFailed: a recipient's message was refused or SES could not be reached.
+        """
+        done = dict(previous.receipt) if previous is not None else {}
+        if done.get("messageId"):
+            return Delivery(receipt=done)  # sent as one message before recipients had links
+        failures: list[SendFailed] = []
+        for address, notification in letters.items():
+            if done.get(f"messageId:{address}"):
+                continue
+            try:
+                sent = self._send(notification, [address], f"{idempotency_key}:{address}")
+            except SendFailed as failure:
+                failures.append(failure)
+                continue
+            done[f"messageId:{address}"] = sent
+        if failures:
+            retryable = any(failure.retryable for failure in failures)
+            first = next((f for f in failures if f.retryable == retryable), failures[0])
+            raise SendFailed(self.name, first.reason, retryable=retryable, status=first.status)
+        return Delivery(receipt=done)
+
+    def _send(self, notification: Notification, to: list[str], idempotency_key: str) -> str:
+        """One SES message of ``notification`` to ``to``; its message id."""
         from botocore.exceptions import BotoCoreError, ClientError
 
         text, html_part = render(notification)
         subject = _subject(_scrubber(notification)(notification.title))
         request: SendEmailRequestTypeDef = {
             "FromEmailAddress": self.sender,
-            "Destination": {"ToAddresses": self.to},
+            "Destination": {"ToAddresses": to},
             "Content": {
                 "Simple": {
                     "Subject": {"Data": subject, "Charset": _UTF8},
@@ -157,7 +212,7 @@ class EmailChannel:
                 f"SES could not be reached ({type(exc).__name__})",
                 retryable=_transport_error(exc),
             ) from exc
-        return Delivery(receipt={"messageId": response["MessageId"]})
+        return response["MessageId"]
 
     def _headers_supported(self) -> bool:
         """Whether the installed botocore's SES v2 model has ``Content.Simple.Headers``."""
@@ -259,7 +314,11 @@ def _safe_link(url: str | None) -> str | None:
 
 
 def _scrubber(notification: Notification) -> Callable[[str], str]:
-    """Replaces the one-click links and the resume token wherever a text quotes them."""
+    """Replaces the one-click links and the resume token wherever a text quotes them.
+
+    It also shows hidden characters (bidi overrides, zero-width, controls) escaped
+    (``signoff.display``): every text it is given is one the recipient reads.
+    """
     forbidden = [
         value
         for value in (
@@ -276,7 +335,7 @@ def _scrubber(notification: Notification) -> Callable[[str], str]:
     def scrub(value: str) -> str:
         for secret in forbidden:
             value = value.replace(secret, _REMOVED)
-        return value
+        return visible(value)
 
     return scrub
 

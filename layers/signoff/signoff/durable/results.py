@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING, Any, Literal
 if TYPE_CHECKING:
     from signoff.store.records import PendingItem
 
-__all__ = ["TurnResult"]
+__all__ = ["Decided", "TurnResult"]
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -26,3 +26,15 @@ class TurnResult:
     text: str | None = None
     stop_reason: str | None = None
     pending: PendingItem | None = None
+
+
+@dataclass(frozen=True, kw_only=True)
+class Decided:
+    """The outcome of ``Turns.decide`` / ``expire``: the item as decided, and its turn.
+
+    ``result`` is None when the turn was not run here: handed to a continuation
+    (a chat click), or a resume the sweeper will retry.
+    """
+
+    item: PendingItem
+    result: TurnResult | None = None

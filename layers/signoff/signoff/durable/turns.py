@@ -4,8 +4,10 @@
 scheduled runs), the local stack, the tests. A pause commits the checkpoint, the
 pending item and its outbox rows in one transaction and only then enqueues the
 notification (best effort: the outbox is the truth). A resolution is one
-conditional write on the pending item; only its winner takes the session lease
-and resumes the turn.
+conditional write on the pending item, carrying its audit entry
+(``signoff.durable.decide``); only its winner takes the session lease and resumes
+the turn — every entry point (API, links, chat clicks, the sweeper) decides
+through ``decide`` / ``expire``.
 
 Lifecycle announcements follow the same rule. When the agent's ``notify`` asks
 for ``run_start``, the first commit of a run started by a message, or resumed
@@ -20,20 +22,22 @@ from __future__ import annotations
 import logging
 from typing import TYPE_CHECKING, Any, Literal, Protocol
 
+from signoff.durable.decide import Actor, Decisions, verdict_of
 from signoff.durable.journal import Journal
-from signoff.durable.results import TurnResult
+from signoff.durable.results import Decided, TurnResult
 from signoff.engine import Answered, Approved, Denied, Engine, Finished, Paused
 from signoff.errors import NotFound, SessionBusy, SignoffError, UsageError
 from signoff.events import ApprovalPending
 from signoff.ids import new_id
 from signoff.notify import lifecycle
-from signoff.store.records import AuditEntry, OutboxRow, PendingItem, SessionRecord
+from signoff.store.records import OutboxRow, PendingItem, SessionRecord
 
 if TYPE_CHECKING:
     from collections.abc import Callable
 
     from signoff.agents import Agent
     from signoff.clock import Clock
+    from signoff.durable.decide import Check, Verdict
     from signoff.engine import Outcome, Resolution, TurnState
     from signoff.events import QuestionPending
     from signoff.messages import Message
@@ -84,6 +88,7 @@ class Turns:
         self.retention = retention
         self.deadline_margin = deadline_margin
         self._engines: dict[str, Engine] = {}
+        self.decisions = Decisions(pending=pending, audit=audit, clock=clock, retention=retention)
 
     # -- entry points ------------------------------------------------------------------
 
@@ -143,6 +148,58 @@ class Turns:
         )
         return self._settle(agent, journal, outcome, history)
 
+    def decide(
+        self,
+        pending_id: str,
+        verdict: Verdict,
+        actor: Actor,
+        *,
+        schedule: Callable[[str], None] | None,
+        check: Check | None = None,
+        deadline: float | None = None,
+        resume: bool = True,
+    ) -> Decided:
+        """Decide a pending item once (with its audit entry) and continue its turn.
+
+        With ``resume`` the turn runs here until ``deadline``, and one still running
+        then goes on through ``schedule`` (a fresh invocation); without it (a chat
+        click, acknowledged within seconds) the whole turn does. ``schedule=None``
+        leaves a yielded turn to the sweeper's re-drive.
+
+        Raises:
+            NotFound: no such pending item.
+            UsageError: an answer for an approval or a decision for a question.
+            Forbidden: ``check`` refused ``actor`` (audited).
+            AlreadyResolved: somebody resolved it first (carries the current item).
+            Expired: its time ran out (carries the item, status ``expired``).
+        """
+        item = self.decisions.item(pending_id)
+        decided = self.decisions.decide(item, verdict, actor, check)
+        if not resume:
+            if schedule is not None:
+                schedule(decided.session_id)
+            return Decided(item=decided)
+        result = self.resume(decided, deadline=deadline)
+        if result.status == "running" and schedule is not None:
+            schedule(result.session_id)
+        return Decided(item=decided, result=result)
+
+    def expire(self, item: PendingItem, *, deadline: float | None = None) -> Decided:
+        """Expire a due item (the sweeper's move) and resume its turn as denied.
+
+        A resume that fails is logged and left to a later sweep; the expiry stands.
+
+        Raises:
+            AlreadyResolved: somebody decided it first.
+            NotFound: it is gone.
+        """
+        expired = self.decisions.expire(item)
+        try:
+            return Decided(item=expired, result=self.resume(expired, deadline=deadline))
+        except SignoffError:
+            log.warning("could not resume expired item %s yet", expired.id, exc_info=True)
+            return Decided(item=expired)
+
     def resolve(
         self,
         pending_id: str,
@@ -154,56 +211,17 @@ class Turns:
         note: str | None = None,
         deadline: float | None = None,
     ) -> TurnResult:
-        """Apply the first valid resolution of a pending item and resume its turn.
+        """``decide`` by ``actor`` through ``channel``, resuming the turn here.
 
         Raises:
-            NotFound: no such pending item.
-            UsageError: an answer for an approval or a decision for a question.
-            AlreadyResolved: somebody resolved it first (carries the current item).
-            Expired: its time ran out.
+            NotFound, UsageError, AlreadyResolved, Expired: as ``decide``.
         """
-        item = self.pending.get(pending_id)
-        if item is None:
-            raise NotFound("pending item", pending_id)
-        if item.kind == "approval" and decision not in ("approve", "deny"):
-            raise UsageError("an approval is resolved with decision 'approve' or 'deny'")
-        if item.kind == "question" and (answer is None or decision is not None):
-            raise UsageError("a question is resolved with an answer")
-        status: Literal["approved", "denied", "answered"] = (
-            "answered"
-            if item.kind == "question"
-            else "approved"
-            if decision == "approve"
-            else "denied"
+        verdict = verdict_of(decision, answer, note)
+        decided = self.decide(
+            pending_id, verdict, Actor(id=actor, channel=channel), schedule=None, deadline=deadline
         )
-        now = self.clock.now().timestamp()
-        won = self.pending.resolve(
-            pending_id,
-            status=status,
-            actor=actor,
-            channel=channel,
-            now=now,
-            answer=answer,
-            note=note,
-            retain_until=now + self.retention,
-        )
-        self.audit.record(
-            [
-                AuditEntry(
-                    id=new_id(),
-                    subject=won.session_id,
-                    at=now,
-                    kind="human",
-                    decision=status,
-                    actor=actor,
-                    channel=channel,
-                    pending_id=won.id,
-                    tool=won.tool,
-                    reason=note or "",
-                )
-            ]
-        )
-        return self.resume(won, deadline=deadline)
+        assert decided.result is not None  # resumed here
+        return decided.result
 
     def resume(self, item: PendingItem, *, deadline: float | None = None) -> TurnResult:
         """Continue the turn of a resolved item (also the sweeper's re-drive of one).

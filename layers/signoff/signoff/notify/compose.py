@@ -25,13 +25,27 @@ class Composer:
     signer: Signer
     public_url: str
 
-    def for_item(self, item: PendingItem) -> Notification:
-        """The approval or question notification of ``item``."""
+    def for_item(
+        self, item: PendingItem, *, recipient: str | None = None, channel: str | None = None
+    ) -> Notification:
+        """The approval or question notification of ``item``.
+
+        With ``recipient`` (and the ``channel`` it is mailed through) its links are
+        that person's own: the token names them, and a decision through it is theirs.
+        """
         expires = iso(datetime.fromtimestamp(item.expires_at, tz=UTC))
         base = self.public_url.rstrip("/")
         pid = quote(item.id)
         action: Action = "answer" if item.kind == "question" else "decide"
-        token = self.signer.issue(item.id, action, item.tenant, item.args, item.expires_at)
+        token = self.signer.issue(
+            item.id,
+            action,
+            item.tenant,
+            item.args,
+            item.expires_at,
+            recipient=recipient,
+            channel=channel,
+        )
         signed = quote(token)
         common = {
             "agent": item.agent,

@@ -19,7 +19,7 @@ from typing import TYPE_CHECKING
 
 from pydantic import ValidationError
 
-from signoff.channels.base import Delivery
+from signoff.channels.base import Delivery, PerRecipient
 from signoff.errors import SendFailed
 from signoff.ids import new_id
 from signoff.notify.notification import Notification
@@ -119,8 +119,21 @@ class Notifier:
             return
         previous = Delivery(receipt=claimed.receipt) if claimed.receipt else None
         try:
-            notification = self._notification(claimed, item)
-            delivery = channel.notify(notification, claimed.idempotency_key, previous)
+            if (
+                item is not None
+                and claimed.notification is None
+                and isinstance(channel, PerRecipient)
+            ):
+                # each recipient's own links: a decision through one names its person
+                composer = self._composer()
+                letters = {
+                    address: composer.for_item(item, recipient=address, channel=row.channel)
+                    for address in channel.recipients
+                }
+                delivery = channel.notify_each(letters, claimed.idempotency_key, previous)
+            else:
+                notification = self._notification(claimed, item)
+                delivery = channel.notify(notification, claimed.idempotency_key, previous)
         except SendFailed as failure:
             if failure.retryable:
                 self.outbox.release(

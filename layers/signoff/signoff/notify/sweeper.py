@@ -3,9 +3,9 @@
 - Outbox rows committed but unsent after a grace period (the process died
   between the commit and the enqueue, or every retry so far failed) are
   enqueued again; the notifier's send lock makes a duplicate harmless.
-- Pending items past ``expiresAt`` become ``expired`` (one conditional write,
-  so two sweeps never expire one twice) and their turns resume as denied with
-  the reason "expired".
+- Pending items past ``expiresAt`` become ``expired`` through ``Turns.expire``
+  (one conditional write with its audit entry, so two sweeps never expire one
+  twice) and their turns resume as denied with the reason "expired".
 - Items waiting longer than their agent's ``remindAfter`` get a ``stuck``
   reminder on the channels whose ``notify`` lists ``stuck``, once per interval.
   The rows are written first under a subject numbered by the reminder
@@ -24,9 +24,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
 from signoff.errors import AlreadyResolved, NotFound, SessionBusy, SignoffError
-from signoff.ids import new_id
 from signoff.notify import lifecycle
-from signoff.store.records import AuditEntry
 
 if TYPE_CHECKING:
     from signoff.agents import Agent
@@ -118,39 +116,12 @@ class Sweeper:
         now = self.clock.now().timestamp()
         for item in self.pending.due(now, limit=self.batch):
             try:
-                expired = self.pending.resolve(
-                    item.id,
-                    status="expired",
-                    actor="sweeper",
-                    channel="expiry",
-                    now=now,
-                    retain_until=now + self.turns.retention,
-                )
+                decided = self.turns.expire(item, deadline=deadline)
             except (AlreadyResolved, NotFound):
                 continue  # another sweep, or a last-second click, got there first
-            self.audit.record(
-                [
-                    AuditEntry(
-                        id=new_id(),
-                        subject=expired.session_id,
-                        at=now,
-                        kind="expiry",
-                        decision="expired",
-                        actor="sweeper",
-                        channel="expiry",
-                        pending_id=expired.id,
-                        tool=expired.tool,
-                        reason="no decision before expiresAt",
-                    )
-                ]
-            )
-            report.expired.append(expired.id)
-            try:
-                self.turns.resume(expired, deadline=deadline)
-            except SignoffError:
-                log.warning("could not resume expired item %s yet", expired.id, exc_info=True)
-                continue
-            report.resumed.append(expired.id)
+            report.expired.append(decided.item.id)
+            if decided.result is not None:
+                report.resumed.append(decided.item.id)
 
     # -- remind about what still waits ----------------------------------------------------
 

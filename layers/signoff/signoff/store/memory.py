@@ -11,7 +11,7 @@ import threading
 from typing import TYPE_CHECKING, Any
 
 from signoff.clock import SystemClock
-from signoff.errors import LeaseLost, NotFound
+from signoff.errors import LeaseLost, NotFound, StoreUnavailable
 from signoff.store import codec, rules
 from signoff.store.codec import Codec, Item, Key, visible
 from signoff.store.records import (
@@ -224,8 +224,11 @@ class MemoryPendingItems:
         answer: str | None = None,
         note: str | None = None,
         retain_until: float | None = None,
+        audit: AuditEntry,
     ) -> PendingItem:
-        """Move a pending item to ``status`` with one conditional write."""
+        """Move a pending item to ``status`` and record ``audit``, together, under the lock."""
+        # encoded first: an entry that cannot be stored leaves the item as it was
+        entry = self._codec.encode(audit)
         with self._items.lock:
             item = self._items.live(codec.pending_key(pending_id), now)
             current = None if item is None else self._codec.decode(item, PendingItem)
@@ -245,7 +248,13 @@ class MemoryPendingItems:
             )
             for name in codec.RESOLUTION_REMOVES:
                 item.pop(name, None)
+            # both fit and the entry is new, or neither is written
+            codec.check_size(item)
+            codec.check_size(entry)
+            if self._items.live((entry["pk"], entry["sk"])) is not None:
+                raise StoreUnavailable(f"audit entry {audit.id} exists; nothing written")
             self._items.put(item)
+            self._items.put(entry)
             return self._codec.decode(item, PendingItem)
 
     def mark_resumed(self, pending_id: str) -> None:

@@ -27,6 +27,7 @@ if TYPE_CHECKING:
 
 __all__ = [
     "api_key_taken",
+    "as_seen",
     "claim_attrs",
     "claim_refusal",
     "claimable",
@@ -115,7 +116,15 @@ def resolution_refusal(
     due = current.expires_at <= now
     if status == "expired":
         return None if due else UsageError(f"pending item {pending_id} is not due yet")
-    return Expired(current) if due else None
+    return Expired(as_seen(current, now)) if due else None
+
+
+def as_seen(item: PendingItem, now: float) -> PendingItem:
+    """``item`` with the status a person is told at ``now``: past its time it is expired,
+    whether or not a sweep has marked it yet."""
+    if item.status == "pending" and item.expires_at <= now:
+        return item.model_copy(update={"status": "expired"})
+    return item
 
 
 def resolution_attrs(

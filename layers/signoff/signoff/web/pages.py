@@ -2,7 +2,9 @@
 
 No JavaScript and no external assets: a GET renders a page, and only its form's
 POST decides (``DESIGN.md`` §4). Every interpolated value goes through
-``html.escape``, since tool names, arguments and questions come from a model.
+``html.escape``, since tool names, arguments and questions come from a model,
+and what is shown through ``signoff.display.visible`` first: a bidi override or
+a zero-width character appears as its ``\\u202e`` escape, never acts on the text.
 Serve each page with ``PAGE_HEADERS``: its policy allows this module's one
 inline stylesheet and nothing else.
 
@@ -20,6 +22,8 @@ from datetime import UTC, datetime
 from html import escape
 from typing import TYPE_CHECKING, Final
 
+from signoff.display import visible
+
 if TYPE_CHECKING:
     from signoff.store.records import PendingItem
 
@@ -27,6 +31,7 @@ __all__ = [
     "PAGE_HEADERS",
     "already_resolved_page",
     "confirmation_page",
+    "decided_by",
     "error_page",
     "expired_page",
     "outcome_page",
@@ -82,8 +87,18 @@ _OUTCOME_TITLES: Final = {
 }
 
 
+# How a decided page words each final status (``decided_by``).
+_DECIDED: Final = {
+    "approved": "Approved",
+    "denied": "Denied",
+    "answered": "Answered",
+    "expired": "Expired",
+}
+
+
 def _e(value: object) -> str:
-    return escape(str(value), quote=True)
+    """Text for the page: hidden characters shown escaped (signoff.display), then HTML-escaped."""
+    return escape(visible(str(value)), quote=True)
 
 
 def _time(epoch: float) -> str:
@@ -174,7 +189,8 @@ def _question(item: PendingItem, token: str, action_path: str, expires_text: str
     if item.options:
         radios = "".join(
             f'<label for="choice-{n}"><input type="radio" id="choice-{n}" name="choice" '
-            f'value="{_e(option)}"> {_e(option)}</label>\n'
+            # The value is the option as the model gave it: what a choice answers.
+            f'value="{escape(option, quote=True)}"> {_e(option)}</label>\n'
             for n, option in enumerate(item.options)
         )
         fields += f"<fieldset>\n<legend>Choose an answer</legend>\n{radios}</fieldset>\n"
@@ -203,18 +219,31 @@ def confirmation_page(item: PendingItem, token: str, *, action_path: str, expire
     return _page("Approve or deny", _approval(item, token, action_path, expires_text))
 
 
+def decided_by(item: PendingItem) -> str | None:
+    """Who decided ``item``, through which channel, as plain text (None while undecided).
+
+    ``Approved by alice@example.com via ops-mail``; a link that names nobody (a
+    webhook's) says so, and an expiry names no person.
+    """
+    verb = _DECIDED.get(item.status)
+    if verb is None or not item.resolved_by:
+        return None
+    if item.status == "expired":
+        return "Expired: nobody decided in time"
+    if item.resolved_by == "link":
+        return f"{verb} through a link that names no person"
+    return f"{verb} by {item.resolved_by} via {item.resolved_via or 'unknown'}"
+
+
 def _resolution(item: PendingItem) -> list[tuple[str, str]]:
     rows = [("Status", _e(item.status))]
     if item.status == "answered":
         rows.append(("Answer", _e(item.answer or "")))
-    if item.resolved_by:
-        rows.append(("By", _e(item.resolved_by)))
-    if item.resolved_via:
-        rows.append(("Via", _e(item.resolved_via)))
-    if item.resolved_at is not None:
-        rows.append(("At", _time(item.resolved_at)))
+    who = decided_by(item)
+    if who is not None and item.resolved_at is not None:
+        rows.append(("Decided", f"{_e(who)}, {_time(item.resolved_at)}"))
     elif item.status == "expired":
-        rows.append(("At", _time(item.expires_at)))
+        rows.append(("Expired at", _time(item.expires_at)))
     if item.note:
         rows.append(("Note", _e(item.note)))
     return rows

@@ -1,4 +1,5 @@
-"""Pending items in DynamoDB: each resolution is one conditional update."""
+"""Pending items in DynamoDB: each resolution is one conditional update, in one
+transaction with its audit entry."""
 
 from __future__ import annotations
 
@@ -7,7 +8,7 @@ from typing import TYPE_CHECKING, Final
 from signoff.errors import NotFound, StoreUnavailable
 from signoff.store import codec, rules
 from signoff.store.codec import visible
-from signoff.store.dynamodb.table import Condition, ConditionFailed, all_of
+from signoff.store.dynamodb.table import Condition, ConditionFailed, TransactionRefused, all_of
 from signoff.store.records import PendingItem
 
 if TYPE_CHECKING:
@@ -15,7 +16,7 @@ if TYPE_CHECKING:
 
     from signoff.store.codec import Codec, Item
     from signoff.store.dynamodb.table import DynamoTable
-    from signoff.store.records import PendingStatus
+    from signoff.store.records import AuditEntry, PendingStatus
 
 __all__ = ["DynamoPendingItems"]
 
@@ -60,8 +61,9 @@ class DynamoPendingItems:
         answer: str | None = None,
         note: str | None = None,
         retain_until: float | None = None,
+        audit: AuditEntry,
     ) -> PendingItem:
-        """Move a pending item to ``status`` with one conditional write."""
+        """Move a pending item to ``status`` and record ``audit``, in one transaction."""
         attrs = rules.resolution_attrs(
             status=status,
             actor=actor,
@@ -76,12 +78,18 @@ class DynamoPendingItems:
             values={":now": now, ":pending": "pending"},
         )
         try:
-            resolved = self._table.update(
+            # TransactWriteItems: a decision is never stored without its audit entry,
+            # and a refused condition writes neither
+            resolved = self._table.update_with_new(
                 codec.pending_key(pending_id),
                 set_attrs=attrs,
                 remove=codec.RESOLUTION_REMOVES,
                 condition=condition,
+                new=[self._codec.encode(audit)],
             )
+        except TransactionRefused as refused:
+            # the entry's id is taken: ids are fresh, so this is a bug, and nothing was written
+            raise StoreUnavailable(f"audit entry {audit.id} exists; nothing written") from refused
         except ConditionFailed as failed:
             # the item the condition saw, returned by the same call
             current = self._current(failed.item, now)

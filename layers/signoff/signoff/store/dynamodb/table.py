@@ -64,10 +64,15 @@ class ConditionFailed(Exception):
 
 
 class TransactionRefused(Exception):
-    """A transaction was cancelled because a condition failed; one code per write."""
+    """A transaction was cancelled because a condition failed; one code per write.
 
-    def __init__(self, codes: list[str]) -> None:
+    ``items`` holds, per write, the item its condition saw when the write asked
+    for it (``ReturnValuesOnConditionCheckFailure``), else None.
+    """
+
+    def __init__(self, codes: list[str], items: list[Item | None] | None = None) -> None:
         self.codes = codes
+        self.items = items or [None] * len(codes)
         super().__init__(f"transaction cancelled: {codes}")
 
 
@@ -178,21 +183,57 @@ class DynamoTable:
         Raises:
             ConditionFailed: ``condition`` did not hold.
         """
-        update = "SET " + ", ".join(f"#{name} = :set_{name}" for name in set_attrs)
-        if remove:
-            update += " REMOVE " + ", ".join(f"#{name}" for name in remove)
-        values = condition.values | {f":set_{name}": value for name, value in set_attrs.items()}
         found = self._call(
             self._client.update_item,
             TableName=self.name,
-            Key=_key(key),
-            UpdateExpression=update,
-            ConditionExpression=condition.expression,
             ReturnValues="ALL_NEW",
             ReturnValuesOnConditionCheckFailure="ALL_OLD",
-            **_expression_args(update, condition.expression, values=values),
+            **_update_args(key, set_attrs, remove, condition),
         )
         return load(cast("dict[str, Any]", found["Attributes"]))
+
+    def update_with_new(
+        self,
+        key: Key,
+        *,
+        set_attrs: Item,
+        remove: tuple[str, ...] = (),
+        condition: Condition,
+        new: list[Item],
+    ) -> Item:
+        """``update`` and write the ``new`` items in one transaction; the item afterwards.
+
+        The new items must not exist yet (an id collision refuses the whole write).
+        A transaction returns no attributes, so the updated item is read back
+        (strongly consistent) once it committed.
+
+        Raises:
+            ConditionFailed: ``condition`` did not hold; nothing was written.
+            TransactionRefused: one of ``new`` exists already; nothing was written.
+        """
+        operations: list[dict[str, Any]] = [
+            {
+                "Update": {
+                    "TableName": self.name,
+                    "ReturnValuesOnConditionCheckFailure": "ALL_OLD",
+                    **_update_args(key, set_attrs, remove, condition),
+                }
+            }
+        ]
+        absent = "attribute_not_exists(#pk)"
+        for item in new:
+            put = {"TableName": self.name, "Item": dump(item), "ConditionExpression": absent}
+            operations.append({"Put": put | _expression_args(absent, values={})})
+        try:
+            self._call(self._client.transact_write_items, TransactItems=operations)
+        except TransactionRefused as refused:
+            if refused.codes and refused.codes[0] == "ConditionalCheckFailed":
+                raise ConditionFailed(refused.items[0]) from refused
+            raise
+        after = self.get(key)
+        if after is None:
+            raise StoreUnavailable(f"DynamoDB table {self.name}: an updated item vanished")
+        return after
 
     def query(
         self,
@@ -237,6 +278,22 @@ class DynamoTable:
         self._call(self._client.transact_write_items, TransactItems=operations)
 
 
+def _update_args(
+    key: Key, set_attrs: Item, remove: tuple[str, ...], condition: Condition
+) -> dict[str, Any]:
+    """The arguments an ``UpdateItem`` (alone or in a transaction) shares."""
+    update = "SET " + ", ".join(f"#{name} = :set_{name}" for name in set_attrs)
+    if remove:
+        update += " REMOVE " + ", ".join(f"#{name}" for name in remove)
+    values = condition.values | {f":set_{name}": value for name, value in set_attrs.items()}
+    return {
+        "Key": _key(key),
+        "UpdateExpression": update,
+        "ConditionExpression": condition.expression,
+        **_expression_args(update, condition.expression, values=values),
+    }
+
+
 def _translate(exc: ClientError) -> Exception:
     response = cast("dict[str, Any]", exc.response)
     code = response.get("Error", {}).get("Code", "")
@@ -244,9 +301,12 @@ def _translate(exc: ClientError) -> Exception:
         old = response.get("Item")
         return ConditionFailed(None if old is None else load(old))
     if code == "TransactionCanceledException":
-        codes = [reason.get("Code", "None") for reason in response.get("CancellationReasons", [])]
+        reasons = response.get("CancellationReasons", [])
+        codes = [reason.get("Code", "None") for reason in reasons]
         if "ConditionalCheckFailed" in codes:
-            return TransactionRefused(codes)
+            # the item a refused condition saw, where the write asked for it
+            items = [load(r["Item"]) if r.get("Item") else None for r in reasons]
+            return TransactionRefused(codes, items)
         return StoreUnavailable(f"DynamoDB transaction cancelled: {codes}")
     if code in RETRYABLE:
         return StoreUnavailable(f"DynamoDB is busy ({code}); retry later")

@@ -1,0 +1,235 @@
+"""Deciding a pending item: checked, written once together with its audit entry.
+
+Every way an item is decided comes through ``Decisions``: an API call, a link's
+form, a chat click, and the sweeper's expiry. What a person asks for is a small
+tagged value (``Approve``, ``Deny``, ``Answer``); who asks is an ``Actor`` — an
+identity and the channel it came through — and the entry point's own check says
+whether that actor may decide that item (a refusal is audited with the actor and
+the reason, then raised as ``Forbidden``). The state change is one conditional
+write on the item that carries its audit entry in the same transaction
+(``PendingItems.resolve``), so no crash can leave a decision without its entry.
+Continuing the turn is ``Turns.decide``'s part.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Literal
+
+from signoff.errors import Forbidden, NotFound, UsageError
+from signoff.ids import new_id
+from signoff.store.records import AuditEntry
+
+if TYPE_CHECKING:
+    from signoff.agents import Agent
+    from signoff.clock import Clock
+    from signoff.store.base import Audit, Outbox, PendingItems
+    from signoff.store.records import PendingItem, PendingStatus
+
+__all__ = [
+    "EXPIRY",
+    "Actor",
+    "Answer",
+    "Approve",
+    "Check",
+    "Decisions",
+    "Deny",
+    "Verdict",
+    "not_sent_to",
+    "verdict_of",
+]
+
+
+@dataclass(frozen=True, kw_only=True)
+class Actor:
+    """Who decides, and through which channel, as the audit, the pages and the status name it.
+
+    ``id`` is the person or credential: a Slack user id, a Lark open id, the email
+    address a link was made for, ``apikey:<key id>@<tenant>``, or ``link`` for a
+    link that names nobody. ``channel`` is the ``channels.yaml`` name it came
+    through, or ``api`` / ``link`` / ``expiry``.
+    """
+
+    id: str
+    channel: str
+
+
+# The sweeper's expiry, as the audit trail records it.
+EXPIRY = Actor(id="sweeper", channel="expiry")
+
+
+@dataclass(frozen=True, kw_only=True)
+class Approve:
+    """Run the tool call as asked."""
+
+    note: str | None = None
+
+
+@dataclass(frozen=True, kw_only=True)
+class Deny:
+    """Do not run it; ``note`` tells the model why."""
+
+    note: str | None = None
+
+
+@dataclass(frozen=True, kw_only=True)
+class Answer:
+    """The answer to a question."""
+
+    answer: str
+
+
+Verdict = Approve | Deny | Answer
+
+# An entry point's rule: why ``actor`` may not decide the item, or None when it may.
+Check = Callable[["PendingItem", Actor], "str | None"]
+
+
+def verdict_of(
+    decision: Literal["approve", "deny"] | None, answer: str | None, note: str | None = None
+) -> Verdict:
+    """The verdict a request's ``decision`` / ``answer`` fields name.
+
+    Raises:
+        UsageError: both or neither.
+    """
+    if (decision is None) == (answer is None):
+        raise UsageError("a decision is either approve / deny or an answer")
+    if answer is not None:
+        return Answer(answer=answer)
+    return Approve(note=note) if decision == "approve" else Deny(note=note)
+
+
+def not_sent_to(item: PendingItem, channel: str, *, agent: Agent, outbox: Outbox) -> str | None:
+    """Why ``channel`` may not decide ``item``, or None when the item was sent there.
+
+    A channel decides only what was sent to it: the item's agent notifies that
+    channel for this kind of item, and the item has an outbox row for it (written
+    with the pause, under the item's tenant). An item of another agent, another
+    tenant or another channel has neither, whatever pending id a request names.
+    """
+    # the agent sends this kind of item to the channel (today's config, not only the past)
+    if item.kind not in agent.config.notify.get(channel, ()):
+        return f"{channel} is not notified of this agent's {item.kind}s"
+    # the item itself was sent there: its pause wrote the (item, channel) row
+    if not any(row.channel == channel for row in outbox.rows(item.id)):
+        return f"this request was not sent to {channel}"
+    return None
+
+
+class Decisions:
+    """Writes decisions and refusals; one conditional write per decision, with its entry."""
+
+    def __init__(
+        self, *, pending: PendingItems, audit: Audit, clock: Clock, retention: float
+    ) -> None:
+        self.pending = pending
+        self.audit = audit
+        self.clock = clock
+        self.retention = retention
+
+    def item(self, pending_id: str) -> PendingItem:
+        """The pending item ``pending_id``.
+
+        Raises:
+            NotFound: no such item (or its retention passed).
+        """
+        item = self.pending.get(pending_id)
+        if item is None:
+            raise NotFound("pending item", pending_id)
+        return item
+
+    def decide(
+        self,
+        item: PendingItem,
+        verdict: Verdict,
+        actor: Actor,
+        check: Check | None = None,
+    ) -> PendingItem:
+        """Apply ``verdict`` by ``actor`` to ``item``, once; the item as decided.
+
+        Raises:
+            UsageError: an answer for an approval, or approve / deny for a question.
+            Forbidden: ``check`` refused the actor (the refusal is audited first).
+            AlreadyResolved: somebody decided first (carries the current item).
+            Expired: its time ran out (carries the item, status ``expired``).
+        """
+        status = _status(item, verdict)
+        if check is not None and (reason := check(item, actor)) is not None:
+            self.refuse(item, actor, reason)
+            raise Forbidden(reason)
+        note = None if isinstance(verdict, Answer) else verdict.note
+        answer = verdict.answer if isinstance(verdict, Answer) else None
+        return self._write(item, status, actor, answer=answer, note=note, reason=note or "")
+
+    def expire(self, item: PendingItem) -> PendingItem:
+        """Mark a due item expired (the sweeper's move), once.
+
+        Raises:
+            AlreadyResolved: somebody decided it first.
+            NotFound: it is gone.
+            UsageError: it is not due yet.
+        """
+        return self._write(item, "expired", EXPIRY, reason="no decision before expiresAt")
+
+    def refuse(self, item: PendingItem, actor: Actor, reason: str) -> None:
+        """Record that ``actor`` tried to decide ``item`` and was refused, and why."""
+        now = self.clock.now().timestamp()
+        self.audit.record([_entry(item, now, "refusal", "refused", actor, reason)])
+
+    def _write(
+        self,
+        item: PendingItem,
+        status: PendingStatus,
+        actor: Actor,
+        *,
+        reason: str,
+        answer: str | None = None,
+        note: str | None = None,
+    ) -> PendingItem:
+        now = self.clock.now().timestamp()
+        kind: Literal["human", "expiry"] = "expiry" if status == "expired" else "human"
+        return self.pending.resolve(
+            item.id,
+            status=status,
+            actor=actor.id,
+            channel=actor.channel,
+            now=now,
+            answer=answer,
+            note=note,
+            retain_until=now + self.retention,
+            audit=_entry(item, now, kind, status, actor, reason),
+        )
+
+
+def _status(item: PendingItem, verdict: Verdict) -> Literal["approved", "denied", "answered"]:
+    if item.kind == "question":
+        if not isinstance(verdict, Answer):
+            raise UsageError("a question is resolved with an answer")
+        return "answered"
+    if isinstance(verdict, Answer):
+        raise UsageError("an approval is resolved with decision 'approve' or 'deny'")
+    return "approved" if isinstance(verdict, Approve) else "denied"
+
+
+def _entry(
+    item: PendingItem,
+    now: float,
+    kind: Literal["human", "expiry", "refusal"],
+    decision: str,
+    actor: Actor,
+    reason: str,
+) -> AuditEntry:
+    return AuditEntry(
+        id=new_id(),
+        subject=item.session_id,
+        at=now,
+        kind=kind,
+        decision=decision,
+        actor=actor.id,
+        channel=actor.channel,
+        pending_id=item.id,
+        tool=item.tool,
+        reason=reason,
+    )
