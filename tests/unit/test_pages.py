@@ -240,6 +240,18 @@ def test_the_outcome_page_says_what_was_decided_by_whom_and_when(status: str, ti
     assert "<form" not in page
 
 
+def test_the_outcome_page_names_the_decider_and_channel_in_one_sentence() -> None:
+    by_mail = Outline(
+        outcome_page(resolved(approval(), "approved", resolved_via="ops-mail"))
+    ).visible
+    by_link = Outline(outcome_page(resolved(approval(), "denied", resolved_by="link"))).visible
+
+    assert "Approved by ana@example.com via ops-mail, 2026-01-01 00:01 UTC" in by_mail
+    # a link that names nobody says so, instead of "By: link / Via: link"
+    assert "Denied through a link that names no person, 2026-01-01 00:01 UTC" in by_link
+    assert "By" not in by_link.split() and "Via" not in by_link.split()
+
+
 def test_the_outcome_of_a_question_shows_the_answer() -> None:
     page = outcome_page(resolved(question(), "answered", answer="Lyon"))
 
