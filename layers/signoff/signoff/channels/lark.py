@@ -27,6 +27,7 @@ from signoff.channels._chat import (
     transport_failure,
 )
 from signoff.channels.base import Delivery, already_sent, classify_status
+from signoff.display import visible
 from signoff.errors import SendFailed
 
 if TYPE_CHECKING:
@@ -276,7 +277,7 @@ def render_card(notification: Notification) -> dict[str, Any]:
         # update_multi: a shared card, so the outcome update reaches everyone in the chat.
         "config": {"wide_screen_mode": True, "update_multi": True},
         "header": {
-            "title": {"tag": "plain_text", "content": notification.title or notification.kind},
+            "title": _plain(notification.title or notification.kind),
             "template": _TEMPLATES[notification.kind],
         },
         "elements": elements,
@@ -289,10 +290,7 @@ def _fields(notification: Notification) -> list[dict[str, Any]]:
         pairs.append(("Tenant", notification.tenant))
     if notification.expires_at:
         pairs.append(("Expires", notification.expires_at))
-    return [
-        {"is_short": True, "text": {"tag": "plain_text", "content": f"{label}: {value}"}}
-        for label, value in pairs
-    ]
+    return [{"is_short": True, "text": _plain(f"{label}: {value}")} for label, value in pairs]
 
 
 def _actions(notification: Notification) -> list[dict[str, Any]]:
@@ -327,14 +325,19 @@ def _actions(notification: Notification) -> list[dict[str, Any]]:
 def _button(label: str, kind: str, value: dict[str, str]) -> dict[str, Any]:
     return {
         "tag": "button",
-        "text": {"tag": "plain_text", "content": label},
+        "text": _plain(label),
         "type": kind,
         "value": value,
     }
 
 
 def _plain_div(text: str) -> dict[str, Any]:
-    return {"tag": "div", "text": {"tag": "plain_text", "content": text}}
+    return {"tag": "div", "text": _plain(text)}
+
+
+def _plain(text: str) -> dict[str, str]:
+    """Plain text for the card, hidden characters (bidi overrides, zero-width) shown escaped."""
+    return {"tag": "plain_text", "content": visible(text)}
 
 
 def _decode(response: httpx.Response) -> tuple[dict[str, Any] | None, int | None]:

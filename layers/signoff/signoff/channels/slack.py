@@ -29,6 +29,7 @@ from signoff.channels.slack_interactions import (
     DENY_ACTION,
     OPEN_ACTION,
 )
+from signoff.display import visible
 from signoff.errors import SendFailed
 
 if TYPE_CHECKING:
@@ -218,7 +219,9 @@ def render_blocks(notification: Notification) -> list[dict[str, Any]]:
             "text": {
                 "type": "plain_text",
                 # a header block refuses empty text
-                "text": _clip(notification.title or notification.kind.capitalize(), _HEADER_MAX),
+                "text": _clip(
+                    visible(notification.title or notification.kind.capitalize()), _HEADER_MAX
+                ),
             },
         }
     ]
@@ -270,7 +273,7 @@ def _button(action_id: str, label: str, value: str, *, style: str | None = None)
     button: dict[str, Any] = {
         "type": "button",
         "action_id": action_id,
-        "text": {"type": "plain_text", "text": _clip(label, _BUTTON_TEXT_MAX)},
+        "text": {"type": "plain_text", "text": _clip(visible(label), _BUTTON_TEXT_MAX)},
         "value": value,
     }
     if style:
@@ -322,8 +325,11 @@ def _mrkdwn(text: str) -> dict[str, Any]:
 
 
 def _escape(text: str) -> str:
-    """Slack's three control characters; agent output must not become <!channel> or a link."""
-    return text.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
+    """Slack's three control characters; agent output must not become <!channel> or a link.
+
+    Hidden characters (bidi overrides, zero-width, controls) are shown escaped first.
+    """
+    return visible(text).replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
 
 
 def _clip(text: str, limit: int) -> str:
