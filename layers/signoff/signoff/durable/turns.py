@@ -4,10 +4,8 @@
 scheduled runs), the local stack, the tests. A pause commits the checkpoint, the
 pending item and its outbox rows in one transaction and only then enqueues the
 notification (best effort: the outbox is the truth). A resolution is one
-conditional write on the pending item, carrying its audit entry
-(``signoff.durable.decide``); only its winner takes the session lease and resumes
-the turn — every entry point (API, links, chat clicks, the sweeper) decides
-through ``decide`` / ``expire``.
+conditional write carrying its audit entry (``signoff.durable.decide``), made by
+every entry point through ``decide`` / ``expire``; only its winner resumes the turn.
 
 Lifecycle announcements follow the same rule. When the agent's ``notify`` asks
 for ``run_start``, the first commit of a run started by a message, or resumed
@@ -161,37 +159,25 @@ class Turns:
     ) -> Decided:
         """Decide a pending item once (with its audit entry) and continue its turn.
 
-        With ``resume`` the turn runs here until ``deadline``, and one still running
-        then goes on through ``schedule`` (a fresh invocation); without it (a chat
-        click, acknowledged within seconds) the whole turn does. ``schedule=None``
-        leaves a yielded turn to the sweeper's re-drive.
+        With ``resume`` the turn runs here until ``deadline`` and, still running then,
+        goes on through ``schedule``; without it (a chat click) all of it does.
+        ``schedule=None`` leaves a yielded turn to the sweeper's re-drive.
 
         Raises:
-            NotFound: no such pending item.
-            UsageError: an answer for an approval or a decision for a question.
+            NotFound, UsageError, AlreadyResolved, Expired: as ``Decisions.decide``.
             Forbidden: ``check`` refused ``actor`` (audited).
-            AlreadyResolved: somebody resolved it first (carries the current item).
-            Expired: its time ran out (carries the item, status ``expired``).
         """
-        item = self.decisions.item(pending_id)
-        decided = self.decisions.decide(item, verdict, actor, check)
-        if not resume:
-            if schedule is not None:
-                schedule(decided.session_id)
-            return Decided(item=decided)
-        result = self.resume(decided, deadline=deadline)
-        if result.status == "running" and schedule is not None:
-            schedule(result.session_id)
+        decided = self.decisions.decide(self.decisions.item(pending_id), verdict, actor, check)
+        result = self.resume(decided, deadline=deadline) if resume else None
+        if schedule is not None and (result is None or result.status == "running"):
+            schedule(decided.session_id)
         return Decided(item=decided, result=result)
 
     def expire(self, item: PendingItem, *, deadline: float | None = None) -> Decided:
         """Expire a due item (the sweeper's move) and resume its turn as denied.
 
-        A resume that fails is logged and left to a later sweep; the expiry stands.
-
-        Raises:
-            AlreadyResolved: somebody decided it first.
-            NotFound: it is gone.
+        A failed resume is logged and left to a later sweep; the expiry stands.
+        Raises AlreadyResolved (decided first) or NotFound (gone).
         """
         expired = self.decisions.expire(item)
         try:
@@ -211,11 +197,7 @@ class Turns:
         note: str | None = None,
         deadline: float | None = None,
     ) -> TurnResult:
-        """``decide`` by ``actor`` through ``channel``, resuming the turn here.
-
-        Raises:
-            NotFound, UsageError, AlreadyResolved, Expired: as ``decide``.
-        """
+        """``decide`` by ``actor`` through ``channel``, resuming the turn here (as ``decide``)."""
         verdict = verdict_of(decision, answer, note)
         decided = self.decide(
             pending_id, verdict, Actor(id=actor, channel=channel), schedule=None, deadline=deadline
