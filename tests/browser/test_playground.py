@@ -135,3 +135,58 @@ def test_a_playground_question_is_answered_in_its_dialog_and_the_refund_denied(
     assert len(stopped) == 1 and "denied" in stopped[0].text
     screenshot(driver, "playground-denied")
     assert console_errors(driver) == []
+
+
+def test_the_playground_shows_hidden_characters_escaped(
+    launch: Launch,
+    stack: LocalStack,
+    screenshot: Callable[[WebDriver, str], Path],
+) -> None:
+    # What the stream would bring for a model that wrote a right-to-left override
+    # (and a zero-width space) into its arguments, reason and question: fed to the
+    # page's own event handler, as its SSE reader does.
+    rlo, zwsp = "\u202e", "\u200b"
+    account = f"acct{rlo}4321"
+    approval = {
+        "type": "approval:pending",
+        "id": "p-1",
+        "tool": "issue_refund",
+        "args": {"account": account, f"memo{zwsp}": "ok"},
+        "reason": f"over {rlo}0005",
+        "scope": {"tenant": "default", "environment": "production", "agent": "customer-service"},
+    }
+    question = {
+        "type": "question:pending",
+        "id": "p-2",
+        "question": f"Refund to {account}?",
+        "options": [account, "no"],
+    }
+    driver = launch()
+    open_playground(driver, stack, "customer-service")
+
+    driver.execute_script("handle(arguments[0])", approval)
+    shown = {
+        name: str(driver.execute_script(f"return document.getElementById('{name}').textContent"))
+        for name in ("approval-args", "approval-reason", "events")
+    }
+    screenshot(driver, "playground-hidden-characters")
+    driver.execute_script("closeDialogs(); handle(arguments[0])", question)
+    shown["question-text"] = str(
+        driver.execute_script("return document.getElementById('question-text').textContent")
+    )
+    labels = driver.execute_script(
+        "return [...document.querySelectorAll('#question-options label')]"
+        ".map((label) => label.textContent)"
+    )
+    values = driver.execute_script(
+        "return [...document.querySelectorAll('#question-options input')].map((i) => i.value)"
+    )
+
+    for name, text in shown.items():
+        assert rlo not in text and zwsp not in text, name
+    assert r"acct\u202e4321" in shown["approval-args"] and r"memo\u200b" in shown["approval-args"]
+    assert shown["approval-reason"] == r"over \u202e0005"
+    assert shown["question-text"] == r"Refund to acct\u202e4321?"
+    assert labels == [r"acct\u202e4321", "no"]
+    assert values == [account, "no"], "a choice answers with the option as offered"
+    assert console_errors(driver) == []

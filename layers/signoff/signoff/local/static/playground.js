@@ -5,6 +5,21 @@
 const $ = (id) => document.getElementById(id);
 let sessionId = null;
 
+// What a model wrote, with its hidden characters shown escaped (\u202e): the rule of
+// signoff.display.visible, which the link pages, email, Slack and Lark apply. Categories
+// Cc, Cf, Cs, Zl, Zp and the blank default-ignorables; newline and tab stay, CRLF as newline.
+const HIDDEN = /[\p{Cc}\p{Cf}\p{Cs}\p{Zl}\p{Zp}\u034f\u115f\u1160\u17b4\u17b5\u3164\uffa0]/gu;
+
+function visible(text) {
+  return String(text ?? "")
+    .replace(/\r\n/g, "\n")
+    .replace(HIDDEN, (char) => {
+      if (char === "\n" || char === "\t") return char;
+      const hex = char.codePointAt(0).toString(16);
+      return hex.length <= 4 ? `\\u${hex.padStart(4, "0")}` : `\\U${hex.padStart(8, "0")}`;
+    });
+}
+
 function requestHeaders(json) {
   const headers = {};
   if (json) headers["content-type"] = "application/json";
@@ -51,7 +66,7 @@ async function* sseEvents(response) {
 function say(kind, text) {
   const item = document.createElement("li");
   item.className = kind;
-  item.textContent = text;
+  item.textContent = visible(text);
   $("conversation").append(item);
   item.scrollIntoView({ block: "nearest" });
 }
@@ -83,7 +98,7 @@ function showEvent(event) {
   item.dataset.type = event.type;
   const name = document.createElement("code");
   name.textContent = event.type;
-  item.append(name, " ", summary(event));
+  item.append(name, " ", visible(summary(event)));
   $("events").append(item);
 }
 
@@ -132,11 +147,12 @@ function closeDialogs() {
 // decision on this one has been answered.
 function openApproval(event) {
   $("approval").dataset.item = event.id;
-  $("approval-tool").textContent = event.tool;
-  $("approval-args").textContent = JSON.stringify(event.args, null, 2);
-  $("approval-reason").textContent = event.reason;
-  $("approval-scope").textContent =
-    `${event.scope.tenant} · ${event.scope.environment} · ${event.scope.agent}`;
+  $("approval-tool").textContent = visible(event.tool);
+  $("approval-args").textContent = visible(JSON.stringify(event.args, null, 2));
+  $("approval-reason").textContent = visible(event.reason);
+  $("approval-scope").textContent = visible(
+    `${event.scope.tenant} · ${event.scope.environment} · ${event.scope.agent}`,
+  );
   $("approval-error").textContent = "";
   for (const button of [$("approve"), $("deny")]) button.disabled = false;
   $("approval").showModal();
@@ -144,7 +160,7 @@ function openApproval(event) {
 
 function openQuestion(event) {
   $("question").dataset.item = event.id;
-  $("question-text").textContent = event.question;
+  $("question-text").textContent = visible(event.question);
   const options = $("question-options");
   options.replaceChildren();
   options.classList.toggle("none", !(event.options && event.options.length));
@@ -156,8 +172,8 @@ function openQuestion(event) {
     const radio = document.createElement("input");
     radio.type = "radio";
     radio.name = "choice";
-    radio.value = option;
-    label.append(radio, option);
+    radio.value = option; // the answer is the option as offered; its label shows it escaped
+    label.append(radio, visible(option));
     options.append(label);
   }
   $("answer").value = "";
