@@ -315,3 +315,32 @@ def test_from_config_sends_through_a_client_built_on_first_use(ses: Ses) -> None
     assert channel.name == "support-email"
     assert isinstance(delivery, Delivery)
     assert len(ses.sent) == 1
+
+
+def test_each_recipient_gets_their_own_message_and_key_and_a_retry_skips_those_sent(
+    ses: Ses,
+) -> None:
+    channel = EmailChannel("mail", ["a@example.com", "b@example.com"], SENDER, client=ses.client)
+    letters = {
+        "a@example.com": approval(link_url="https://signoff.example.com/a/token-a"),
+        "b@example.com": approval(link_url="https://signoff.example.com/a/token-b"),
+    }
+    ses.failures = [(503, "ServiceUnavailable")]  # a's send fails once, b's goes out
+
+    with pytest.raises(SendFailed) as failed:
+        channel.notify_each(letters, KEY)
+    assert failed.value.retryable is True
+    sent = channel.notify_each(letters, KEY)
+
+    assert [m.destinations["ToAddresses"] for m in ses.sent] == [
+        ["b@example.com"],
+        ["a@example.com"],
+        ["b@example.com"],
+    ]
+    keys = [r["Content"]["Simple"]["Headers"][0]["Value"] for r in ses.requests]
+    assert keys == [f"{KEY}:a@example.com", f"{KEY}:b@example.com"] * 2
+    assert "token-a" in ses.sent[1].body and "token-b" not in ses.sent[1].body
+    assert set(sent.receipt) == {"messageId:a@example.com", "messageId:b@example.com"}
+    # the row's recorded receipt: nothing is mailed again
+    assert channel.notify_each(letters, KEY, previous=sent) == sent
+    assert len(ses.sent) == 3
