@@ -122,6 +122,24 @@ def test_a_transient_failure_releases_the_lock_with_its_error(
     assert again is not None and again.attempts == 2
 
 
+def test_a_release_keeps_the_receipt_of_what_went_out_for_the_retry(
+    store: Store, records: Records, t0: float
+) -> None:
+    records.pause(store, records.pending("p1"), outbox=[records.outbox("p1", "mail")])
+    assert store.outbox.claim("p1", "mail", owner="a", until=t0 + 30, now=t0)
+
+    # one recipient of two was mailed before the failure
+    store.outbox.release(
+        "p1", "mail", owner="a", error="throttled", receipt={"messageId:b@example.com": "m-1"}
+    )
+
+    again = store.outbox.claim("p1", "mail", owner="b", until=t0 + 30, now=t0 + 1)
+    assert again is not None and again.notified_at is None
+    assert again.receipt == {"messageId:b@example.com": "m-1"}
+    store.outbox.release("p1", "mail", owner="b", error="throttled again")
+    assert store.outbox.rows("p1")[0].receipt == {"messageId:b@example.com": "m-1"}
+
+
 def test_sent_rows_keep_their_receipt_and_cannot_be_claimed(
     store: Store, records: Records, t0: float
 ) -> None:

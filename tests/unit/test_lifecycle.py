@@ -97,7 +97,6 @@ def sweeper(store: Store, clock: ManualClock, queue: MemoryQueue, turns: Turns) 
         turns=turns,
         pending=store.pending,
         outbox=store.outbox,
-        audit=store.audit,
         queue=queue,
         clock=clock,
         grace=60,

@@ -9,7 +9,7 @@ from typing import Any
 import pytest
 
 from signoff.agents import load_agent
-from signoff.channels.memory import RecordingChannel, fail_times
+from signoff.channels.memory import RecordingChannel, RecordingMailbox, fail_times
 from signoff.clock import ManualClock
 from signoff.errors import Expired, SendFailed
 from signoff.models.factory import build_model
@@ -203,7 +203,6 @@ def sweeper(store: MemoryStore, clock: ManualClock, queue: MemoryQueue) -> Sweep
         turns=turns_over(store, queue, agents(), clock),
         pending=store.pending,
         outbox=store.outbox,
-        audit=store.audit,
         queue=queue,
         clock=clock,
         grace=60,
@@ -213,6 +212,43 @@ def sweeper(store: MemoryStore, clock: ManualClock, queue: MemoryQueue) -> Sweep
 class LostQueue:
     def send(self, body: dict[str, Any]) -> None:
         raise Crash
+
+
+def test_each_recipient_gets_a_link_of_their_own_and_a_retry_sends_only_the_rest(
+    store: MemoryStore, clock: ManualClock, composer: Composer
+) -> None:
+    item = pause(store, clock)
+    addresses = ["ana@example.com", "bo@example.com", "cy@example.com"]
+    # the second letter of the first attempt fails
+    attempts = iter([None, SendFailed("x", "throttled", retryable=True)])
+    email = RecordingMailbox("email", addresses, fail_with=lambda n, k: next(attempts, None))
+    hub = notifier(
+        store,
+        clock,
+        composer,
+        email=email,
+        slack=RecordingChannel("slack"),
+        webhook=RecordingChannel("webhook"),
+    )
+
+    with pytest.raises(SendFailed):
+        hub.deliver(item.id)
+    hub.deliver(item.id)
+
+    key = f"{item.run_id}:{item.id}:email"
+    assert email.keys() == [
+        f"{key}:{a}" for a in ("ana@example.com", "bo@example.com", "cy@example.com")
+    ]
+    signer = composer.signer
+    granted = {
+        sent.key.rsplit(":", 1)[1]: signer.verify(sent.notification.resume_token or "", 0)
+        for sent in email.sent
+    }
+    assert {a: (t.recipient, t.channel) for a, t in granted.items()} == {
+        a: (a, "email") for a in addresses
+    }
+    row = next(r for r in store.outbox.rows(item.id) if r.channel == "email")
+    assert row.notified_at is not None and len(row.receipt) == 3
 
 
 def test_a_lost_enqueue_is_resent_within_one_sweep(store: MemoryStore, clock: ManualClock) -> None:

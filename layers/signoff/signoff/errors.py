@@ -293,12 +293,15 @@ class SendFailed(SignoffError):
         retryable: bool,
         status: int | None = None,
         retry_after: float | None = None,
+        receipt: dict[str, str] | None = None,
     ) -> None:
         self.channel = channel
         self.reason = reason
         self.retryable = retryable
         self.status = status
         self.retry_after = retry_after
+        # What went out before the failure (one recipient of several), kept for the retry.
+        self.receipt = receipt
         super().__init__(f"{channel}: {reason}")
 
 

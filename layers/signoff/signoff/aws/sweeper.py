@@ -23,7 +23,6 @@ def sweeper_from_env() -> Sweeper:
         turns=turns_from_env(agents=agents, store=store, queue=queue, clock=clock),
         pending=store.pending,
         outbox=store.outbox,
-        audit=store.audit,
         queue=queue,
         clock=clock,
     )

@@ -150,8 +150,8 @@ class EmailChannel:
         receipt holds every message id (``messageId:<address>``); recipients named
         in ``previous`` are not mailed again. A failure for one address does not
         stop the others; the first failure is raised afterwards (retryable if any
-        was), and the row's retry mails every address again with the same keys —
-        the outbox records a channel's send only once all of it went out.
+        was) carrying the receipt of those that went out, which the outbox keeps
+        for the retry — the row is recorded sent only once every address was.
 
         Raises:
             SendFailed: a recipient's message was refused or SES could not be reached.
@@ -172,7 +172,9 @@ class EmailChannel:
         if failures:
             retryable = any(failure.retryable for failure in failures)
             first = next((f for f in failures if f.retryable == retryable), failures[0])
-            raise SendFailed(self.name, first.reason, retryable=retryable, status=first.status)
+            raise SendFailed(
+                self.name, first.reason, retryable=retryable, status=first.status, receipt=done
+            )
         return Delivery(receipt=done)
 
     def _send(self, notification: Notification, to: list[str], idempotency_key: str) -> str:

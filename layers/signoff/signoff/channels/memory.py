@@ -8,14 +8,14 @@ the port's rules (raise on failure, never swallow, keep the key).
 from __future__ import annotations
 
 import threading
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 
 from signoff.channels.base import Delivery
 from signoff.errors import SendFailed
 from signoff.notify.notification import Notification
 
-__all__ = ["FailWith", "RecordingChannel", "Sent", "fail_times"]
+__all__ = ["FailWith", "RecordingChannel", "RecordingMailbox", "Sent", "fail_times"]
 
 # Decides one attempt: the failure to raise, or None to deliver. Its ``channel``
 # is replaced by the recording channel's own name.
@@ -68,6 +68,43 @@ class RecordingChannel:
         """The idempotency keys of the deliveries, in order."""
         with self._lock:
             return [sent.key for sent in self.sent]
+
+
+class RecordingMailbox(RecordingChannel):
+    """A recording channel whose recipients each get their own letter (``PerRecipient``).
+
+    Each letter is one attempt with the key ``<key>:<address>``; ``fail_with`` decides
+    each. A failure carries the receipt of the letters delivered before it, as the
+    email channel's does, and letters in ``previous`` are not delivered again.
+    """
+
+    def __init__(self, name: str, recipients: list[str], fail_with: FailWith | None = None) -> None:
+        super().__init__(name, fail_with)
+        self.recipients = list(recipients)
+
+    def notify_each(
+        self,
+        letters: Mapping[str, Notification],
+        idempotency_key: str,
+        previous: Delivery | None = None,
+    ) -> Delivery:
+        """Record each address's letter, or raise what ``fail_with`` scripted for it.
+
+        Raises:
+            SendFailed: a letter failed; its ``receipt`` names the ones delivered.
+        """
+        done = dict(previous.receipt) if previous is not None else {}
+        for address, notification in letters.items():
+            if f"delivery:{address}" in done:
+                continue
+            try:
+                self.notify(notification, f"{idempotency_key}:{address}")
+            except SendFailed as failure:
+                raise SendFailed(
+                    self.name, failure.reason, retryable=failure.retryable, receipt=done
+                ) from failure
+            done[f"delivery:{address}"] = str(len(self.sent))
+        return Delivery(receipt=done)
 
 
 def fail_times(

@@ -137,7 +137,11 @@ class Notifier:
         except SendFailed as failure:
             if failure.retryable:
                 self.outbox.release(
-                    row.pending_id, row.channel, owner=self.owner, error=failure.reason
+                    row.pending_id,
+                    row.channel,
+                    owner=self.owner,
+                    error=failure.reason,
+                    receipt=failure.receipt,
                 )
                 report.retrying[row.channel] = failure
             else:

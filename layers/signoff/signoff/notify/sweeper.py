@@ -31,7 +31,7 @@ if TYPE_CHECKING:
     from signoff.clock import Clock
     from signoff.durable.turns import Turns
     from signoff.queue.base import Queue
-    from signoff.store.base import Audit, Outbox, PendingItems
+    from signoff.store.base import Outbox, PendingItems
     from signoff.store.records import OutboxRow, PendingItem, SessionRecord
 
 __all__ = ["SweepReport", "Sweeper"]
@@ -67,7 +67,6 @@ class Sweeper:
         turns: Turns,
         pending: PendingItems,
         outbox: Outbox,
-        audit: Audit,
         queue: Queue,
         clock: Clock,
         grace: float = 60.0,
@@ -76,7 +75,6 @@ class Sweeper:
         self.turns = turns
         self.pending = pending
         self.outbox = outbox
-        self.audit = audit
         self.queue = queue
         self.clock = clock
         self.grace = grace

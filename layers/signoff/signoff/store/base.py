@@ -159,8 +159,20 @@ class Outbox(Protocol):
     def mark_failed(self, pending_id: str, channel: str, *, reason: str) -> None:
         """Give the row up: a permanent failure, recorded with its reason, never retried."""
 
-    def release(self, pending_id: str, channel: str, *, owner: str, error: str) -> None:
-        """Drop ``owner``'s lock after a transient failure, noting the error; a retry follows."""
+    def release(
+        self,
+        pending_id: str,
+        channel: str,
+        *,
+        owner: str,
+        error: str,
+        receipt: dict[str, str] | None = None,
+    ) -> None:
+        """Drop ``owner``'s lock after a transient failure, noting the error; a retry follows.
+
+        ``receipt`` records what part of the send went out (e.g. the recipients
+        mailed before the failure); the retry is handed it and sends only the rest.
+        """
 
     def unsent(self, *, created_before: float, limit: int = 100) -> list[OutboxRow]:
         """Rows never sent (and not failed for good), oldest first."""

@@ -356,13 +356,23 @@ class MemoryOutbox:
                 item.pop(name, None)
             self._items.put(item)
 
-    def release(self, pending_id: str, channel: str, *, owner: str, error: str) -> None:
-        """Drop ``owner``'s lock after a transient failure."""
+    def release(
+        self,
+        pending_id: str,
+        channel: str,
+        *,
+        owner: str,
+        error: str,
+        receipt: dict[str, str] | None = None,
+    ) -> None:
+        """Drop ``owner``'s lock after a transient failure, keeping a partial ``receipt``."""
         with self._items.lock:
             item = self._row(pending_id, channel)
             if item.get("lock_owner") != owner:
                 return
             item["last_error"] = error
+            if receipt:
+                item["receipt"] = dict(receipt)
             for name in codec.LOCK_REMOVES:
                 item.pop(name, None)
             self._items.put(item)

@@ -107,16 +107,27 @@ class DynamoOutbox:
         """Give the row up for good, with its reason."""
         self._settle(pending_id, channel, {"failed": True, "last_error": reason})
 
-    def release(self, pending_id: str, channel: str, *, owner: str, error: str) -> None:
-        """Drop ``owner``'s lock after a transient failure."""
+    def release(
+        self,
+        pending_id: str,
+        channel: str,
+        *,
+        owner: str,
+        error: str,
+        receipt: dict[str, str] | None = None,
+    ) -> None:
+        """Drop ``owner``'s lock after a transient failure, keeping a partial ``receipt``."""
         condition = Condition(
             expression=all_of(EXISTS, "#lock_owner = :owner"),
             values={":now": self._table.now(), ":owner": owner},
         )
+        attrs: dict[str, object] = {"last_error": error}
+        if receipt:
+            attrs["receipt"] = dict(receipt)
         try:
             self._table.update(
                 codec.outbox_key(pending_id, channel),
-                set_attrs={"last_error": error},
+                set_attrs=attrs,
                 remove=codec.LOCK_REMOVES,
                 condition=condition,
             )
