@@ -187,6 +187,18 @@ def queued_batch(resources: AwsResources) -> dict[str, Any]:
     }
 
 
+def argument_values(args: dict[str, Any]) -> set[str]:
+    """How an argument value would show in a leak: quoted, as JSON or a repr writes it,
+    and bare when it is distinctive (a bare ``42.0`` also matches a timestamp's digits)."""
+    shown = set()
+    for value in args.values():
+        text = str(value)
+        shown |= {f'"{text}"', f"'{text}'"}
+        if len(text) >= 5 and not text.replace(".", "").isdigit():
+            shown.add(text)
+    return shown
+
+
 def test_a_whole_flow_leaves_no_secret_in_traces_logs_or_metrics(
     traced: Traced, aws: AwsResources, capsys: pytest.CaptureFixture[str]
 ) -> None:
@@ -232,7 +244,7 @@ def test_a_whole_flow_leaves_no_secret_in_traces_logs_or_metrics(
         WEBHOOK_KEY,
         MESSAGE,
         "arrived broken",
-        *(str(value) for value in args.values()),
+        *argument_values(args),
         "Refunded",  # the model's answer
     }
 
