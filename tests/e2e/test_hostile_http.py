@@ -62,6 +62,14 @@ FRAMING = [
         ["Content-Type: application/json", "Content-Length: 17", "Transfer-Encoding: chunked"],
     ),
     (
+        "a malformed chunk size",
+        ["Content-Type: application/json", "Transfer-Encoding: chunked"],
+    ),
+    (
+        "gzip Transfer-Encoding",
+        ["Content-Type: application/json", "Transfer-Encoding: gzip, chunked"],
+    ),
+    (
         "a body shorter than its Content-Length",
         ["Content-Type: application/json", "Content-Length: 99"],
     ),
@@ -78,6 +86,14 @@ def test_a_body_whose_end_cannot_be_known_is_a_400_and_starts_no_turn(
     assert response_headers["content-type"] == "application/json"
     assert set(json.loads(body)) >= {"error", "detail"}
     assert _sessions(stack) == before
+
+
+def test_a_chunked_body_is_read_as_api_gateway_reads_it(stack: LocalStack) -> None:
+    chunked = b"5\r\n" + MESSAGE[:5] + b"\r\n" + b"c\r\n" + MESSAGE[5:] + b"\r\n0\r\n\r\n"
+    headers = ["Content-Type: application/json", "Transfer-Encoding: chunked"]
+    status, _, body = raw_exchange(stack, framed(stack, *headers, body=chunked))
+    assert status == 200, body
+    assert json.loads(body)["sessionId"]
 
 
 def test_an_unknown_method_is_a_405_with_allow(stack: LocalStack) -> None:

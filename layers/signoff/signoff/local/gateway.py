@@ -264,16 +264,7 @@ class Gateway:
     def _serve(self, handler: BaseHTTPRequestHandler) -> None:
         started = time.monotonic()
         path, _, query = handler.path.partition("?")
-        length, refusal = _framing(handler)
-        body = b""
-        if length and refusal is None:
-            try:
-                body = handler.rfile.read(length)
-            except OSError:  # the read timed out (``timeout``) or the client reset
-                body = b""
-        if refusal is None and len(body) != length:
-            # The client sent less than it announced and stopped (or the read timed out).
-            refusal = _refusal(400, "the body is shorter than its Content-Length")
+        body, refusal = _read_body(handler)
         if refusal is not None:
             # The next request's start on this connection cannot be found: close it.
             self._write(handler, refusal)
@@ -383,29 +374,68 @@ def _refusal(status: int, detail: str, error: str = "bad_request", **extra: Any)
     return HttpResponse.json(status, {"error": error, "detail": detail, **extra})
 
 
-def _framing(handler: BaseHTTPRequestHandler) -> tuple[int, HttpResponse | None]:
-    """The body's length from the request's headers, or why the body cannot be read.
+def _read_body(handler: BaseHTTPRequestHandler) -> tuple[bytes, HttpResponse | None]:
+    """The request's body, or why it cannot be read (the connection is then closed).
 
-    One ``Content-Length`` of digits (repeats must agree), never with
-    ``Transfer-Encoding``: a server and a proxy that read a body's end
-    differently are how requests are smuggled (RFC 9112, section 6.3).
+    Framed by one ``Content-Length`` of digits (repeats must agree) or by chunked
+    ``Transfer-Encoding`` (clients streaming a body send it so), never both: a
+    server and a proxy that find a body's end differently are how requests are
+    smuggled (RFC 9112, section 6.3). Past ``MAX_BODY`` is a 413, as API Gateway's.
     """
-    encodings = handler.headers.get_all("transfer-encoding") or []
+    encodings = [v.strip().lower() for v in handler.headers.get_all("transfer-encoding") or []]
     lengths = {value.strip() for value in handler.headers.get_all("content-length") or []}
     if encodings and lengths:
-        return 0, _refusal(400, "Content-Length and Transfer-Encoding together")
-    if any("chunked" in value.lower() for value in encodings):
-        # Clients send a length for bodies this small; reading chunks is not worth it here.
-        return 0, _refusal(411, "send the body with a Content-Length", "length_required")
-    if encodings:
-        return 0, _refusal(400, f"unsupported Transfer-Encoding {encodings[0]!r}")
-    if not lengths:
-        return 0, None
-    if len(lengths) > 1 or not all(part.isascii() and part.isdigit() for part in lengths):
-        return 0, _refusal(400, "Content-Length must be one non-negative integer")
-    length = int(lengths.pop())
-    if length > MAX_BODY:
-        return 0, _refusal(
-            413, f"the body is {length} bytes; the limit is {MAX_BODY}", "payload_too_large"
-        )
-    return length, None
+        return b"", _refusal(400, "Content-Length and Transfer-Encoding together")
+    if encodings and encodings != ["chunked"]:
+        return b"", _refusal(400, f"unsupported Transfer-Encoding {', '.join(encodings)!r}")
+    try:
+        if encodings:
+            return _read_chunked(handler)
+        if not lengths:
+            return b"", None
+        if len(lengths) > 1 or not all(part.isascii() and part.isdigit() for part in lengths):
+            return b"", _refusal(400, "Content-Length must be one non-negative integer")
+        length = int(lengths.pop())
+        if length > MAX_BODY:
+            return b"", _too_large(length)
+        body = handler.rfile.read(length)
+    except OSError:  # the read timed out (``timeout``) or the client reset
+        return b"", _refusal(400, "the body ended before its announced end")
+    if len(body) != length:  # the client sent less than it announced and stopped
+        return b"", _refusal(400, "the body is shorter than its Content-Length")
+    return body, None
+
+
+def _read_chunked(handler: BaseHTTPRequestHandler) -> tuple[bytes, HttpResponse | None]:
+    """A chunked body: ``<hex size>[;ext]`` lines, each chunk, a 0 chunk, trailers."""
+    body = b""
+    while True:
+        line = handler.rfile.readline(1024)
+        size_text = line.split(b";", 1)[0].strip()
+        if (
+            not line.endswith(b"\n")
+            or not size_text
+            or not all(c in b"0123456789abcdefABCDEF" for c in size_text)
+        ):
+            return b"", _refusal(400, "a malformed chunk size")
+        size = int(size_text, 16)
+        if size == 0:
+            break
+        if len(body) + size > MAX_BODY:
+            return b"", _too_large(len(body) + size)
+        chunk = handler.rfile.read(size)
+        if len(chunk) != size or handler.rfile.read(2) != b"\r\n":
+            return b"", _refusal(400, "a chunk shorter than its size")
+        body += chunk
+    for _ in range(100):  # trailer fields, ignored, up to the empty line
+        trailer = handler.rfile.readline(8192)
+        if trailer in (b"\r\n", b"\n"):
+            return body, None
+        if not trailer.endswith(b"\n"):
+            break
+    return b"", _refusal(400, "malformed trailer fields")
+
+
+def _too_large(size: int) -> HttpResponse:
+    detail = f"the body is at least {size} bytes; the limit is {MAX_BODY}"
+    return _refusal(413, detail, "payload_too_large")
