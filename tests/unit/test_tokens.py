@@ -71,6 +71,30 @@ def test_the_token_has_the_documented_format() -> None:
     assert signature == b64(expected)
 
 
+def test_a_link_made_for_one_recipient_names_them_and_its_channel() -> None:
+    token = signer().issue(
+        "p1", "decide", "acme", ARGS, LATER, recipient="ana@example.com", channel="ops-mail"
+    )
+
+    granted = signer().verify(token, NOW)
+    payload = json.loads(base64.urlsafe_b64decode(token.split(".")[2] + "=="))
+
+    assert (granted.recipient, granted.channel) == ("ana@example.com", "ops-mail")
+    assert (payload["r"], payload["c"]) == ("ana@example.com", "ops-mail")
+    # a token without them (every token issued before recipients existed) names nobody
+    plain = signer().verify(signer().issue("p1", "decide", "acme", ARGS, LATER), NOW)
+    assert (plain.recipient, plain.channel) == (None, None)
+
+
+def test_a_recipient_comes_with_its_channel_or_not_at_all() -> None:
+    with pytest.raises(UsageError):
+        signer().issue("p1", "decide", "acme", ARGS, LATER, recipient="ana@example.com")
+    base = {"a": "decide", "e": LATER, "h": args_hash(ARGS), "p": "p1", "t": "acme"}
+    for extra in ({"r": "ana@example.com"}, {"c": "ops-mail"}, {"r": None, "c": "ops-mail"}):
+        with pytest.raises(TokenForged):
+            signer().verify(signed_with(K1, "k1", base | extra), NOW)
+
+
 def test_a_fractional_expiry_is_cut_so_the_token_never_outlives_its_item() -> None:
     token = signer().issue("p1", "decide", "acme", ARGS, LATER + 0.9)
 

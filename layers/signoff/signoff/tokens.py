@@ -275,7 +275,7 @@ def _grant(payload: Any, key_id: str) -> ResumeToken:
     ):
         raise TokenForged
     recipient, channel = payload.get("r"), payload.get("c")
-    if recipient is not None and not (isinstance(recipient, str) and isinstance(channel, str)):
+    if "r" in payload and not (isinstance(recipient, str) and isinstance(channel, str)):
         raise TokenForged
     action, expires_at = payload["a"], payload["e"]
     digest, pending_id, tenant = payload["h"], payload["p"], payload["t"]
