@@ -41,3 +41,23 @@ def test_a_pause_commit_records_its_audit_entries(store: Store, records: Records
     records.pause(store, records.pending("p1"), audit=[decision])
 
     assert store.audit.for_subject("s1") == [decision]
+
+
+def test_a_decisions_entry_is_read_back_with_its_actor_and_channel_among_the_others(
+    store: Store, records: Records, t0: float
+) -> None:
+    records.pause(store, records.pending("p1"))
+    refusal = records.audit(
+        "a1", at=t0 + 1, kind="refusal", decision="refused", actor="UA", channel="slack-b"
+    )
+    store.audit.record([refusal])
+    decision = records.decision_entry(
+        "p1", status="approved", actor="UB", channel="slack-b", now=t0 + 2, subject="s1"
+    )
+
+    store.pending.resolve(
+        "p1", status="approved", actor="UB", channel="slack-b", now=t0 + 2, audit=decision
+    )
+
+    assert store.audit.for_subject("s1") == [refusal, decision]
+    assert (decision.actor, decision.channel, decision.pending_id) == ("UB", "slack-b", "p1")

@@ -196,6 +196,17 @@ def test_an_api_key_of_another_tenant_is_forbidden(lambdas: Lambdas) -> None:
     event["headers"]["x-api-key"] = clear
     refused = lambdas.invoke("resolve", event)
     assert refused["statusCode"] == 403, refused["body"]
+    assert lambdas.api.pending.get(paused["id"]).status == "pending"
+    # the refusal is audited with the key that tried and why
+    audit = lambdas.api.turns.audit.for_subject(paused["sessionId"])
+    assert [(a.kind, a.actor, a.channel, a.reason) for a in audit if a.kind == "refusal"] == [
+        (
+            "refusal",
+            f"apikey:{key.key_id}@acme-corp",
+            "api",
+            "the request belongs to another tenant",
+        )
+    ]
     event["headers"]["x-api-key"] = "sok_nope_" + "x" * 32
     assert lambdas.invoke("resolve", event)["statusCode"] == 401
     assert isinstance(key, ApiKey)
