@@ -220,6 +220,7 @@ class DynamoTable:
                 }
             }
         ]
+        # each new item is new: a write never replaces an entry already stored
         absent = "attribute_not_exists(#pk)"
         for item in new:
             put = {"TableName": self.name, "Item": dump(item), "ConditionExpression": absent}
