@@ -36,7 +36,13 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import TYPE_CHECKING, Any, Final
 from urllib.parse import parse_qsl
 
-from signoff.errors import UsageError
+from signoff.errors import (
+    MalformedRequest,
+    MethodNotAllowed,
+    PayloadTooLarge,
+    SignoffError,
+    UsageError,
+)
 from signoff.local.template import ACCOUNT_ID
 
 if TYPE_CHECKING:
@@ -298,8 +304,7 @@ class Gateway:
                 return "local", serve(request, parameters)
         allowed = self._local_methods(request.raw_path)
         if allowed and request.method not in allowed:
-            detail = f"{request.method} is not allowed here; use {', '.join(allowed)}"
-            refusal = _refusal(405, detail, "method_not_allowed", allowed=allowed)
+            refusal = _refusal(MethodNotAllowed(request.method, allowed))
             return "local", dataclasses.replace(
                 refusal, headers=[*refusal.headers, ("allow", ", ".join(allowed))]
             )
@@ -369,9 +374,12 @@ class Gateway:
                 close()  # a generator's cleanup runs now, not at garbage collection
 
 
-def _refusal(status: int, detail: str, error: str = "bad_request", **extra: Any) -> HttpResponse:
-    """The gateway's own refusal, in the API's ``{error, detail}`` shape."""
-    return HttpResponse.json(status, {"error": error, "detail": detail, **extra})
+def _refusal(error: SignoffError) -> HttpResponse:
+    """The gateway's own refusal: the API's status and ``{error, detail}`` for ``error``."""
+    from signoff.api.errors import error_payload
+
+    status, body = error_payload(error)
+    return HttpResponse.json(status, body)
 
 
 def _read_body(handler: BaseHTTPRequestHandler) -> tuple[bytes, HttpResponse | None]:
@@ -385,24 +393,24 @@ def _read_body(handler: BaseHTTPRequestHandler) -> tuple[bytes, HttpResponse | N
     encodings = [v.strip().lower() for v in handler.headers.get_all("transfer-encoding") or []]
     lengths = {value.strip() for value in handler.headers.get_all("content-length") or []}
     if encodings and lengths:
-        return b"", _refusal(400, "Content-Length and Transfer-Encoding together")
+        return _unreadable("Content-Length and Transfer-Encoding together")
     if encodings and encodings != ["chunked"]:
-        return b"", _refusal(400, f"unsupported Transfer-Encoding {', '.join(encodings)!r}")
+        return _unreadable(f"unsupported Transfer-Encoding {', '.join(encodings)!r}")
     try:
         if encodings:
             return _read_chunked(handler)
         if not lengths:
             return b"", None
         if len(lengths) > 1 or not all(part.isascii() and part.isdigit() for part in lengths):
-            return b"", _refusal(400, "Content-Length must be one non-negative integer")
+            return _unreadable("Content-Length must be one non-negative integer")
         length = int(lengths.pop())
         if length > MAX_BODY:
             return b"", _too_large(length)
         body = handler.rfile.read(length)
     except OSError:  # the read timed out (``timeout``) or the client reset
-        return b"", _refusal(400, "the body ended before its announced end")
+        return _unreadable("the body ended before its announced end")
     if len(body) != length:  # the client sent less than it announced and stopped
-        return b"", _refusal(400, "the body is shorter than its Content-Length")
+        return _unreadable("the body is shorter than its Content-Length")
     return body, None
 
 
@@ -417,7 +425,7 @@ def _read_chunked(handler: BaseHTTPRequestHandler) -> tuple[bytes, HttpResponse 
             or not size_text
             or not all(c in b"0123456789abcdefABCDEF" for c in size_text)
         ):
-            return b"", _refusal(400, "a malformed chunk size")
+            return _unreadable("a malformed chunk size")
         size = int(size_text, 16)
         if size == 0:
             break
@@ -425,7 +433,7 @@ def _read_chunked(handler: BaseHTTPRequestHandler) -> tuple[bytes, HttpResponse 
             return b"", _too_large(len(body) + size)
         chunk = handler.rfile.read(size)
         if len(chunk) != size or handler.rfile.read(2) != b"\r\n":
-            return b"", _refusal(400, "a chunk shorter than its size")
+            return _unreadable("a chunk shorter than its size")
         body += chunk
     for _ in range(100):  # trailer fields, ignored, up to the empty line
         trailer = handler.rfile.readline(8192)
@@ -433,9 +441,12 @@ def _read_chunked(handler: BaseHTTPRequestHandler) -> tuple[bytes, HttpResponse 
             return body, None
         if not trailer.endswith(b"\n"):
             break
-    return b"", _refusal(400, "malformed trailer fields")
+    return _unreadable("malformed trailer fields")
+
+
+def _unreadable(problem: str) -> tuple[bytes, HttpResponse]:
+    return b"", _refusal(MalformedRequest(problem))
 
 
 def _too_large(size: int) -> HttpResponse:
-    detail = f"the body is at least {size} bytes; the limit is {MAX_BODY}"
-    return _refusal(413, detail, "payload_too_large")
+    return _refusal(PayloadTooLarge(size, MAX_BODY))
