@@ -13,12 +13,13 @@ from typing import TYPE_CHECKING, Protocol, TypeGuard, runtime_checkable
 from signoff.errors import SendFailed
 
 if TYPE_CHECKING:
-    from collections.abc import Mapping
+    from collections.abc import Mapping, Sequence
 
     from signoff.notify.notification import Notification
 
 __all__ = [
     "Channel",
+    "ClickApproved",
     "Delivery",
     "PerRecipient",
     "SendFailed",
@@ -72,6 +73,22 @@ class PerRecipient(Protocol):
         Raises:
             SendFailed: a recipient's send failed (retryable if any failure is).
         """
+
+
+@runtime_checkable
+class ClickApproved(Protocol):
+    """A chat channel (Slack, Lark) whose buttons decide as the chat user who clicks.
+
+    When ``approvers`` lists anyone, only they decide from it — so the notifier
+    hands it no token that decides without naming its person (an open-link
+    button would let anyone in the chat decide): its links are ``view`` links.
+    An empty list means anyone in the chat may decide, and it gets the links of
+    today. Email lists approvers too, but is ``PerRecipient``: each of its links
+    names its recipient, whose address the approvers are checked against.
+    """
+
+    name: str
+    approvers: Sequence[str]
 
 
 def classify_status(status: int) -> bool:

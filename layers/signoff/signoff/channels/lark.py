@@ -31,6 +31,8 @@ from signoff.display import visible
 from signoff.errors import SendFailed
 
 if TYPE_CHECKING:
+    from collections.abc import Sequence
+
     from signoff.channels.config import LarkSettings
     from signoff.clock import Clock
     from signoff.notify.notification import Notification
@@ -75,8 +77,12 @@ class LarkChannel:
         client: httpx.Client,
         clock: Clock,
         base_url: str = LARK_API,
+        approvers: Sequence[str] = (),
     ) -> None:
         self.name = name
+        # Who may decide by clicking (empty: anyone in the chat). The notifier sends
+        # such a channel no link that decides without naming who decides.
+        self.approvers = tuple(approvers)
         self.chat_id = chat_id
         self._app_id = app_id
         self._app_secret = app_secret
@@ -112,6 +118,7 @@ class LarkChannel:
             client=http,
             clock=clock,
             base_url=settings.base_url,
+            approvers=settings.approvers,
         )
 
     def notify(
@@ -269,6 +276,8 @@ def render_card(notification: Notification) -> dict[str, Any]:
                 notification.args or {}, indent=2, sort_keys=True, ensure_ascii=False, default=str
             )
             elements.append(_plain_div(f"Tool: {notification.tool}\n{arguments}"))
+    if notification.note:
+        elements.append(_plain_div(notification.note))
     elements.append({"tag": "div", "fields": _fields(notification)})
     actions = _actions(notification)
     if actions:
@@ -308,13 +317,16 @@ def _actions(notification: Notification) -> list[dict[str, Any]]:
         _button(option, "default", {"pendingId": pending_id, "answer": option})
         for option in notification.options or []
     ]
+    # A url button opens the page and sends no callback: free text is typed there,
+    # unless the notification has no answerUrl (a channel with approvers) and the
+    # page only shows the question.
     link = notification.answer_url or notification.link_url
+    label = "Answer in browser" if notification.answer_url else "View in browser"
     if link:
-        # A url button opens the page and sends no callback: free text is typed there.
         buttons.append(
             {
                 "tag": "button",
-                "text": {"tag": "plain_text", "content": "Answer in browser"},
+                "text": _plain(label),
                 "type": "default",
                 "url": link,
             }

@@ -33,6 +33,8 @@ from signoff.display import visible
 from signoff.errors import SendFailed
 
 if TYPE_CHECKING:
+    from collections.abc import Sequence
+
     from signoff.channels.config import SlackSettings
     from signoff.notify.notification import Notification
     from signoff.secrets.base import SecretSource
@@ -76,8 +78,12 @@ class SlackChannel:
         *,
         client: httpx.Client,
         base_url: str = SLACK_API,
+        approvers: Sequence[str] = (),
     ) -> None:
         self.name = name
+        # Who may decide by clicking (empty: anyone in the chat). The notifier sends
+        # such a channel no link that decides without naming who decides.
+        self.approvers = tuple(approvers)
         self.channel_id = channel_id
         self._token = bot_token
         self._client = client
@@ -104,6 +110,7 @@ class SlackChannel:
             secrets.get(settings.bot_token.secret),
             client=http,
             base_url=settings.base_url,
+            approvers=settings.approvers,
         )
 
     def notify(
@@ -234,6 +241,8 @@ def render_blocks(notification: Notification) -> list[dict[str, Any]]:
             blocks.append(_section(notification.body))
         if notification.kind == "approval" and notification.tool:
             blocks.append(_tool_section(notification.tool, notification.args))
+    if notification.note:
+        blocks.append(_section(notification.note))
     context = _context(notification)
     if context:
         blocks.append({"type": "context", "elements": [_mrkdwn(" · ".join(context))]})
@@ -261,12 +270,23 @@ def _buttons(notification: Notification) -> list[dict[str, Any]]:
         # listed in the message and can be given on the answer page.
         if len(value) <= _BUTTON_VALUE_MAX:
             buttons.append(_button(f"{ANSWER_ACTION_PREFIX}{index}", option, value))
-    link = notification.answer_url or notification.link_url
+    link, label = _page_link(notification, bool(buttons))
     if link:
-        open_button = _button(OPEN_ACTION, "Answer in browser" if buttons else "Answer", pending_id)
+        open_button = _button(OPEN_ACTION, label, pending_id)
         open_button["url"] = link
         buttons.append(open_button)
     return buttons
+
+
+def _page_link(notification: Notification, beside_buttons: bool) -> tuple[str | None, str]:
+    """The question's page and its button's words: answer there, or only look at it.
+
+    A notification without an ``answerUrl`` (one for a channel with approvers)
+    links a page that takes no answer, and says so.
+    """
+    if notification.answer_url:
+        return notification.answer_url, "Answer in browser" if beside_buttons else "Answer"
+    return notification.link_url, "View in browser"
 
 
 def _button(action_id: str, label: str, value: str, *, style: str | None = None) -> dict[str, Any]:

@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 from dataclasses import dataclass
 from datetime import UTC, datetime
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 from urllib.parse import quote
 
 from signoff.clock import iso
@@ -26,17 +26,27 @@ class Composer:
     public_url: str
 
     def for_item(
-        self, item: PendingItem, *, recipient: str | None = None, channel: str | None = None
+        self,
+        item: PendingItem,
+        *,
+        recipient: str | None = None,
+        channel: str | None = None,
+        deciding: bool = True,
     ) -> Notification:
         """The approval or question notification of ``item``.
 
         With ``recipient`` (and the ``channel`` it is mailed through) its links are
         that person's own: the token names them, and a decision through it is theirs.
+
+        With ``deciding=False`` it carries no token that decides — no resume token,
+        no approve / deny / answer URL — only a ``view`` link, whose page shows the
+        item and takes no decision. That is what a chat channel listing ``approvers``
+        gets: a token naming nobody decides as whoever holds it, and everyone who
+        reads the chat message would hold it, approvers or not.
         """
-        expires = iso(datetime.fromtimestamp(item.expires_at, tz=UTC))
         base = self.public_url.rstrip("/")
         pid = quote(item.id)
-        action: Action = "answer" if item.kind == "question" else "decide"
+        action: Action = ("answer" if item.kind == "question" else "decide") if deciding else "view"
         token = self.signer.issue(
             item.id,
             action,
@@ -47,27 +57,34 @@ class Composer:
             channel=channel,
         )
         signed = quote(token)
-        common = {
+        common: dict[str, Any] = {
             "agent": item.agent,
             "run_id": item.run_id,
-            "resume_token": token,
-            "expires_at": expires,
+            "expires_at": iso(datetime.fromtimestamp(item.expires_at, tz=UTC)),
             "pending_id": item.id,
             "session_id": item.session_id,
             "tenant": item.tenant,
             "link_url": f"{base}/a/{signed}",
         }
+        if deciding:
+            common["resume_token"] = token
         if item.kind == "question":
             options = f"\n\nSuggested answers: {', '.join(item.options)}" if item.options else ""
+            if deciding:
+                common["answer_url"] = f"{base}/questions/{pid}/answer?token={signed}"
+            else:
+                common["note"] = _answer_elsewhere(item)
             return Notification(
                 kind="question",
                 title=f"{item.agent} asks: {item.question}",
                 body=f"{item.question}{options}",
                 question=item.question,
                 options=item.options,
-                answer_url=f"{base}/questions/{pid}/answer?token={signed}",
                 **common,
             )
+        if deciding:
+            common["approve_url"] = f"{base}/approvals/{pid}/approve?token={signed}"
+            common["deny_url"] = f"{base}/approvals/{pid}/deny?token={signed}"
         arguments = json.dumps(item.args or {}, indent=2, ensure_ascii=False, sort_keys=True)
         return Notification(
             kind="approval",
@@ -75,7 +92,19 @@ class Composer:
             body=f"{item.tool} with arguments:\n{arguments}\n\nWhy: {item.reason}",
             tool=item.tool,
             args=item.args,
-            approve_url=f"{base}/approvals/{pid}/approve?token={signed}",
-            deny_url=f"{base}/approvals/{pid}/deny?token={signed}",
             **common,
         )
+
+
+def _answer_elsewhere(item: PendingItem) -> str:
+    """Where the answer goes when the chat's buttons cannot carry it (a written one)."""
+    route = f"POST /questions/{item.id}/answer"
+    if item.options:
+        return (
+            "Choose one of the answers below. Any other answer is given through "
+            f"the signoff API ({route}) or another channel of the agent."
+        )
+    return (
+        "This chat cannot take a written answer: answer through the signoff API "
+        f"({route}) or another channel of the agent."
+    )

@@ -19,7 +19,7 @@ from typing import TYPE_CHECKING
 
 from pydantic import ValidationError
 
-from signoff.channels.base import Delivery, PerRecipient
+from signoff.channels.base import ClickApproved, Delivery, PerRecipient
 from signoff.errors import SendFailed
 from signoff.ids import new_id
 from signoff.notify.notification import Notification
@@ -132,7 +132,7 @@ class Notifier:
                 }
                 delivery = channel.notify_each(letters, claimed.idempotency_key, previous)
             else:
-                notification = self._notification(claimed, item)
+                notification = self._notification(claimed, item, deciding=_decides(channel))
                 delivery = channel.notify(notification, claimed.idempotency_key, previous)
         except SendFailed as failure:
             if failure.retryable:
@@ -152,8 +152,12 @@ class Notifier:
         )
         report.sent.append(row.channel)
 
-    def _notification(self, row: OutboxRow, item: PendingItem | None) -> Notification:
+    def _notification(
+        self, row: OutboxRow, item: PendingItem | None, *, deciding: bool
+    ) -> Notification:
         """What the row sends: its stored notification, or its item's, composed now.
+
+        ``deciding=False`` composes the item's without any token that decides.
 
         Raises:
             SendFailed: the stored notification is unreadable (permanent: it never will be).
@@ -168,10 +172,19 @@ class Notifier:
         if item is None:
             # deliver() keeps such rows out; a row must never be sent without its item
             raise SendFailed(row.channel, f"no pending item {row.pending_id}", retryable=False)
-        return self._composer().for_item(item)
+        return self._composer().for_item(item, deciding=deciding)
 
     def _give_up(self, row: OutboxRow, failure: SendFailed, report: FanoutReport) -> None:
         self.outbox.mark_failed(row.pending_id, row.channel, reason=failure.reason)
         report.failed[row.channel] = failure.reason
         if self._on_permanent_failure is not None:
             self._on_permanent_failure(row, failure)
+
+
+def _decides(channel: Channel) -> bool:
+    """Whether ``channel`` may be sent links that decide without naming who decides.
+
+    Not a chat channel with ``approvers``: there, only a click names its person
+    (the chat user), so a link would let anyone who reads the message decide.
+    """
+    return not (isinstance(channel, ClickApproved) and bool(channel.approvers))

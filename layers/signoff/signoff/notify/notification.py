@@ -24,7 +24,9 @@ class Notification(BaseModel):
     For an approval the body shows the tool and its arguments as JSON. Links are
     absolute: ``approveUrl`` / ``denyUrl`` / ``answerUrl`` are one-click API
     routes carrying a resume token, ``linkUrl`` the confirmation page that is
-    safe for mail scanners (its GET changes nothing).
+    safe for mail scanners (its GET changes nothing). A notification for a chat
+    channel that lists ``approvers`` has no resume token and no deciding URL: its
+    ``linkUrl`` carries a ``view`` token, and its buttons decide by who clicks.
     """
 
     model_config = ConfigDict(
@@ -49,6 +51,9 @@ class Notification(BaseModel):
     approve_url: str | None = None
     deny_url: str | None = None
     answer_url: str | None = None
+    # How to act when the message itself cannot take the decision: a question sent
+    # without deciding links (a chat channel with ``approvers``) says where to answer.
+    note: str | None = None
     # Lifecycle announcements (``info`` / ``result``): what started the run, and a
     # synthetic finish's reason (``max_turns`` / ``denied``), as in the seed's hooks.
     trigger: Literal["message", "resolution"] | None = None
