@@ -172,3 +172,23 @@ def test_the_default_route_answers_the_message_routes_wrong_method(lambdas: Lamb
     assert response["statusCode"] == 405
     assert response["headers"]["Allow"] == "POST"
     assert body(response)["allowed"] == ["POST"]
+
+
+LONG = "A" * 3000
+OVERSIZED = [
+    ("session", lambda: load_event("session_status", SESSION_ID=LONG), "application/json"),
+    ("approve", lambda: load_event("approval_approve", PENDING_ID=LONG), "application/json"),
+    ("link", lambda: load_event("link_get", TOKEN=LONG), "text/html; charset=utf-8"),
+]
+
+
+@pytest.mark.parametrize(
+    ("request_", "content_type"), [o[1:] for o in OVERSIZED], ids=[o[0] for o in OVERSIZED]
+)
+def test_a_path_segment_longer_than_any_id_is_404_before_any_lookup(
+    lambdas: Lambdas, request_: Callable[[], dict[str, Any]], content_type: str
+) -> None:
+    # DynamoDB refuses keys over 2,048 bytes (a 503 on AWS; moto does not check)
+    response = lambdas.invoke("resolve", request_())
+    assert response["statusCode"] == 404
+    assert response["headers"]["Content-Type"] == content_type

@@ -3,6 +3,9 @@
 One gate for every route of both functions (``serve`` runs it before routing),
 so no handler, validator or parser ever meets bytes it cannot read:
 
+0. a path segment over ``MAX_SEGMENT_BYTES`` names nothing this API issues
+   (ids, agent names, tokens are far shorter): 404 before any store lookup,
+   which DynamoDB would refuse past its 2,048-byte key limit (a 503);
 1. a body over the limit is a 413, measured on the bytes actually sent;
 2. a body sent base64-encoded must decode (400);
 3. its media type must be one the route takes (415) — a route's own
@@ -27,7 +30,7 @@ import binascii
 import json
 from typing import TYPE_CHECKING, Any, Final
 
-from signoff.errors import MalformedRequest, PayloadTooLarge, UnsupportedMediaType
+from signoff.errors import MalformedRequest, NotFound, PayloadTooLarge, UnsupportedMediaType
 
 if TYPE_CHECKING:
     from aws_lambda_powertools.event_handler.api_gateway import Route
@@ -37,6 +40,7 @@ __all__ = [
     "JSON",
     "MAX_DEPTH",
     "MAX_INT_DIGITS",
+    "MAX_SEGMENT_BYTES",
     "accepted_media",
     "checked_event",
     "form_body",
@@ -51,6 +55,8 @@ FORM: Final = "application/x-www-form-urlencoded"
 MAX_DEPTH: Final = 32
 # Longer integers are no id, count or amount this API takes.
 MAX_INT_DIGITS: Final = 64
+# Longer than any id, agent name or resume token; far below DynamoDB's key limit.
+MAX_SEGMENT_BYTES: Final = 1024
 _WITH_BODY: Final = frozenset({"POST", "PUT", "PATCH", "DELETE"})
 
 
@@ -79,7 +85,13 @@ def checked_event(event: dict[str, Any], route: Route | None, limit: int) -> dic
         PayloadTooLarge: the body is over ``limit`` bytes.
         MalformedRequest: bad base64, not UTF-8, or JSON that is malformed or out of bounds.
         UnsupportedMediaType: a body of a type the route does not take.
+        NotFound: a path segment longer than anything this API issues.
     """
+    path = str(event.get("rawPath") or "")
+    if route is not None and any(
+        len(segment.encode("utf-8", "replace")) > MAX_SEGMENT_BYTES for segment in path.split("/")
+    ):
+        raise NotFound("path segment", f"{path[:64]}…")
     method = str(event.get("requestContext", {}).get("http", {}).get("method", "")).upper()
     raw = event.get("body") or ""
     if route is None or not raw or method not in _WITH_BODY:
