@@ -24,6 +24,7 @@ from signoff.web import (
     is_cross_site,
     outcome_page,
     parse_form,
+    view_page,
 )
 
 T0 = 1_767_225_600.0  # 2026-01-01T00:00:00Z
@@ -115,6 +116,8 @@ def every_page(item: PendingItem | None = None) -> list[str]:
         expired_page(None),
         already_resolved_page(resolved(hostile, "denied", resolved_via=HOSTILE)),
         error_page(404, HOSTILE, HOSTILE),
+        view_page(hostile, expires_text=HOSTILE),
+        view_page(question(question=HOSTILE, options=[HOSTILE, '"><b>x']), expires_text=HOSTILE),
     ]
 
 
@@ -223,6 +226,21 @@ def test_a_question_without_options_has_only_the_free_text_answer() -> None:
     assert [attrs for attrs in outline.all("input") if attrs.get("type") == "radio"] == []
     assert outline.all("fieldset") == []
     assert "Your answer" in outline.visible
+
+
+@pytest.mark.parametrize(
+    "item", [approval(), question(), question(options=None)], ids=["approval", "options", "written"]
+)
+def test_a_view_page_shows_what_is_asked_and_has_nothing_to_submit(item: PendingItem) -> None:
+    outline = Outline(view_page(item, expires_text="in 1 hour"))
+
+    assert outline.all("form") == outline.all("input") == outline.all("button") == []
+    assert outline.all("textarea") == []
+    assert "in 1 hour" in outline.visible and "only shows the request" in outline.visible
+    asked = item.tool if item.kind == "approval" else item.question
+    assert asked and asked in outline.visible
+    for option in item.options or []:
+        assert option in outline.visible
 
 
 @pytest.mark.parametrize(

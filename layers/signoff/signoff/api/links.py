@@ -2,7 +2,8 @@
 
 A ``GET`` only shows what is asked and a form — mail scanners prefetch links,
 so nothing changes on a ``GET``. The decision is the form's ``POST``, refused
-when it comes from another site.
+when it comes from another site. A ``view`` link (the only kind a chat channel
+with ``approvers`` is sent) shows the item without a form, and its ``POST`` is 403.
 """
 
 import time
@@ -36,6 +37,7 @@ from signoff.web import (
     is_cross_site,
     outcome_page,
     parse_form,
+    view_page,
 )
 
 if TYPE_CHECKING:
@@ -52,20 +54,24 @@ def _html(status: int, page: str) -> Response[str]:
     )
 
 
-def _load(token: str) -> "tuple[PendingItem | None, Response[str] | None]":
-    """The item a link is about, or the page explaining why there is none."""
+def _load(token: str) -> "tuple[PendingItem | None, bool, Response[str] | None]":
+    """The item a link is about and whether the link only views it, or the refusal page."""
     api = api_of(router)
     try:
         verified = api.signer.verify(token, time.time())
     except TokenForged:
-        return None, _html(403, error_page(403, "This link is not valid", "Ask for a new link."))
+        page = error_page(403, "This link is not valid", "Ask for a new link.")
+        return None, False, _html(403, page)
     except TokenExpired as exc:
         item = api.pending.get(exc.pending_id) if exc.pending_id else None
-        return None, _html(410, expired_page(item))
+        return None, False, _html(410, expired_page(item))
+    # A ``view`` token (a chat channel with approvers is sent only those) permits no decision.
+    view_only = verified.action == "view"
     try:
-        return item_for_token(api, verified), None
+        return item_for_token(api, verified), view_only, None
     except NotFound:
-        return None, _html(404, error_page(404, "Nothing to decide", "This request is gone."))
+        page = error_page(404, "Nothing to decide", "This request is gone.")
+        return None, view_only, _html(404, page)
 
 
 @router.get(
@@ -75,7 +81,7 @@ def _load(token: str) -> "tuple[PendingItem | None, Response[str] | None]":
     tags=["links"],
 )
 def show(token: str) -> Response[str]:
-    item, refusal = _load(token)
+    item, view_only, refusal = _load(token)
     if refusal is not None or item is None:
         return refusal or _html(404, error_page(404, "Nothing to decide", ""))
     now = api_of(router).clock.now().timestamp()
@@ -84,6 +90,9 @@ def show(token: str) -> Response[str]:
     if item.status != "pending":
         return _html(409, already_resolved_page(item))
     expires = datetime.fromtimestamp(item.expires_at, tz=UTC).strftime("%Y-%m-%d %H:%M UTC")
+    if view_only:
+        # the item as it is, and no form: this link was not made to decide it
+        return _html(200, view_page(item, expires_text=expires))
     return _html(
         200, confirmation_page(item, token, action_path=f"/a/{token}", expires_text=expires)
     )
@@ -111,9 +120,13 @@ def decide(token: str) -> Response[str]:
     )
     if is_cross_site(event.headers, host):
         return _html(403, error_page(403, "Refused", "This form can only be sent from its page."))
-    item, refusal = _load(token)
+    item, view_only, refusal = _load(token)
     if refusal is not None or item is None:
         return refusal or _html(404, error_page(404, "Nothing to decide", ""))
+    if view_only:
+        # Refused before the form is read: whatever it says, a view link decides nothing.
+        page = error_page(403, "This link cannot decide", "It only shows the request.")
+        return _html(403, page)
     try:
         form = parse_form(event.decoded_body or "")
         if item.kind == "question":

@@ -10,6 +10,7 @@ from signoff.web.pages import (
     error_page,
     expired_page,
     outcome_page,
+    view_page,
 )
 
 __all__ = [
@@ -22,4 +23,5 @@ __all__ = [
     "is_cross_site",
     "outcome_page",
     "parse_form",
+    "view_page",
 ]

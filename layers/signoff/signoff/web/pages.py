@@ -35,6 +35,7 @@ __all__ = [
     "error_page",
     "expired_page",
     "outcome_page",
+    "view_page",
 ]
 
 # Contrast: body text 16:1, muted text 9.7:1, every button's white text ≥ 6.5:1.
@@ -163,28 +164,37 @@ def _form(action_path: str, token: str, fields: str) -> str:
     )
 
 
-def _approval(item: PendingItem, token: str, action_path: str, expires_text: str) -> str:
+_DECISION_BUTTONS = (
+    '<div class="actions">\n'
+    '<button type="submit" name="decision" value="approve" class="approve">Approve</button>\n'
+    '<button type="submit" name="decision" value="deny" class="deny">Deny</button>\n'
+    "</div>\n"
+)
+
+# What a read-only (``view``) link's page says in place of the form.
+_READ_ONLY = (
+    '<p class="muted">This link only shows the request; it cannot decide it. '
+    "Decide with the buttons of the message it came in (if you are one of that "
+    "channel's approvers), through the signoff API, or through another channel "
+    "of the agent.</p>\n"
+)
+
+
+def _approval(item: PendingItem, expires_text: str, action: str) -> str:
+    """The approval's page: what is asked, then ``action`` (the form, or the read-only note)."""
     rows = [
         ("Tool", f"<code>{_e(item.tool or '')}</code>"),
         ("Reason", _e(item.reason or "none given")),
         *_scope_rows(item),
         ("Expires", _e(expires_text)),
     ]
-    buttons = (
-        '<div class="actions">\n'
-        '<button type="submit" name="decision" value="approve" class="approve">Approve</button>\n'
-        '<button type="submit" name="decision" value="deny" class="deny">Deny</button>\n'
-        "</div>\n"
-    )
     return (
         f"<p>{_subject(item)} It waits for your decision.</p>\n"
-        f"{_details(rows)}<h2>Arguments</h2>\n{_arguments(item)}"
-        f"{_form(action_path, token, buttons)}"
+        f"{_details(rows)}<h2>Arguments</h2>\n{_arguments(item)}{action}"
     )
 
 
-def _question(item: PendingItem, token: str, action_path: str, expires_text: str) -> str:
-    rows = [*_scope_rows(item), ("Expires", _e(expires_text))]
+def _answer_fields(item: PendingItem) -> str:
     fields = ""
     if item.options:
         radios = "".join(
@@ -197,26 +207,47 @@ def _question(item: PendingItem, token: str, action_path: str, expires_text: str
         label = "Or write your own answer (it takes precedence over a choice)"
     else:
         label = "Your answer"
-    fields += (
+    return fields + (
         f'<label for="answer">{label}</label>\n'
         '<textarea id="answer" name="answer" rows="3"></textarea>\n'
         '<div class="actions">\n'
         '<button type="submit" name="decision" value="answer">Send answer</button>\n'
         "</div>\n"
     )
+
+
+def _question(item: PendingItem, expires_text: str, action: str, *, list_options: bool) -> str:
+    """The question's page: what is asked, then ``action`` (the form, or the read-only note).
+
+    ``list_options`` shows the suggested answers as text, where no form offers them.
+    """
+    rows = [*_scope_rows(item), ("Expires", _e(expires_text))]
+    if item.options and list_options:
+        rows.append(("Suggested answers", "<br>".join(_e(o) for o in item.options)))
     return (
         f"<p>The agent <strong>{_e(item.agent)}</strong> asks a question "
         "and waits for your answer.</p>\n"
         f"<h2>Question</h2>\n<p>{_e(item.question or '')}</p>\n"
-        f"{_details(rows)}{_form(action_path, token, fields)}"
+        f"{_details(rows)}{action}"
     )
 
 
 def confirmation_page(item: PendingItem, token: str, *, action_path: str, expires_text: str) -> str:
     """What is asked, and a form that POSTs the decision (approve / deny, or an answer)."""
     if item.kind == "question":
-        return _page("Answer a question", _question(item, token, action_path, expires_text))
-    return _page("Approve or deny", _approval(item, token, action_path, expires_text))
+        form = _form(action_path, token, _answer_fields(item))
+        return _page("Answer a question", _question(item, expires_text, form, list_options=False))
+    form = _form(action_path, token, _DECISION_BUTTONS)
+    return _page("Approve or deny", _approval(item, expires_text, form))
+
+
+def view_page(item: PendingItem, *, expires_text: str) -> str:
+    """What is asked, read-only: no form, for a ``view`` link (one that decides nothing)."""
+    if item.kind == "question":
+        return _page(
+            "A question waits", _question(item, expires_text, _READ_ONLY, list_options=True)
+        )
+    return _page("An approval waits", _approval(item, expires_text, _READ_ONLY))
 
 
 def decided_by(item: PendingItem) -> str | None:
