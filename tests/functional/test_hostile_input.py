@@ -7,6 +7,7 @@ import base64
 import json
 from typing import TYPE_CHECKING, Any
 
+import boto3
 import pytest
 
 from tests.functional.test_handlers import link_token, pause_refund
@@ -77,12 +78,21 @@ MESSAGE_CASES: list[tuple[str, dict[str, Any], int, str | None]] = [
 def test_hostile_messages_get_a_4xx_and_start_no_turn(
     lambdas: Lambdas, request_: dict[str, Any], status: int, allow: str | None
 ) -> None:
+    before = stored_items(lambdas)
     response = lambdas.invoke("message", request_)
     assert response["statusCode"] == status, response["body"]
     assert response["headers"]["Content-Type"] == "application/json"
     assert set(body(response)) >= {"error", "detail"}
     assert response["headers"].get("Allow") == allow
+    assert stored_items(lambdas) == before, "no session, log or pending item was written"
     assert lambdas.continuations.drain() == [], "no turn was started or continued"
+
+
+def stored_items(lambdas: Lambdas) -> int:
+    """How many items the deployment's table holds (every turn writes some)."""
+    table = lambdas.resources.tables["SignoffTable"]
+    count: int = boto3.client("dynamodb").scan(TableName=table, Select="COUNT")["Count"]
+    return count
 
 
 def resolve_cases(
