@@ -10,6 +10,7 @@ import shutil
 import time
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
+from urllib.parse import unquote, urlencode
 
 import boto3
 import pytest
@@ -125,7 +126,7 @@ def deployment(
         }
         (agents / "channels.yaml").write_text(yaml.safe_dump({"channels": channels}))
         config = yaml.safe_load((agents / "customer-service" / "agent.yaml").read_text())
-        config["notify"] = {name: ["approval"] for name in channels}
+        config["notify"] = {name: ["approval", "question"] for name in channels}
         (agents / "customer-service" / "agent.yaml").write_text(yaml.safe_dump(config))
         secrets = boto3.client("secretsmanager")
         for name, value in {
@@ -308,3 +309,39 @@ def test_lark_challenge_click_and_second_click(deployment: Deployment) -> None:
     second = deployment.resolve.handler(lark_click(paused["id"]), FakeLambdaContext())
     assert body(second)["toast"]["content"].startswith("Already approved")
     assert deployment.resolve.API.continuations.drain() == [paused["sessionId"]]
+
+
+def test_a_question_in_a_chat_with_approvers_links_only_a_page_that_cannot_answer(
+    deployment: Deployment,
+) -> None:
+    # team-slack lists approvers, team-lark does not (anyone in its chat decides)
+    deployment.webhook.script([Reply(status=204)] * 2)
+    deployment.slack.script([slack_ok] * 2)
+    deployment.lark.script([lark_ok] * 3)
+    event = load_event("message_post")
+    event["body"] = json.dumps({"message": "I want my money back"})
+    asked = body(deployment.message.handler(event, FakeLambdaContext()))
+    assert asked["type"] == "question"
+    assert deployment.notify(deployment.queued())["batchItemFailures"] == []
+
+    post = next(r for r in deployment.slack.requests if r.path.endswith("chat.postMessage"))
+    assert "token=" not in post.text() and "/answer?" not in post.text()
+    buttons = post.json()["blocks"][-1]["elements"]
+    assert [b["text"]["text"] for b in buttons] == ["A-1001", "A-1002", "View in browser"]
+    link = buttons[-1]["url"]
+    assert link.startswith("https://api.example.com/a/")
+    token = unquote(link.rsplit("/a/", 1)[1])
+    page = deployment.resolve.handler(load_event("link_get", TOKEN=token), FakeLambdaContext())
+    assert page["statusCode"] == 200 and "<form" not in page["body"]
+    answer = load_event("link_post", TOKEN=token)
+    answer["body"] = urlencode({"decision": "answer", "answer": "A-1002", "token": token})
+    answer["headers"]["content-length"] = str(len(answer["body"]))
+    refused = deployment.resolve.handler(answer, FakeLambdaContext())
+    assert refused["statusCode"] == 403
+    assert deployment.resolve.API.pending.get(asked["id"]).status == "pending"
+
+    sent = next(r for r in deployment.lark.requests if r.path.endswith("/messages"))
+    card = sent.json()["content"]
+    assert f"https://api.example.com/questions/{asked['id']}/answer?token=" in card
+    hook = json.loads(deployment.webhook.requests[0].body)
+    assert hook["answerUrl"].startswith(f"https://api.example.com/questions/{asked['id']}/answer")
