@@ -13,8 +13,9 @@ A token is four dot-separated parts::
 (each email recipient gets their own) names that address and the channel it was
 mailed through, and a decision through it is that person's — the channel's
 ``approvers`` are checked against ``r``. A token without them (a webhook's link,
-Slack's open-link button, tokens issued before recipients existed) names nobody
-and is decided as ``link``.
+the answer link of a chat channel without approvers, tokens issued before
+recipients existed) names nobody and is decided as ``link``; a chat channel that
+lists approvers is therefore sent ``view`` tokens only.
 
 and ``signature`` the unpadded base64url of HMAC-SHA256 under the key named by
 ``key_id`` over ``"v1." + key_id + "." + payload``. The key id is signed too, so a
@@ -28,7 +29,8 @@ Actions — one token per pending item, chosen by its kind:
 - ``answer`` (questions): the form POSTs the answer with the same token.
 - ``approve`` / ``deny``: a token good for that one decision (a one-click button
   of a channel that cannot show a page).
-- ``view``: a read-only status link; it permits no decision.
+- ``view``: a read-only link; its page shows the item without a form, and it
+  permits no decision.
 
 ``ResumeToken.permits`` is that table. The token is not single-use by itself: the
 pending item's state machine makes the first resolution win. ``h`` binds the token

@@ -10,8 +10,9 @@ is audited like a decision:
 - a link made for one email recipient decides as that address through its email
   channel, only if the item was sent there and the address is one of the
   channel's recipients and (when listed) approvers;
-- a link that names nobody (a webhook's, Slack's open-link button) decides as
-  ``link``: whoever holds it was sent it.
+- a link that names nobody (a webhook's, the answer link of a chat channel
+  without approvers) decides as ``link``: whoever holds it was sent it. A chat
+  channel with approvers is sent no such link, only ``view`` links.
 """
 
 from __future__ import annotations
