@@ -367,6 +367,30 @@ def test_a_question_card_has_a_button_per_option_and_a_link_to_the_answer_page()
     }
 
 
+def test_a_question_without_an_answer_url_links_a_view_page_and_shows_its_note() -> None:
+    # what a channel with approvers is sent: no answerUrl, a view link, a note on where to answer
+    card = render_card(
+        QUESTION.model_copy(
+            update={
+                "answer_url": None,
+                "link_url": "https://signoff.example/a/view-tok",
+                "note": "Answer through the signoff API.",
+            }
+        )
+    )
+
+    assert {
+        "tag": "div",
+        "text": {"tag": "plain_text", "content": "Answer through the signoff API."},
+    } in card["elements"]
+    assert card["elements"][-1]["actions"][-1] == {
+        "tag": "button",
+        "text": {"tag": "plain_text", "content": "View in browser"},
+        "type": "default",
+        "url": "https://signoff.example/a/view-tok",
+    }
+
+
 def test_agent_text_is_plain_text_so_it_cannot_mention_everyone() -> None:
     sneaky = APPROVAL.model_copy(update={"body": "<at id=all></at> **urgent**"})
 

@@ -163,6 +163,34 @@ def test_a_question_offers_one_button_per_option_and_a_link_to_the_answer_page(
     ]
 
 
+def test_a_question_without_an_answer_url_links_a_view_page_and_shows_its_note() -> None:
+    # what a channel with approvers is sent: no answerUrl, a view link, a note on where to answer
+    notification = QUESTION.model_copy(
+        update={
+            "answer_url": None,
+            "options": None,
+            "link_url": "https://signoff.example/a/view-tok",
+            "note": "Answer through the signoff API.",
+        }
+    )
+
+    blocks = render_blocks(notification)
+
+    assert {
+        "type": "section",
+        "text": {"type": "mrkdwn", "text": "Answer through the signoff API."},
+    } in blocks
+    assert blocks[-1]["elements"] == [
+        {
+            "type": "button",
+            "action_id": "signoff_open",
+            "text": {"type": "plain_text", "text": "View in browser"},
+            "value": "pend_02",
+            "url": "https://signoff.example/a/view-tok",
+        }
+    ]
+
+
 def test_every_button_built_is_read_back_by_the_interaction_parser() -> None:
     # The renderer and the parser agree on action ids and values.
     for notification in (APPROVAL, QUESTION):
