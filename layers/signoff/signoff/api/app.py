@@ -82,12 +82,19 @@ def serve(app: APIGatewayHttpResolver, api: Api, event: dict[str, Any], context:
 
 def openapi_document(*routers: Router) -> dict[str, Any]:
     """The OpenAPI document of every route, as served at ``/openapi.json``."""
-    app = build_resolver(*routers)
-    schema: dict[str, Any] = json.loads(
-        app.get_openapi_json_schema(
-            title=API_TITLE, version=API_VERSION, description=API_DESCRIPTION
+    # Including a router binds it to the resolver that includes it; the document's
+    # own resolver is thrown away, so the routers go back to the one serving them.
+    serving = [router.api_resolver for router in routers]
+    try:
+        app = build_resolver(*routers)
+        schema: dict[str, Any] = json.loads(
+            app.get_openapi_json_schema(
+                title=API_TITLE, version=API_VERSION, description=API_DESCRIPTION
+            )
         )
-    )
+    finally:
+        for router, resolver in zip(routers, serving, strict=True):
+            router.api_resolver = resolver
     # Powertools documents a 422 on every route; its validation errors are our 400s
     # (signoff.api.errors), so no route ever answers 422.
     for operations in schema.get("paths", {}).values():
