@@ -11,6 +11,7 @@ from urllib.parse import urlsplit
 
 import pytest
 
+from tests.support.local_stack import emulator_client
 from tests.support.local_stack import http as http
 from tests.support.local_stack import stack as stack
 
@@ -176,14 +177,6 @@ def test_the_link_form_with_bad_bytes_is_an_html_400(stack: LocalStack, http: ht
 
 def _sessions(stack: LocalStack) -> Any:
     """How many session records the stack's table holds (a started turn adds one)."""
-    import boto3
-
-    dynamodb = boto3.client(
-        "dynamodb",
-        endpoint_url=stack.aws_endpoint,
-        region_name="us-east-1",
-        aws_access_key_id="local",
-        aws_secret_access_key="local",
-    )
+    dynamodb = emulator_client(stack, "dynamodb")
     table = stack.resources.tables["SignoffTable"]
     return dynamodb.scan(TableName=table, Select="COUNT")["Count"]

@@ -15,13 +15,13 @@ import socket
 import uuid
 from typing import TYPE_CHECKING, Any
 
-import boto3
 import pytest
 
 from signoff.errors import UsageError
 from signoff.local.stack import StackSettings
 from tests.support.local_stack import (
     REFUND,
+    emulator_client,
     notification_for,
     pending_item,
 )
@@ -61,13 +61,7 @@ def tracking(mark: str) -> str:
 
 def stored(stack: LocalStack, text: str) -> bool:
     """Whether any item of the stack's table holds ``text`` (a turn stores its message)."""
-    dynamodb = boto3.client(
-        "dynamodb",
-        endpoint_url=stack.aws_endpoint,
-        region_name="us-east-1",
-        aws_access_key_id="local",
-        aws_secret_access_key="local",
-    )
+    dynamodb = emulator_client(stack, "dynamodb")
     pages = dynamodb.get_paginator("scan").paginate(
         TableName=stack.resources.tables["SignoffTable"], ConsistentRead=True
     )

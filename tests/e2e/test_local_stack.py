@@ -17,7 +17,6 @@ import threading
 import time
 from typing import TYPE_CHECKING, Any
 
-import boto3
 import pytest
 
 from signoff.errors import UsageError
@@ -27,6 +26,7 @@ from signoff.local.stack import LocalStack, StackSettings
 from signoff.local.template import Tag, find_template, load_template
 from tests.support.local_stack import (
     REFUND,
+    emulator_client,
     eventually,
     notification_for,
     pending_item,
@@ -239,13 +239,7 @@ def _json(response: httpx.Response) -> Any:
 def test_the_poller_deletes_only_the_records_the_function_did_not_report_failed(
     stack: LocalStack,
 ) -> None:
-    sqs = boto3.client(
-        "sqs",
-        endpoint_url=stack.aws_endpoint,
-        region_name="us-east-1",
-        aws_access_key_id="local",
-        aws_secret_access_key="local",
-    )
+    sqs = emulator_client(stack, "sqs")
     url = sqs.create_queue(QueueName="poller-test", Attributes={"VisibilityTimeout": "1"})[
         "QueueUrl"
     ]

@@ -20,7 +20,14 @@ from moto.ses.models import ses_backends
 from signoff.apikeys import new_api_key
 from signoff.store import codec
 from tests.conftest import ROOT
-from tests.support.lambdas import FakeLambdaContext, Lambdas, body, import_handler, load_event
+from tests.support.lambdas import (
+    FakeLambdaContext,
+    Lambdas,
+    body,
+    import_handler,
+    load_event,
+    queued_batch,
+)
 
 if TYPE_CHECKING:
     from pathlib import Path
@@ -67,25 +74,7 @@ def pause(lambdas: Lambdas) -> dict[str, Any]:
 
 def mail_links(lambdas: Lambdas) -> dict[str, str]:
     """Deliver what the pause queued, and return each recipient's link token by address."""
-    sqs = boto3.client("sqs")
-    url = lambdas.resources.environment["SIGNOFF_NOTIFY_QUEUE_URL"]
-    got = sqs.receive_message(QueueUrl=url, MaxNumberOfMessages=10, VisibilityTimeout=0)
-    batch = {
-        "Records": [
-            {
-                "messageId": m["MessageId"],
-                "receiptHandle": m["ReceiptHandle"],
-                "body": m["Body"],
-                "attributes": {"ApproximateReceiveCount": "1"},
-                "messageAttributes": {},
-                "md5OfBody": m["MD5OfBody"],
-                "eventSource": "aws:sqs",
-                "eventSourceARN": "arn:aws:sqs:us-east-1:123456789012:notify",
-                "awsRegion": "us-east-1",
-            }
-            for m in got.get("Messages", [])
-        ]
-    }
+    batch = queued_batch(lambdas.resources)
     result = import_handler("notifier").handler(batch, FakeLambdaContext())
     assert result["batchItemFailures"] == []
     links: dict[str, str] = {}

@@ -21,7 +21,7 @@ from standardwebhooks import Webhook
 
 from tests.conftest import ROOT
 from tests.support.http_server import Recorded, RecordingServer, Reply
-from tests.support.lambdas import FakeLambdaContext, body, import_handler, load_event
+from tests.support.lambdas import FakeLambdaContext, body, import_handler, load_event, queued_batch
 
 if TYPE_CHECKING:
     from collections.abc import Iterator
@@ -51,25 +51,7 @@ class Deployment:
 
     def queued(self) -> dict[str, Any]:
         """The SQS batch the notifier would get: every message now on the queue."""
-        sqs = boto3.client("sqs")
-        url = self.resources.environment["SIGNOFF_NOTIFY_QUEUE_URL"]
-        got = sqs.receive_message(QueueUrl=url, MaxNumberOfMessages=10, VisibilityTimeout=0)
-        return {
-            "Records": [
-                {
-                    "messageId": m["MessageId"],
-                    "receiptHandle": m["ReceiptHandle"],
-                    "body": m["Body"],
-                    "attributes": {"ApproximateReceiveCount": "1"},
-                    "messageAttributes": {},
-                    "md5OfBody": m["MD5OfBody"],
-                    "eventSource": "aws:sqs",
-                    "eventSourceARN": "arn:aws:sqs:us-east-1:123456789012:notify",
-                    "awsRegion": "us-east-1",
-                }
-                for m in got.get("Messages", [])
-            ]
-        }
+        return queued_batch(self.resources)
 
     def notify(self, batch: dict[str, Any]) -> dict[str, Any]:
         result: dict[str, Any] = self.notifier.handler(batch, FakeLambdaContext())

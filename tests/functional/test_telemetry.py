@@ -30,7 +30,7 @@ from moto.ses.models import ses_backends
 from signoff.continuations.memory import MemoryContinuations
 from tests.conftest import ROOT
 from tests.support.http_server import RecordingServer, Reply
-from tests.support.lambdas import FakeLambdaContext, body, import_handler, load_event
+from tests.support.lambdas import FakeLambdaContext, body, import_handler, load_event, queued_batch
 
 if TYPE_CHECKING:
     from collections.abc import Iterator
@@ -164,27 +164,6 @@ def traced(aws: AwsResources, monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -
             )
             Tracer._reset_config()
             global_sdk_config.set_sdk_enabled(was_enabled)
-
-
-def queued_batch(resources: AwsResources) -> dict[str, Any]:
-    url = resources.environment["SIGNOFF_NOTIFY_QUEUE_URL"]
-    got = boto3.client("sqs").receive_message(QueueUrl=url, MaxNumberOfMessages=10)
-    return {
-        "Records": [
-            {
-                "messageId": m["MessageId"],
-                "receiptHandle": m["ReceiptHandle"],
-                "body": m["Body"],
-                "attributes": {"ApproximateReceiveCount": "1"},
-                "messageAttributes": {},
-                "md5OfBody": m["MD5OfBody"],
-                "eventSource": "aws:sqs",
-                "eventSourceARN": "arn:aws:sqs:us-east-1:123456789012:notify",
-                "awsRegion": "us-east-1",
-            }
-            for m in got.get("Messages", [])
-        ]
-    }
 
 
 def argument_values(args: dict[str, Any]) -> set[str]:

@@ -86,6 +86,35 @@ def body(response: dict[str, Any]) -> Any:
     return json.loads(response["body"])
 
 
+def queued_batch(resources: AwsResources) -> dict[str, Any]:
+    """The SQS event the notifier would get: every message now on the notify queue.
+
+    ``VisibilityTimeout=0`` leaves them on the queue, as a failed batch would.
+    """
+    import boto3
+
+    url = resources.environment["SIGNOFF_NOTIFY_QUEUE_URL"]
+    got = boto3.client("sqs").receive_message(
+        QueueUrl=url, MaxNumberOfMessages=10, VisibilityTimeout=0
+    )
+    return {
+        "Records": [
+            {
+                "messageId": m["MessageId"],
+                "receiptHandle": m["ReceiptHandle"],
+                "body": m["Body"],
+                "attributes": {"ApproximateReceiveCount": "1"},
+                "messageAttributes": {},
+                "md5OfBody": m["MD5OfBody"],
+                "eventSource": "aws:sqs",
+                "eventSourceARN": "arn:aws:sqs:us-east-1:123456789012:notify",
+                "awsRegion": "us-east-1",
+            }
+            for m in got.get("Messages", [])
+        ]
+    }
+
+
 @pytest.fixture
 def lambdas(aws: AwsResources, monkeypatch: pytest.MonkeyPatch) -> Lambdas:
     """Both functions imported as Lambda would, against the template's resources on moto."""

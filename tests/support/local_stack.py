@@ -62,16 +62,20 @@ def notification_for(http: httpx.Client, pending_id: str) -> dict[str, Any]:
     return received
 
 
-def pending_item(stack: LocalStack, pending_id: str) -> dict[str, Any]:
-    """The pending item as stored in the emulator's table, read through boto3."""
-    dynamodb = boto3.client(
-        "dynamodb",
+def emulator_client(stack: LocalStack, service: str) -> Any:
+    """A boto3 client of ``service`` on the stack's AWS emulator."""
+    return boto3.client(
+        service,
         endpoint_url=stack.aws_endpoint,
         region_name="us-east-1",
         aws_access_key_id="local",
         aws_secret_access_key="local",
     )
-    item: dict[str, Any] = dynamodb.get_item(
+
+
+def pending_item(stack: LocalStack, pending_id: str) -> dict[str, Any]:
+    """The pending item as stored in the emulator's table, read through boto3."""
+    item: dict[str, Any] = emulator_client(stack, "dynamodb").get_item(
         TableName=stack.resources.tables["SignoffTable"],
         Key={"pk": {"S": f"P#{pending_id}"}, "sk": {"S": "META"}},
         ConsistentRead=True,
