@@ -9,8 +9,8 @@ from aws_lambda_powertools.utilities.typing import LambdaContext
 from signoff.api import messages
 from signoff.api.app import build_resolver
 from signoff.api.background import dispatch
-from signoff.api.telemetry import TRACED_MODULES, logger, metrics
 from signoff.aws.deployment import api_from_env
+from signoff.telemetry import TRACED_MODULES, logger, metrics
 
 API = api_from_env()
 app = build_resolver(messages.router)

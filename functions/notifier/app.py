@@ -5,9 +5,9 @@ from typing import Any
 from aws_lambda_powertools import Tracer
 from aws_lambda_powertools.utilities.typing import LambdaContext
 
-from signoff.api.telemetry import TRACED_MODULES, logger, metrics
 from signoff.aws.notifier import notifier_from_env
 from signoff.notify.batch import handle_batch
+from signoff.telemetry import TRACED_MODULES, logger, metrics
 
 NOTIFIER = notifier_from_env()
 tracer = Tracer(patch_modules=TRACED_MODULES)

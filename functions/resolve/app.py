@@ -8,8 +8,8 @@ from aws_lambda_powertools.utilities.typing import LambdaContext
 
 from signoff.api.app import build_resolver, serve
 from signoff.api.spec import MESSAGE_ROUTERS, RESOLVE_ROUTERS
-from signoff.api.telemetry import TRACED_MODULES, logger, metrics
 from signoff.aws.deployment import api_from_env
+from signoff.telemetry import TRACED_MODULES, logger, metrics
 
 API = api_from_env()
 # Unmatched requests come here too (the API's $default route): 405 for the message route.

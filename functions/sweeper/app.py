@@ -5,8 +5,8 @@ from typing import Any
 from aws_lambda_powertools import Tracer
 from aws_lambda_powertools.utilities.typing import LambdaContext
 
-from signoff.api.telemetry import TRACED_MODULES, logger, metrics
 from signoff.aws.sweeper import sweeper_from_env
+from signoff.telemetry import TRACED_MODULES, logger, metrics
 
 SWEEPER = sweeper_from_env()
 tracer = Tracer(patch_modules=TRACED_MODULES)

@@ -6,8 +6,8 @@ from typing import TYPE_CHECKING, Any
 
 from signoff.api.app import serve
 from signoff.api.models import ScheduledRun
-from signoff.api.telemetry import logger, metrics_for_turn
 from signoff.continuations.base import continuation_session
+from signoff.telemetry import logger, metrics_for_turn
 
 if TYPE_CHECKING:
     from aws_lambda_powertools.event_handler import APIGatewayHttpResolver

@@ -15,9 +15,9 @@ from signoff.api.context import api_of
 from signoff.api.docs import TURN_RESPONSES
 from signoff.api.models import AnswerBody, DecisionBody
 from signoff.api.shapes import turn_response
-from signoff.api.telemetry import metrics_for_turn, resolve_latency
 from signoff.durable.decide import verdict_of
 from signoff.errors import NotFound
+from signoff.telemetry import metrics_for_turn, resolve_latency
 
 if TYPE_CHECKING:
     from signoff.store.records import PendingItem

@@ -7,7 +7,6 @@ from typing import TYPE_CHECKING, Any
 
 from aws_lambda_powertools.event_handler import Response
 
-from signoff.api.telemetry import logger
 from signoff.errors import (
     AlreadyResolved,
     BadForm,
@@ -33,6 +32,7 @@ from signoff.errors import (
     UnsupportedMediaType,
     UsageError,
 )
+from signoff.telemetry import logger
 
 if TYPE_CHECKING:
     from collections.abc import Iterable, Mapping

@@ -7,7 +7,7 @@ from signoff.api.context import api_of
 from signoff.api.docs import MESSAGE_RESPONSES
 from signoff.api.models import MessageBody
 from signoff.api.shapes import turn_response
-from signoff.api.telemetry import metrics_for_turn
+from signoff.telemetry import metrics_for_turn
 
 __all__ = ["router"]
 

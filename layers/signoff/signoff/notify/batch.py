@@ -20,7 +20,7 @@ from aws_lambda_powertools.utilities.batch import (
     process_partial_response,
 )
 
-from signoff.api.telemetry import logger, metrics
+from signoff.telemetry import logger, metrics
 
 if TYPE_CHECKING:
     from aws_lambda_powertools.utilities.data_classes.sqs_event import SQSRecord

@@ -1,4 +1,4 @@
-"""Logs, metrics and correlation keys of the API (Powertools)."""
+"""Logs, metrics and correlation keys of the functions (Powertools): the AWS side, not the core."""
 
 from __future__ import annotations
 
