@@ -25,10 +25,10 @@ from moto.ses.models import ses_backends
 
 from signoff.channels.email import IDEMPOTENCY_HEADER, EmailChannel
 from signoff.channels.memory import RecordingChannel
+from signoff.channels.notification import Notification, idempotency_key
 from signoff.channels.webhook import WebhookChannel
 from signoff.clock import SystemClock
 from signoff.errors import SendFailed
-from signoff.notify.notification import Notification, idempotency_key
 from tests.support.aws import fake_credentials
 from tests.support.webhook_sink import Reply, WebhookSink
 

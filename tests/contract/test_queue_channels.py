@@ -30,10 +30,10 @@ from signoff.channels.database import (
     create_table_sql,
     validate_table,
 )
+from signoff.channels.notification import Notification, idempotency_key
 from signoff.channels.redis import RedisChannel
 from signoff.clock import ManualClock, iso
 from signoff.errors import SecretMissing, SendFailed
-from signoff.notify.notification import Notification, idempotency_key
 from signoff.secrets.memory import MemorySecrets
 from tests.support.services import postgres_server as postgres_server
 from tests.support.services import redis_server as redis_server

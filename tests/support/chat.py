@@ -13,7 +13,7 @@ import httpx
 import pytest
 from hypothesis import strategies as st
 
-from signoff.notify.notification import Notification
+from signoff.channels.notification import Notification
 from tests.support.aws import free_port
 from tests.support.http_server import RecordingServer
 

@@ -29,8 +29,8 @@ from signoff.channels.email import (
     render,
     tag_value,
 )
+from signoff.channels.notification import Notification
 from signoff.errors import SendFailed
-from signoff.notify.notification import Notification
 from signoff.secrets.memory import MemorySecrets
 from tests.support.aws import fake_credentials
 

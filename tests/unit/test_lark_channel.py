@@ -10,9 +10,9 @@ import pytest
 from signoff.channels.base import Delivery
 from signoff.channels.config import LarkSettings
 from signoff.channels.lark import LarkChannel, lark_uuid, render_card
+from signoff.channels.notification import idempotency_key
 from signoff.clock import ManualClock
 from signoff.errors import SendFailed
-from signoff.notify.notification import idempotency_key
 from signoff.secrets.memory import MemorySecrets
 from tests.support.chat import APPROVAL, QUESTION, nothing_listening
 from tests.support.chat import http as http

@@ -11,10 +11,10 @@ import pytest
 
 from signoff.channels.base import Delivery
 from signoff.channels.config import SlackSettings
+from signoff.channels.notification import Notification, idempotency_key
 from signoff.channels.slack import SlackChannel, render_blocks
 from signoff.channels.slack_interactions import parse_slack_action
 from signoff.errors import SendFailed
-from signoff.notify.notification import Notification, idempotency_key
 from signoff.secrets.memory import MemorySecrets
 from tests.support.chat import APPROVAL, EXPIRES, QUESTION, nothing_listening
 from tests.support.chat import http as http

@@ -13,6 +13,7 @@ import pytest
 from standardwebhooks.webhooks import Webhook, WebhookVerificationError
 
 from signoff.channels.config import SecretRef, WebhookSettings
+from signoff.channels.notification import Notification
 from signoff.channels.webhook import (
     Resolver,
     WebhookChannel,
@@ -22,7 +23,6 @@ from signoff.channels.webhook import (
 )
 from signoff.clock import ManualClock
 from signoff.errors import SecretMissing, SendFailed, StoreUnavailable
-from signoff.notify.notification import Notification
 from signoff.secrets.memory import MemorySecrets
 from tests.support.aws import free_port
 from tests.support.webhook_sink import Reply, WebhookSink

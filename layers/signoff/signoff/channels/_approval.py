@@ -20,8 +20,8 @@ from signoff.clock import iso
 from signoff.errors import SendFailed
 
 if TYPE_CHECKING:
+    from signoff.channels.notification import Notification
     from signoff.clock import Clock
-    from signoff.notify.notification import Notification
 
 __all__ = ["ApprovalScope", "PendingApprovalRow", "approval_row", "require_extra"]
 

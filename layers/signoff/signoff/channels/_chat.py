@@ -18,7 +18,7 @@ from signoff.errors import SendFailed
 if TYPE_CHECKING:
     from collections.abc import Sequence
 
-    from signoff.notify.notification import Notification
+    from signoff.channels.notification import Notification
 
 __all__ = [
     "message_ref",

@@ -15,7 +15,7 @@ from signoff.errors import SendFailed
 if TYPE_CHECKING:
     from collections.abc import Mapping, Sequence
 
-    from signoff.notify.notification import Notification
+    from signoff.channels.notification import Notification
 
 __all__ = [
     "Channel",

@@ -59,8 +59,8 @@ if TYPE_CHECKING:
     import psycopg
 
     from signoff.channels.config import DatabaseSettings
+    from signoff.channels.notification import Notification
     from signoff.clock import Clock
-    from signoff.notify.notification import Notification
     from signoff.secrets.base import SecretSource
 
 __all__ = [

@@ -42,7 +42,7 @@ if TYPE_CHECKING:
     from mypy_boto3_sesv2.type_defs import SendEmailRequestTypeDef
 
     from signoff.channels.config import EmailSettings
-    from signoff.notify.notification import Notification
+    from signoff.channels.notification import Notification
     from signoff.secrets.base import SecretSource
 
 __all__ = ["IDEMPOTENCY_HEADER", "IDEMPOTENCY_TAG", "EmailChannel", "render", "tag_value"]

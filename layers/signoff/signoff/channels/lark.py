@@ -34,8 +34,8 @@ if TYPE_CHECKING:
     from collections.abc import Sequence
 
     from signoff.channels.config import LarkSettings
+    from signoff.channels.notification import Notification
     from signoff.clock import Clock
-    from signoff.notify.notification import Notification
     from signoff.secrets.base import SecretSource
 
 __all__ = ["LARK_API", "LarkChannel", "lark_uuid", "render_card"]

@@ -12,8 +12,8 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 
 from signoff.channels.base import Delivery
+from signoff.channels.notification import Notification
 from signoff.errors import SendFailed
-from signoff.notify.notification import Notification
 
 __all__ = ["FailWith", "RecordingChannel", "RecordingMailbox", "Sent", "fail_times"]
 

@@ -34,8 +34,8 @@ if TYPE_CHECKING:
     import redis
 
     from signoff.channels.config import RedisSettings
+    from signoff.channels.notification import Notification
     from signoff.clock import Clock
-    from signoff.notify.notification import Notification
     from signoff.secrets.base import SecretSource
 
 __all__ = ["DEFAULT_QUEUE_KEY", "RedisChannel"]

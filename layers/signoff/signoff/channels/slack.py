@@ -36,7 +36,7 @@ if TYPE_CHECKING:
     from collections.abc import Sequence
 
     from signoff.channels.config import SlackSettings
-    from signoff.notify.notification import Notification
+    from signoff.channels.notification import Notification
     from signoff.secrets.base import SecretSource
 
 __all__ = ["SLACK_API", "SlackChannel", "render_blocks"]

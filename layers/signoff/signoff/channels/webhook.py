@@ -40,8 +40,8 @@ from signoff.models._http import retry_after as parse_retry_after
 
 if TYPE_CHECKING:
     from signoff.channels.config import WebhookSettings
+    from signoff.channels.notification import Notification
     from signoff.clock import Clock
-    from signoff.notify.notification import Notification
     from signoff.secrets.base import SecretSource
 
 __all__ = [

@@ -8,8 +8,8 @@ from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any
 from urllib.parse import quote
 
+from signoff.channels.notification import Notification
 from signoff.clock import iso
-from signoff.notify.notification import Notification
 
 if TYPE_CHECKING:
     from signoff.store.records import PendingItem

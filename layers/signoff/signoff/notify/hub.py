@@ -20,9 +20,9 @@ from typing import TYPE_CHECKING
 from pydantic import ValidationError
 
 from signoff.channels.base import ClickApproved, Delivery, PerRecipient
+from signoff.channels.notification import Notification
 from signoff.errors import SendFailed
 from signoff.ids import new_id
-from signoff.notify.notification import Notification
 
 if TYPE_CHECKING:
     from collections.abc import Callable, Mapping

@@ -27,8 +27,8 @@ from __future__ import annotations
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Literal
 
+from signoff.channels.notification import Notification
 from signoff.clock import iso
-from signoff.notify.notification import Notification
 from signoff.store.records import OutboxRow
 
 if TYPE_CHECKING:
