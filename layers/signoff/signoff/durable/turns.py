@@ -2,17 +2,12 @@
 
 ``Turns`` is what every entry point calls — the Lambda handlers (API and
 scheduled runs), the local stack, the tests. A pause commits the checkpoint, the
-pending item and its outbox rows in one transaction and only then enqueues the
-notification (best effort: the outbox is the truth). A resolution is one
-conditional write carrying its audit entry (``signoff.durable.decide``), made by
-every entry point through ``decide`` / ``expire``; only its winner resumes the turn.
-
-Lifecycle announcements follow the same rule. When the agent's ``notify`` asks
-for ``run_start``, the first commit of a run started by a message, or resumed
-by a resolution, carries its ``info`` rows; a genuine finish (done, max_turns,
-denied) carries the ``result`` rows of ``run_finish``. A pause announces no
-finish, and a continuation (``proceed``) no start: the run was announced when it
-began. Nobody waits on a scheduled run, so this is how its outcome is told.
+pending item and its outbox rows in one transaction (``signoff.durable.pausing``)
+and only then enqueues the notification (best effort: the outbox is the truth).
+A resolution is one conditional write carrying its audit entry
+(``signoff.durable.decide``), made by every entry point through ``decide`` /
+``expire``; only its winner resumes the turn. Lifecycle announcements ride in the
+same commits (``signoff.durable.announce``).
 """
 
 from __future__ import annotations
@@ -20,15 +15,15 @@ from __future__ import annotations
 import logging
 from typing import TYPE_CHECKING, Any, Literal, Protocol
 
+from signoff.durable.announce import Announcements
 from signoff.durable.decide import Actor, Decisions, verdict_of
 from signoff.durable.journal import Journal
+from signoff.durable.pausing import outbox_rows, pending_item, resolution_of
 from signoff.durable.results import Decided, TurnResult
-from signoff.engine import Answered, Approved, Denied, Engine, Finished, Paused
-from signoff.errors import NotFound, SessionBusy, SignoffError, UsageError
-from signoff.events import ApprovalPending
+from signoff.engine import Engine, Finished, Paused
+from signoff.errors import NotFound, SessionBusy, SignoffError
 from signoff.ids import new_id
-from signoff.notify import lifecycle
-from signoff.store.records import OutboxRow, PendingItem, SessionRecord
+from signoff.store.records import PendingItem, SessionRecord
 
 if TYPE_CHECKING:
     from collections.abc import Callable
@@ -36,12 +31,12 @@ if TYPE_CHECKING:
     from signoff.agents import Agent
     from signoff.clock import Clock
     from signoff.durable.decide import Check, Verdict
-    from signoff.engine import Outcome, Resolution, TurnState
-    from signoff.events import QuestionPending
+    from signoff.engine import Outcome, TurnState
     from signoff.messages import Message
     from signoff.models.base import ModelCall
     from signoff.queue.base import Queue
     from signoff.store.base import Audit, ClaimFor, PendingItems, Sessions
+    from signoff.store.records import OutboxRow
 
 __all__ = ["AgentSource", "Turns"]
 
@@ -87,6 +82,7 @@ class Turns:
         self.deadline_margin = deadline_margin
         self._engines: dict[str, Engine] = {}
         self.decisions = Decisions(pending=pending, audit=audit, clock=clock, retention=retention)
+        self.announcements = Announcements(clock=clock, retention=retention)
 
     # -- entry points ------------------------------------------------------------------
 
@@ -132,7 +128,7 @@ class Turns:
         history, _ = self._history(record, run_from=record.next_seq)
         journal = self._journal(record, history, [], on_event=on_event)
         run_id = new_id()
-        journal.announce(self._run_start(agent, record, run_id, "message"))
+        journal.announce(self.announcements.run_start(agent, record, run_id, "message"))
         outcome = self._engine(agent).start(
             history=history,
             message=message,
@@ -223,12 +219,14 @@ class Turns:
         state = self._state(record)
         journal = self._journal(record, history, run_events)
         journal.announce(
-            self._run_start(agent, record, state.run_id, "resolution", pending_id=item.id)
+            self.announcements.run_start(
+                agent, record, state.run_id, "resolution", pending_id=item.id
+            )
         )
         outcome = self._engine(agent).resume(
             state,
             history,
-            self._resolution(item),
+            resolution_of(item),
             sink=journal.event,
             deadline=deadline,
             checkpoint=journal.step,
@@ -351,18 +349,6 @@ class Turns:
             on_event=on_event,
         )
 
-    def _resolution(self, item: PendingItem) -> Resolution:
-        actor = item.resolved_by or "unknown"
-        if item.status == "approved":
-            return Approved(call_id=item.call_id, actor=actor)
-        if item.status == "answered":
-            return Answered(call_id=item.call_id, answer=item.answer or "", actor=actor)
-        if item.status == "expired":
-            return Denied(call_id=item.call_id, actor="expiry", reason="expired")
-        if item.status == "denied":
-            return Denied(call_id=item.call_id, actor=actor, reason=item.note or "")
-        raise UsageError(f"pending item {item.id} is not resolved yet")
-
     def _settle(
         self, agent: Agent, journal: Journal, outcome: Outcome, history: list[Message]
     ) -> TurnResult:
@@ -378,7 +364,7 @@ class Turns:
                 release=True,
                 text=outcome.text,
                 stop_reason=outcome.stop_reason,
-                outbox=self._run_finish(agent, record, outcome, now),
+                outbox=self.announcements.run_finish(agent, record, outcome, now),
             )
             return TurnResult(
                 status="finished",
@@ -389,19 +375,14 @@ class Turns:
                 agent=name,
             )
         if isinstance(outcome, Paused):
-            item = self._pending_item(agent, outcome.state, outcome.pending, now)
-            outbox = [
-                OutboxRow(
-                    pending_id=item.id,
-                    channel=channel,
-                    run_id=item.run_id,
-                    kind=item.kind,
-                    created_at=now,
-                )
-                for channel in item.channels
-            ]
+            item = pending_item(agent, outcome.state, outcome.pending, now)
             journal.commit(
-                outcome.state, history, status="paused", release=True, pending=item, outbox=outbox
+                outcome.state,
+                history,
+                status="paused",
+                release=True,
+                pending=item,
+                outbox=outbox_rows(item, now),
             )
             return TurnResult(
                 status="paused",
@@ -414,79 +395,6 @@ class Turns:
         return TurnResult(
             status="running", events=journal.run_events, session_id=session_id, agent=name
         )
-
-    def _pending_item(
-        self,
-        agent: Agent,
-        state: TurnState,
-        pending: ApprovalPending | QuestionPending,
-        now: float,
-    ) -> PendingItem:
-        common: dict[str, Any] = {
-            "id": pending.id,
-            "session_id": state.session_id,
-            "run_id": state.run_id,
-            "agent": agent.name,
-            "tenant": state.tenant,
-            "environment": state.environment,
-            "call_id": state.awaiting_call or "",
-            "requested_at": now,
-            "expires_at": now + agent.config.approval_timeout,
-        }
-        kind = "approval" if isinstance(pending, ApprovalPending) else "question"
-        common["channels"] = sorted(
-            channel for channel, wanted in agent.config.notify.items() if kind in wanted
-        )
-        if isinstance(pending, ApprovalPending):
-            return PendingItem(
-                kind="approval",
-                tool=pending.tool,
-                args=pending.args,
-                scope=pending.scope,
-                reason=pending.reason,
-                **common,
-            )
-        return PendingItem(
-            kind="question", question=pending.question, options=pending.options, **common
-        )
-
-    def _run_start(
-        self,
-        agent: Agent,
-        record: SessionRecord,
-        run_id: str,
-        trigger: lifecycle.Trigger,
-        *,
-        pending_id: str | None = None,
-    ) -> list[OutboxRow]:
-        """The ``run_start`` rows of a run, for the channels that want them."""
-        channels = lifecycle.subscribers(agent.config.notify, "run_start")
-        if not channels:
-            return []
-        now = self.clock.now().timestamp()
-        note = lifecycle.run_started(
-            agent=agent.name, session=record, run_id=run_id, trigger=trigger, pending_id=pending_id
-        )
-        subject = lifecycle.run_start_subject(run_id, pending_id)
-        return lifecycle.rows(subject, note, channels, now=now, retain_until=now + self.retention)
-
-    def _run_finish(
-        self, agent: Agent, record: SessionRecord, outcome: Finished, now: float
-    ) -> list[OutboxRow]:
-        """The ``run_finish`` rows of a genuine finish, for the channels that want them."""
-        channels = lifecycle.subscribers(agent.config.notify, "run_finish")
-        if not channels:
-            return []
-        run_id = outcome.state.run_id
-        note = lifecycle.run_finished(
-            agent=agent.name,
-            session=record,
-            run_id=run_id,
-            text=outcome.text,
-            stop_reason=outcome.stop_reason,
-        )
-        subject = lifecycle.run_finish_subject(run_id)
-        return lifecycle.rows(subject, note, channels, now=now, retain_until=now + self.retention)
 
     def _enqueue(self, record: SessionRecord, rows: list[OutboxRow]) -> None:
         """Tell the notifier about committed rows: one message per subject."""
