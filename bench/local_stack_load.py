@@ -12,7 +12,7 @@ resolved exactly once, by its audit trail) and, last, one summary line whose
 comparable figure is the throughput: completed approvals per second of wall
 time (of the local stack with its emulator, not of AWS: moto copies the whole
 table for every DynamoDB transaction, so larger runs are slower per session).
-Exits 1 if any check fails. See ``signoff.local.load``.
+Exits 1 if any check fails. See ``signoff_dev.local.load``.
 
     python bench/local_stack_load.py [--sessions 200] [--clients 20] [--timeout 300]
 """
@@ -27,8 +27,8 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from signoff.local.load import run_load
-from signoff.local.stack import LocalStack, StackSettings
+from signoff_dev.local.load import run_load
+from signoff_dev.local.stack import LocalStack, StackSettings
 
 
 def main() -> int:

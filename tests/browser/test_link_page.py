@@ -41,7 +41,7 @@ if TYPE_CHECKING:
     import httpx
     from selenium.webdriver.chrome.webdriver import WebDriver
 
-    from signoff.local.stack import LocalStack
+    from signoff_dev.local.stack import LocalStack
 
 
 def pause_a_refund(stack: LocalStack, http: httpx.Client) -> tuple[dict[str, Any], str]:

@@ -28,7 +28,7 @@ if TYPE_CHECKING:
     import httpx
     from selenium.webdriver.chrome.webdriver import WebDriver
 
-    from signoff.local.stack import LocalStack
+    from signoff_dev.local.stack import LocalStack
     from tests.browser.conftest import Launch
 
 

@@ -32,7 +32,7 @@ from tests.support.local_stack import stack as stack
 if TYPE_CHECKING:
     from schemathesis import APIOperation, Case
 
-    from signoff.local.stack import LocalStack
+    from signoff_dev.local.stack import LocalStack
 
 pytestmark = pytest.mark.slow
 

@@ -18,7 +18,7 @@ from tests.support.local_stack import stack as stack
 if TYPE_CHECKING:
     import httpx
 
-    from signoff.local.stack import LocalStack
+    from signoff_dev.local.stack import LocalStack
 
 DEEP = b"[" * 5000 + b"]" * 5000
 LONG_NUMBER = b"9" * 5000

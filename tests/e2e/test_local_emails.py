@@ -17,7 +17,7 @@ if TYPE_CHECKING:
 
     import httpx
 
-    from signoff.local.stack import LocalStack
+    from signoff_dev.local.stack import LocalStack
 
 
 def test_a_paused_approval_is_emailed_with_a_link_that_opens_its_page(

@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING, Any
 import pytest
 
 from signoff.errors import UsageError
-from signoff.local.stack import StackSettings
+from signoff_dev.local.stack import StackSettings
 from tests.support.local_stack import (
     REFUND,
     emulator_client,
@@ -35,7 +35,7 @@ from tests.support.local_stack import (
 if TYPE_CHECKING:
     import httpx
 
-    from signoff.local.stack import LocalStack
+    from signoff_dev.local.stack import LocalStack
 
 EVIL = "http://evil.example"
 MESSAGES = "/agents/customer-service/messages"

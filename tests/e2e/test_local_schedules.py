@@ -17,8 +17,8 @@ import time
 import httpx
 import pytest
 
-from signoff.local.stack import LocalStack, StackSettings
-from signoff.local.template import find_template, load_template
+from signoff_dev.local.stack import LocalStack, StackSettings
+from signoff_dev.local.template import find_template, load_template
 from tests.support.local_stack import eventually
 
 ROOT = find_template().parent
@@ -66,7 +66,7 @@ def test_without_schedules_the_agent_schedule_is_listed_not_run() -> None:
 
 @pytest.mark.slow
 def test_signoff_dev_says_schedules_are_on_and_runs_them() -> None:
-    code = "import sys; from signoff.cli import main; sys.exit(main(sys.argv[1:]))"
+    code = "import sys; from signoff_dev.cli import main; sys.exit(main(sys.argv[1:]))"
     args = ["dev", "--port", "0", "--schedules", "--schedule-every", "0.5"]
     with subprocess.Popen(
         [sys.executable, "-c", code, *args],

@@ -20,10 +20,10 @@ from typing import TYPE_CHECKING, Any
 import pytest
 
 from signoff.errors import UsageError
-from signoff.local.gateway import HttpRequest, api_gateway_event
-from signoff.local.poller import QueuePoller, Schedule
-from signoff.local.stack import LocalStack, StackSettings
-from signoff.local.template import Tag, find_template, load_template
+from signoff_dev.local.gateway import HttpRequest, api_gateway_event
+from signoff_dev.local.poller import QueuePoller, Schedule
+from signoff_dev.local.stack import LocalStack, StackSettings
+from signoff_dev.local.template import Tag, find_template, load_template
 from tests.support.local_stack import (
     REFUND,
     emulator_client,
@@ -59,7 +59,7 @@ def template_routes() -> set[tuple[str, str]]:
 
 
 def run_cli(*args: str, timeout: float = 120) -> subprocess.CompletedProcess[str]:
-    code = "import sys; from signoff.cli import main; sys.exit(main(sys.argv[1:]))"
+    code = "import sys; from signoff_dev.cli import main; sys.exit(main(sys.argv[1:]))"
     return subprocess.run(
         [sys.executable, "-c", code, *args],
         cwd=ROOT,

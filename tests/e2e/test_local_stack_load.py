@@ -1,6 +1,6 @@
 """The local stack under concurrent load: the bench's workload, smaller (30 sessions, 6 clients).
 
-``bench/local_stack_load.py`` runs the same ``signoff.local.load.run_load``
+``bench/local_stack_load.py`` runs the same ``signoff_dev.local.load.run_load``
 with 200 sessions and 20 clients and prints the throughput.
 """
 
@@ -8,8 +8,8 @@ from __future__ import annotations
 
 import io
 
-from signoff.local.load import run_load
-from signoff.local.stack import LocalStack, StackSettings
+from signoff_dev.local.load import run_load
+from signoff_dev.local.stack import LocalStack, StackSettings
 
 SESSIONS, CLIENTS = 30, 6
 

@@ -28,7 +28,7 @@ from tests.support.sse import sse_events
 if TYPE_CHECKING:
     import httpx
 
-    from signoff.local.stack import LocalStack
+    from signoff_dev.local.stack import LocalStack
 
 STREAM = "/agents/customer-service/messages/stream"
 PLAIN = "/agents/customer-service/messages"

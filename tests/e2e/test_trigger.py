@@ -16,8 +16,8 @@ from typing import TYPE_CHECKING
 import httpx
 import pytest
 
-from signoff.local.stack import LocalStack, StackSettings
-from signoff.local.template import find_template
+from signoff_dev.local.stack import LocalStack, StackSettings
+from signoff_dev.local.template import find_template
 
 if TYPE_CHECKING:
     from collections.abc import Iterator
@@ -43,7 +43,7 @@ def port(stack: LocalStack) -> str:
 
 
 def trigger(*args: str, cwd: Path = ROOT) -> subprocess.CompletedProcess[str]:
-    code = "import sys; from signoff.cli import main; sys.exit(main(sys.argv[1:]))"
+    code = "import sys; from signoff_dev.cli import main; sys.exit(main(sys.argv[1:]))"
     return subprocess.run(
         [sys.executable, "-c", code, "trigger", *args],
         cwd=cwd,

@@ -24,7 +24,7 @@ def signoff(
     env = {**os.environ, "SIGNOFF_HOME": str(home), **(env_extra or {})}
     env.pop("SIGNOFF_MODEL", None)
     return subprocess.run(
-        [sys.executable, "-m", "signoff.cli.main", *args],
+        [sys.executable, "-m", "signoff_dev.cli.main", *args],
         cwd=ROOT,
         env=env,
         capture_output=True,

@@ -27,7 +27,7 @@ def signoff(
     for name in unset:
         full.pop(name, None)
     return subprocess.run(
-        [sys.executable, "-m", "signoff.cli.main", "keys", *args],
+        [sys.executable, "-m", "signoff_dev.cli.main", "keys", *args],
         cwd=ROOT,
         env=full,
         capture_output=True,

@@ -1,6 +1,6 @@
 """AWS resources for tests, created in moto from ``template.yaml`` so they cannot drift.
 
-``create_resources`` (``signoff.local.template``, shared with the local stack)
+``create_resources`` (``signoff_dev.local.template``, shared with the local stack)
 reads every table, bucket, queue and secret the template declares and creates it
 with the template's own keys, indexes, TTL and redrive policy; the ``aws``
 fixture does that inside ``mock_aws`` and exports the functions' environment
@@ -31,7 +31,7 @@ from moto import mock_aws
 from moto.core.botocore_stubber import BotocoreStubber
 from moto.server import ThreadedMotoServer
 
-from signoff.local.template import REGION, AwsResources, Tag, create_resources, load_template
+from signoff_dev.local.template import REGION, AwsResources, Tag, create_resources, load_template
 
 if TYPE_CHECKING:
     from collections.abc import Iterator

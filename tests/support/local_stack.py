@@ -10,7 +10,7 @@ import boto3
 import httpx
 import pytest
 
-from signoff.local.stack import LocalStack, StackSettings
+from signoff_dev.local.stack import LocalStack, StackSettings
 
 if TYPE_CHECKING:
     from collections.abc import Callable, Iterator

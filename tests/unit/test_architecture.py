@@ -1,4 +1,4 @@
-"""Conventions turned into tests: the engine core imports no vendor SDK."""
+"""Conventions turned into tests: the engine core imports no vendor SDK, the engine no dev tools."""
 
 from __future__ import annotations
 
@@ -20,7 +20,6 @@ ADAPTER_PATTERNS = (
     "continuations/aws.py",
     "channels/*",
     "aws/*",
-    "local/*",
 )
 FORBIDDEN = {"boto3", "botocore", "httpx"}
 
@@ -49,6 +48,19 @@ def test_core_modules_import_no_vendor_sdk() -> None:
         if leaked:
             offenders[relative] = sorted(leaked)
     assert offenders == {}, f"core modules importing vendor SDKs: {offenders}"
+
+
+def test_the_engine_imports_no_dev_tools() -> None:
+    # signoff_dev (dev/: the local stack, the CLI) is not in the Lambda layer: an
+    # engine module importing it would fail there at import time.
+    offenders = sorted(
+        path.relative_to(PACKAGE).as_posix()
+        for path in PACKAGE.rglob("*.py")
+        if "signoff_dev" in _imports(path)
+    )
+    assert offenders == [], f"engine modules importing the dev package: {offenders}"
+    assert not (PACKAGE / "local").exists()
+    assert not (PACKAGE / "cli").exists()
 
 
 def test_the_check_sees_adapter_imports() -> None:

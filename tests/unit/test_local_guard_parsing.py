@@ -9,9 +9,9 @@ from __future__ import annotations
 import pytest
 
 from signoff.errors import UsageError
-from signoff.local.gateway import HttpRequest
-from signoff.local.guard import RequestGuard, check_listen_address, is_loopback_name
-from signoff.local.router import Route, RouteTable
+from signoff_dev.local.gateway import HttpRequest
+from signoff_dev.local.guard import RequestGuard, check_listen_address, is_loopback_name
+from signoff_dev.local.router import Route, RouteTable
 
 PORT = 3000
 GUARD = RequestGuard(

@@ -250,8 +250,8 @@ def _pending(body: dict[str, Any]) -> str:
 
 def _event_lines(events: list[dict[str, Any]]) -> list[str]:
     """One readable line per event (the CLI's rendering; the type when it has none)."""
-    from signoff.cli.render import render
     from signoff.events import parse
+    from signoff_dev.cli.render import render
 
     lines = []
     for data in events:

@@ -32,8 +32,8 @@ from pydantic import ValidationError
 from signoff.errors import PayloadTooLarge, SignoffError, UsageError
 from signoff.events import Done, ErrorEvent, SessionEvent, dump
 from signoff.ids import new_id
-from signoff.local.gateway import HttpRequest, HttpResponse
-from signoff.local.router import Route
+from signoff_dev.local.gateway import HttpRequest, HttpResponse
+from signoff_dev.local.router import Route
 
 if TYPE_CHECKING:
     from collections.abc import Callable, Iterator, Mapping

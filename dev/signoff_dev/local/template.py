@@ -86,8 +86,8 @@ def find_template(start: Path | None = None) -> Path:
         UsageError: no ``template.yaml`` in either place.
     """
     here = (start or Path.cwd()).resolve()
-    # layers/signoff/signoff/local/template.py → the repository root is four folders up
-    checkout = Path(__file__).resolve().parents[4]
+    # dev/signoff_dev/local/template.py → the repository root is three folders up
+    checkout = Path(__file__).resolve().parents[3]
     for folder in (here, *here.parents, checkout):
         if (folder / TEMPLATE_FILE).is_file():
             return folder / TEMPLATE_FILE

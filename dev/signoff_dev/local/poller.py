@@ -29,7 +29,7 @@ from typing import TYPE_CHECKING, Any, Final
 from botocore.exceptions import BotoCoreError, ClientError
 
 from signoff.errors import ConfigError
-from signoff.local.template import ACCOUNT_ID, REGION, TEMPLATE_FILE
+from signoff_dev.local.template import ACCOUNT_ID, REGION, TEMPLATE_FILE
 
 if TYPE_CHECKING:
     from collections.abc import Callable

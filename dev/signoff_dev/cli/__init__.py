@@ -1,5 +1,5 @@
 """The ``signoff`` command line."""
 
-from signoff.cli.main import main
+from signoff_dev.cli.main import main
 
 __all__ = ["main"]

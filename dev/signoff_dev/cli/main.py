@@ -16,11 +16,11 @@ from typing import TYPE_CHECKING, Any
 
 from pydantic import TypeAdapter
 
-from signoff.cli import dev, keys
 from signoff.errors import ConfigError, SignoffError, UnknownAgent, UsageError
 from signoff.events import dump
 from signoff.ids import new_id
 from signoff.messages import Message
+from signoff_dev.cli import dev, keys
 
 if TYPE_CHECKING:
     from collections.abc import Sequence
@@ -138,12 +138,12 @@ def _config(args: argparse.Namespace) -> int:
 
 
 def _run(args: argparse.Namespace) -> int:
-    from signoff.cli.approvers import FlagApprover, TerminalApprover
-    from signoff.cli.render import render
     from signoff.clock import SystemClock
     from signoff.engine import Engine
     from signoff.live import run_live
     from signoff.models.factory import build_model
+    from signoff_dev.cli.approvers import FlagApprover, TerminalApprover
+    from signoff_dev.cli.render import render
 
     agent = _catalog(args).get(args.agent)
     session_id = args.session or new_id()

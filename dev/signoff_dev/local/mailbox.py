@@ -2,7 +2,7 @@
 
 Locally every email channel sends through SES v2 at the AWS emulator, which
 accepts the message and delivers it nowhere. moto's server runs in this process
-(``signoff.local.emulator``), so its SES backend's ``sent_messages`` can be
+(``signoff_dev.local.emulator``), so its SES backend's ``sent_messages`` can be
 read here: ``Mailbox`` looks for new ones a few times a second, prints each
 with its links (like the webhook sink's notifications) and keeps it.
 ``GET /_local/emails`` lists what was captured as JSON, oldest first: ``to``,
@@ -24,7 +24,7 @@ from datetime import UTC, datetime
 from html.parser import HTMLParser
 from typing import TYPE_CHECKING, Any, Final
 
-from signoff.local.gateway import HttpRequest, HttpResponse
+from signoff_dev.local.gateway import HttpRequest, HttpResponse
 
 if TYPE_CHECKING:
     from collections.abc import Callable, Sequence

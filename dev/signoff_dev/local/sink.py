@@ -25,7 +25,7 @@ from urllib.parse import urlsplit, urlunsplit
 from standardwebhooks.webhooks import Webhook, WebhookVerificationError
 
 from signoff.channels.config import WebhookSettings
-from signoff.local.gateway import HttpRequest, HttpResponse
+from signoff_dev.local.gateway import HttpRequest, HttpResponse
 
 if TYPE_CHECKING:
     from collections.abc import Callable, Iterable

@@ -32,14 +32,14 @@ from typing import TYPE_CHECKING, Any, TextIO
 
 from signoff.continuations.base import continuation_event
 from signoff.errors import ConfigError, UsageError
-from signoff.local.template import ACCOUNT_ID, REGION, TEMPLATE_FILE
+from signoff_dev.local.template import ACCOUNT_ID, REGION, TEMPLATE_FILE
 
 if TYPE_CHECKING:
     from collections.abc import Callable
     from pathlib import Path
     from types import ModuleType
 
-    from signoff.local.template import FunctionSpec
+    from signoff_dev.local.template import FunctionSpec
 
 __all__ = ["FunctionOutput", "LocalContext", "LocalContinuations", "LocalFunction"]
 

@@ -29,8 +29,8 @@ from the emulator's DynamoDB table (read through boto3) and the sink:
 The figure to compare between runs is the throughput: completed approvals
 (sessions ``done``) per second of wall time, from the first message to the
 last ``done``. It measures the local stack, emulator included, not AWS: HTTP
-invocations run one at a time (``signoff.local.functions``), DynamoDB requests
-one at a time (``signoff.local.emulator``), and moto deep-copies the whole
+invocations run one at a time (``signoff_dev.local.functions``), DynamoDB requests
+one at a time (``signoff_dev.local.emulator``), and moto deep-copies the whole
 table for every ``TransactWriteItems``, so the rate falls as the table grows.
 Compare runs of the same size on the same versions.
 """
@@ -47,12 +47,12 @@ from typing import TYPE_CHECKING, Any, Final
 import boto3
 import httpx
 
-from signoff.local.demo import AGENT, MESSAGES, PageForm
-from signoff.local.template import REGION
+from signoff_dev.local.demo import AGENT, MESSAGES, PageForm
+from signoff_dev.local.template import REGION
 
 if TYPE_CHECKING:
-    from signoff.local.stack import LocalStack
     from signoff.store.dynamodb import DynamoStore
+    from signoff_dev.local.stack import LocalStack
 
 __all__ = ["LoadReport", "run_load"]
 

@@ -1,7 +1,7 @@
 """``GET /playground``: a page to talk to the agents of the local stack and decide for them.
 
 Pick an agent, send messages, watch each turn's events arrive over the SSE
-stream (``signoff.local.stream``), approve, deny or answer in a dialog — the
+stream (``signoff_dev.local.stream``), approve, deny or answer in a dialog — the
 decision goes through the API's own approval and question routes, and the
 open stream goes on to ``done``. The page, its script and its stylesheet are
 files beside this module (``static/``), served as they are, with a policy
@@ -13,12 +13,12 @@ from __future__ import annotations
 from importlib.resources import files
 from typing import TYPE_CHECKING, Final
 
-from signoff.local.gateway import HttpResponse
+from signoff_dev.local.gateway import HttpResponse
 
 if TYPE_CHECKING:
     from collections.abc import Callable
 
-    from signoff.local.gateway import HttpRequest
+    from signoff_dev.local.gateway import HttpRequest
 
 __all__ = ["PLAYGROUND_PATH", "playground_routes"]
 
@@ -42,7 +42,7 @@ _HEADERS: Final = [
 
 def playground_routes() -> dict[tuple[str, str], Callable[[HttpRequest], HttpResponse]]:
     """``GET`` routes for the page and its two assets, for the gateway."""
-    static = files("signoff.local").joinpath("static")
+    static = files("signoff_dev.local").joinpath("static")
     return {
         ("GET", path): _serving(
             HttpResponse(

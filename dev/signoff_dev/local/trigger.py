@@ -20,12 +20,12 @@ from typing import TYPE_CHECKING, Any, Final
 from signoff.api.body import JSON, read_body
 from signoff.api.errors import error_payload
 from signoff.errors import MalformedRequest, SignoffError
-from signoff.local.gateway import HttpRequest, HttpResponse
+from signoff_dev.local.gateway import HttpRequest, HttpResponse
 
 if TYPE_CHECKING:
     from collections.abc import Callable
 
-    from signoff.local.functions import LocalFunction
+    from signoff_dev.local.functions import LocalFunction
 
 __all__ = ["TRIGGER_PATH", "run_trigger", "scheduled_function", "trigger_routes"]
 

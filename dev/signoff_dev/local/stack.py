@@ -27,7 +27,7 @@
    sink's, the mailbox's ``GET /_local/emails``, ``POST /_local/trigger`` (an
    agent's schedule run once: ``signoff trigger``), the SSE stream
    ``POST /agents/{name}/messages/stream`` and the ``/playground`` page, all
-   behind ``signoff.local.guard``, which refuses what a web page could send
+   behind ``signoff_dev.local.guard``, which refuses what a web page could send
    (another ``Host``, cross-site requests, non-JSON bodies); and starts the
    SQS poller, the sweeper's schedule, the mailbox and — with ``schedules``
    (``signoff dev --schedules``) — the agents' schedules.
@@ -50,16 +50,16 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Final, TextIO, cast
 
 from signoff.errors import ConfigError
-from signoff.local.emulator import AwsEmulator
-from signoff.local.environ import EnvironmentChanges
-from signoff.local.functions import FunctionOutput, LocalContinuations, LocalFunction
-from signoff.local.gateway import Gateway
-from signoff.local.guard import RequestGuard, check_listen_address
-from signoff.local.mailbox import Mailbox, emulator_sent_messages
-from signoff.local.poller import QueuePoller, Schedule, rate_seconds
-from signoff.local.router import Route, RouteTable, routes_from
-from signoff.local.sink import NotificationSink, sink_channels, sink_webhooks
-from signoff.local.template import (
+from signoff_dev.local.emulator import AwsEmulator
+from signoff_dev.local.environ import EnvironmentChanges
+from signoff_dev.local.functions import FunctionOutput, LocalContinuations, LocalFunction
+from signoff_dev.local.gateway import Gateway
+from signoff_dev.local.guard import RequestGuard, check_listen_address
+from signoff_dev.local.mailbox import Mailbox, emulator_sent_messages
+from signoff_dev.local.poller import QueuePoller, Schedule, rate_seconds
+from signoff_dev.local.router import Route, RouteTable, routes_from
+from signoff_dev.local.sink import NotificationSink, sink_channels, sink_webhooks
+from signoff_dev.local.template import (
     ACCOUNT_ID,
     REGION,
     TEMPLATE_FILE,
@@ -69,7 +69,7 @@ from signoff.local.template import (
     find_template,
     load_template,
 )
-from signoff.local.trigger import scheduled_function, trigger_routes
+from signoff_dev.local.trigger import scheduled_function, trigger_routes
 
 if TYPE_CHECKING:
     from pathlib import Path
@@ -93,7 +93,7 @@ class StackSettings:
     """How to run the stack; every field has the ``signoff dev`` default."""
 
     port: int = 3000  # 0: any free port
-    host: str = "127.0.0.1"  # loopback only: see signoff.local.guard
+    host: str = "127.0.0.1"  # loopback only: see signoff_dev.local.guard
     environment: str | None = None  # None: the template's Environment default
     sweep_every: float | None = None  # None: the template's schedule
     # Run the agents' schedules (Schedule events with an Input), enabled deployed or not.
@@ -236,7 +236,7 @@ class LocalStack:
         }
         self._serve_stream_and_playground(self._gateway)
         self._gateway.guard = RequestGuard(self._gateway.port, self._served(self._gateway))
-        # One HTTP request in a function at a time, process-wide (see signoff.local.functions).
+        # One HTTP request in a function at a time, process-wide (see signoff_dev.local.functions).
         requests = threading.Lock()
         self._gateway.invoke = lambda route, event: self.functions[route.function].invoke(
             event, serial=requests
@@ -358,8 +358,8 @@ class LocalStack:
 
     def _serve_stream_and_playground(self, gateway: Gateway) -> None:
         """The SSE route and the playground: local-only, beside the template's routes."""
-        from signoff.local.playground import playground_routes
-        from signoff.local.stream import TurnStream
+        from signoff_dev.local.playground import playground_routes
+        from signoff_dev.local.stream import TurnStream
 
         stream = TurnStream(self.message_api, stopping=self._stopping, log=self.say)
         gateway.local_patterns = [(stream.route, stream.serve)]

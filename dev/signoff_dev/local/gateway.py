@@ -13,7 +13,7 @@ the client sent, port included. API Gateway serves on 443, so its domain needs
 no port; locally the port is part of the origin a browser sends, and the link
 pages compare the two before taking a form.
 
-Before any route, the stack's guard (``signoff.local.guard``) may refuse a
+Before any route, the stack's guard (``signoff_dev.local.guard``) may refuse a
 request a web page could have sent. Local-only routes (the webhook sink, the
 SSE stream, the playground) are served before the template's routes and never
 reach a function. A response with a ``stream`` is sent as it is produced, in
@@ -43,13 +43,13 @@ from signoff.errors import (
     SignoffError,
     UsageError,
 )
-from signoff.local.template import ACCOUNT_ID
+from signoff_dev.local.template import ACCOUNT_ID
 
 if TYPE_CHECKING:
     from collections.abc import Callable, Iterator, Mapping
     from typing import TypeAlias
 
-    from signoff.local.router import Route, RouteTable
+    from signoff_dev.local.router import Route, RouteTable
 
     # (method, path) of a local-only route → what answers it.
     LocalRoutes: TypeAlias = dict[tuple[str, str], Callable[["HttpRequest"], "HttpResponse"]]

@@ -19,7 +19,7 @@ from urllib.parse import unquote
 if TYPE_CHECKING:
     from collections.abc import Iterable, Mapping
 
-    from signoff.local.template import FunctionSpec
+    from signoff_dev.local.template import FunctionSpec
 
 __all__ = ["DEFAULT_ROUTE", "Route", "RouteTable", "routes_from"]
 

@@ -44,14 +44,14 @@ from typing import TYPE_CHECKING, Final
 from urllib.parse import urlsplit
 
 from signoff.errors import Forbidden, SignoffError, UnsupportedMediaType, UsageError
-from signoff.local.gateway import HttpResponse
 from signoff.web import PAGE_HEADERS, error_page, is_cross_site
+from signoff_dev.local.gateway import HttpResponse
 
 if TYPE_CHECKING:
     from collections.abc import Mapping
 
-    from signoff.local.gateway import HttpRequest
-    from signoff.local.router import RouteTable
+    from signoff_dev.local.gateway import HttpRequest
+    from signoff_dev.local.router import RouteTable
 
 __all__ = ["RequestGuard", "check_listen_address", "is_loopback_name"]
 

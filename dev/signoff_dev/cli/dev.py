@@ -1,6 +1,6 @@
 """``signoff dev``, ``demo``, ``trigger``: the whole system on this machine, from the template.
 
-``dev`` runs the local stack (``signoff.local``) until Ctrl-C: the functions
+``dev`` runs the local stack (``signoff_dev.local``) until Ctrl-C: the functions
 behind an HTTP server routed from the template, AWS emulated by moto on
 loopback, the notify queue's poller, the sweeper's schedule, a webhook sink
 that prints each notification with its links and a mailbox that prints each
@@ -34,7 +34,7 @@ from signoff.errors import SignoffError, UsageError
 if TYPE_CHECKING:
     import argparse
 
-    from signoff.local.stack import LocalStack
+    from signoff_dev.local.stack import LocalStack
 
 __all__ = ["register"]
 
@@ -112,7 +112,7 @@ def register(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> N
 
 
 def _dev(args: argparse.Namespace) -> int:
-    from signoff.local.stack import LocalStack, StackSettings
+    from signoff_dev.local.stack import LocalStack, StackSettings
 
     stack = LocalStack(
         StackSettings(
@@ -137,9 +137,9 @@ def _dev(args: argparse.Namespace) -> int:
 def _banner(stack: LocalStack) -> str:
     """What runs where: the URL, the agents, where notifications and emails appear, schedules."""
     from signoff.agents import AgentCatalog
-    from signoff.local.demo import AGENT, MESSAGES
-    from signoff.local.mailbox import EMAILS_PATH
-    from signoff.local.sink import LIST_PATH, SINK_PATH
+    from signoff_dev.local.demo import AGENT, MESSAGES
+    from signoff_dev.local.mailbox import EMAILS_PATH
+    from signoff_dev.local.sink import LIST_PATH, SINK_PATH
 
     names = AgentCatalog(stack.agents_dir).names()
     functions = ", ".join(sorted({route.function for route in stack.routes}))
@@ -182,8 +182,8 @@ def _banner(stack: LocalStack) -> str:
 
 
 def _demo(args: argparse.Namespace) -> int:
-    from signoff.local.demo import Demo
-    from signoff.local.stack import LocalStack, StackSettings
+    from signoff_dev.local.demo import Demo
+    from signoff_dev.local.stack import LocalStack, StackSettings
 
     # The stack's console (requests, notifications) and the functions' logs are
     # kept aside: the demo narrates, and they are shown only if a step fails.
@@ -217,7 +217,7 @@ def _trigger(args: argparse.Namespace) -> int:
         SignoffError: no stack answers on the port, or the run failed.
     """
     from signoff.agents import AgentCatalog
-    from signoff.local.trigger import run_trigger
+    from signoff_dev.local.trigger import run_trigger
 
     root = args.agents or Path(os.environ.get("SIGNOFF_AGENTS_DIR", "agents"))
     config = AgentCatalog(root).get(args.agent).config
