@@ -103,7 +103,7 @@ class EmailChannel:
         name: str = "email",
     ) -> Self:
         """The channel ``channels.yaml`` describes; the SES client is built on first send."""
-        from signoff.aws.clients import lazy_client  # boto3 only when a mail is sent
+        from signoff.awsclients import lazy_client  # boto3 only when a mail is sent
 
         return cls(
             name,

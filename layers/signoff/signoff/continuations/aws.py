@@ -42,7 +42,7 @@ class LambdaContinuations:
         Raises:
             UsageError: ``SIGNOFF_CONTINUE_FUNCTION`` is not set.
         """
-        from signoff.aws.clients import lazy_client
+        from signoff.awsclients import lazy_client
 
         name = os.environ.get("SIGNOFF_CONTINUE_FUNCTION")
         if not name:

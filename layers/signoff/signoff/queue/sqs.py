@@ -30,7 +30,7 @@ class SqsQueue:
         Raises:
             UsageError: ``SIGNOFF_NOTIFY_QUEUE_URL`` is not set.
         """
-        from signoff.aws.clients import lazy_client
+        from signoff.awsclients import lazy_client
 
         url = os.environ.get("SIGNOFF_NOTIFY_QUEUE_URL")
         if not url:

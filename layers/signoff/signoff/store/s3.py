@@ -31,7 +31,7 @@ class S3Blobs:
         Raises:
             UsageError: ``SIGNOFF_BUCKET`` is not set.
         """
-        from signoff.aws.clients import lazy_client
+        from signoff.awsclients import lazy_client
 
         bucket = os.environ.get("SIGNOFF_BUCKET")
         if not bucket:

@@ -65,7 +65,7 @@ class DynamoStore:
         Raises:
             UsageError: one of the variables is not set.
         """
-        from signoff.aws.clients import lazy_client
+        from signoff.awsclients import lazy_client
         from signoff.store.s3 import S3Blobs
 
         table = os.environ.get("SIGNOFF_TABLE")

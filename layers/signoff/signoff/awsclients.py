@@ -1,5 +1,9 @@
 """boto3 clients built on first use, once per process.
 
+A leaf: it imports nothing of signoff, so the AWS adapters (store, queue,
+continuations, email) use it without importing the composition root
+(``signoff.aws``), which imports them.
+
 Building a client loads its service model (tens of milliseconds each); a
 function that never touches S3 on a request should not pay for an S3 client
 during its cold start.
