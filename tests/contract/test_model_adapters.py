@@ -16,6 +16,7 @@ import pytest
 from botocore.stub import Stubber
 
 from signoff.errors import ModelRejected, ModelUnavailable, PromptTooLong
+from signoff.http_errors import retry_after
 from signoff.messages import (
     AssistantMessage,
     ModelRequest,
@@ -26,7 +27,6 @@ from signoff.messages import (
     Usage,
     UserMessage,
 )
-from signoff.models._http import retry_after
 from signoff.models.anthropic import AnthropicMessages
 from signoff.models.bedrock import BedrockConverse
 from signoff.models.openai import OpenAIChat

@@ -13,6 +13,7 @@ ADAPTER_PATTERNS = (
     "models/anthropic.py",
     "models/bedrock.py",
     "models/_http.py",
+    "http_errors.py",
     "store/dynamodb/*",
     "store/s3.py",
     "queue/sqs.py",

@@ -2,31 +2,22 @@
 
 Each vendor module keeps its own API calls, payloads and error codes; the rules
 they share live here once: an approval or question needs a pending id for its
-buttons, a failure in transit is retryable, an outcome update needs the
+buttons, a failure in transit fails as ``SendFailed``, an outcome update needs the
 receipt's message reference, and a question's options are listed the same way.
 """
 
 from __future__ import annotations
 
-import math
 from typing import TYPE_CHECKING
-
-import httpx
 
 from signoff.errors import SendFailed
 
 if TYPE_CHECKING:
-    from collections.abc import Sequence
+    from collections.abc import Callable, Sequence
 
     from signoff.channels.notification import Notification
 
-__all__ = [
-    "message_ref",
-    "numbered",
-    "require_buttons",
-    "seconds_header",
-    "transport_failure",
-]
+__all__ = ["in_transit", "message_ref", "numbered", "require_buttons"]
 
 
 def require_buttons(channel: str, notification: Notification) -> None:
@@ -55,24 +46,15 @@ def message_ref(channel: str, receipt: dict[str, str], key: str, what: str) -> s
     return value
 
 
-def transport_failure(channel: str, label: str, exc: httpx.HTTPError) -> SendFailed:
-    """The ``SendFailed`` for a request that got no answer; a failure in transit is retryable."""
-    if isinstance(exc, httpx.TimeoutException):
-        return SendFailed(channel, f"{label}: timed out", retryable=True)
-    return SendFailed(channel, f"{label}: {type(exc).__name__}: {exc}", retryable=True)
+def in_transit(channel: str, label: str) -> Callable[[str, bool], SendFailed]:
+    """What ``map_httpx_errors`` raises for a request to ``label`` (a method, a path)."""
+
+    def failure(reason: str, retryable: bool) -> SendFailed:
+        return SendFailed(channel, f"{label}: {reason}", retryable=retryable)
+
+    return failure
 
 
 def numbered(options: Sequence[str]) -> str:
     """A question's options as a numbered list, one a line: ``1. Checking``."""
     return "\n".join(f"{i + 1}. {option}" for i, option in enumerate(options))
-
-
-def seconds_header(header: str | None) -> float | None:
-    """The seconds a header asks to wait (``Retry-After``, a rate-limit reset), if usable."""
-    if header is None:
-        return None
-    try:
-        seconds = float(header)
-    except ValueError:
-        return None
-    return seconds if math.isfinite(seconds) and seconds >= 0 else None

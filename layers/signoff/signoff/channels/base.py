@@ -24,7 +24,6 @@ __all__ = [
     "PerRecipient",
     "SendFailed",
     "already_sent",
-    "classify_status",
 ]
 
 
@@ -89,11 +88,6 @@ class ClickApproved(Protocol):
 
     name: str
     approvers: Sequence[str]
-
-
-def classify_status(status: int) -> bool:
-    """Whether an HTTP failure status is worth retrying: 408, 429 and 5xx are."""
-    return status in (408, 429) or status >= 500
 
 
 def already_sent(previous: Delivery | None, receipt_key: str) -> TypeGuard[Delivery]:

@@ -17,21 +17,16 @@ import uuid
 from typing import TYPE_CHECKING, Any, Final, Self
 from urllib.parse import quote
 
-import httpx
-
-from signoff.channels._chat import (
-    message_ref,
-    numbered,
-    require_buttons,
-    seconds_header,
-    transport_failure,
-)
-from signoff.channels.base import Delivery, already_sent, classify_status
+from signoff.channels._chat import in_transit, message_ref, numbered, require_buttons
+from signoff.channels.base import Delivery, already_sent
 from signoff.display import visible
 from signoff.errors import SendFailed
+from signoff.http_errors import RETRYABLE, map_httpx_errors, retry_after
 
 if TYPE_CHECKING:
     from collections.abc import Sequence
+
+    import httpx
 
     from signoff.channels.config import LarkSettings
     from signoff.channels.notification import Notification
@@ -212,7 +207,7 @@ class LarkChannel:
         headers = {"Content-Type": _JSON}
         if token is not None:
             headers["Authorization"] = f"Bearer {token}"
-        try:
+        with map_httpx_errors(in_transit(self.name, path)):
             return self._client.request(
                 method,
                 f"{self._base_url}{path}",
@@ -221,8 +216,6 @@ class LarkChannel:
                 headers=headers,
                 follow_redirects=False,
             )
-        except httpx.HTTPError as exc:
-            raise transport_failure(self.name, path, exc) from exc
 
     def _failure(
         self,
@@ -236,13 +229,13 @@ class LarkChannel:
         what = f"code {code}" if code is not None else f"HTTP {status}"
         reason = f"{path}: {what}" + (f" {message}" if isinstance(message, str) and message else "")
         limited = status == 429 or code in _RATE_LIMITED
-        retryable = limited or classify_status(status) or (status == 200 and code is None)
+        retryable = limited or status in RETRYABLE or (status == 200 and code is None)
         return SendFailed(
             self.name,
             reason,
             retryable=retryable,
             status=status,
-            retry_after=seconds_header(response.headers.get("x-ogw-ratelimit-reset"))
+            retry_after=retry_after(response.headers, header="x-ogw-ratelimit-reset")
             if limited
             else None,
         )

@@ -13,16 +13,8 @@ import json
 from datetime import datetime
 from typing import TYPE_CHECKING, Any, Final, Self
 
-import httpx
-
-from signoff.channels._chat import (
-    message_ref,
-    numbered,
-    require_buttons,
-    seconds_header,
-    transport_failure,
-)
-from signoff.channels.base import Delivery, already_sent, classify_status
+from signoff.channels._chat import in_transit, message_ref, numbered, require_buttons
+from signoff.channels.base import Delivery, already_sent
 from signoff.channels.slack_interactions import (
     ANSWER_ACTION_PREFIX,
     APPROVE_ACTION,
@@ -31,9 +23,12 @@ from signoff.channels.slack_interactions import (
 )
 from signoff.display import visible
 from signoff.errors import SendFailed
+from signoff.http_errors import RETRYABLE, map_httpx_errors, retry_after
 
 if TYPE_CHECKING:
     from collections.abc import Sequence
+
+    import httpx
 
     from signoff.channels.config import SlackSettings
     from signoff.channels.notification import Notification
@@ -165,7 +160,7 @@ class SlackChannel:
 
     def _call(self, method: str, payload: dict[str, Any]) -> dict[str, Any]:
         """POST one Web API method; the parsed answer when ``ok``, else ``SendFailed``."""
-        try:
+        with map_httpx_errors(in_transit(self.name, method)):
             response = self._client.post(
                 f"{self._base_url}/{method}",
                 content=json.dumps(payload).encode(),
@@ -176,8 +171,6 @@ class SlackChannel:
                 },
                 follow_redirects=False,
             )
-        except httpx.HTTPError as exc:
-            raise transport_failure(self.name, method, exc) from exc
         status = response.status_code
         if status == 429:
             raise SendFailed(
@@ -185,13 +178,13 @@ class SlackChannel:
                 f"{method}: ratelimited",
                 retryable=True,
                 status=status,
-                retry_after=seconds_header(response.headers.get("Retry-After")),
+                retry_after=retry_after(response.headers),
             )
         if status != 200:
             raise SendFailed(
                 self.name,
                 f"{method}: HTTP {status}",
-                retryable=classify_status(status),
+                retryable=status in RETRYABLE,
                 status=status,
             )
         try:
@@ -214,7 +207,7 @@ class SlackChannel:
             f"{method}: {error}",
             retryable=error in _RETRYABLE_ERRORS,
             status=status,
-            retry_after=seconds_header(response.headers.get("Retry-After")),
+            retry_after=retry_after(response.headers),
         )
 
 

@@ -32,11 +32,11 @@ from urllib.parse import urlsplit
 import httpx
 from standardwebhooks.webhooks import Webhook
 
-from signoff.channels.base import Delivery, classify_status
+from signoff.channels.base import Delivery
 from signoff.channels.config import address_problem, private_webhooks_allowed
 from signoff.clock import SystemClock
 from signoff.errors import SecretMissing, SendFailed, StoreUnavailable
-from signoff.models._http import retry_after as parse_retry_after
+from signoff.http_errors import RETRYABLE, map_httpx_errors, retry_after
 
 if TYPE_CHECKING:
     from signoff.channels.config import WebhookSettings
@@ -183,29 +183,20 @@ class WebhookChannel:
         unreachable: list[str] = []
         last: httpx.HTTPError | None = None
         for url, target_headers, extensions in targets:
-            try:
-                response = self._client.post(
-                    url,
-                    content=body.encode("utf-8"),
-                    headers={**target_headers, **headers},
-                    follow_redirects=False,
-                    extensions=extensions,
-                )
-            except (httpx.ConnectError, httpx.ConnectTimeout) as exc:
-                # nothing was sent, so the next address is safe to try
-                unreachable.append(f"{url.host}: {type(exc).__name__}")
-                last = exc
-                continue
-            except httpx.TimeoutException as exc:
-                raise self._failed("the request timed out", retryable=True) from exc
-            except (httpx.NetworkError, httpx.RemoteProtocolError, httpx.ProxyError) as exc:
-                raise self._failed(
-                    f"the connection failed ({type(exc).__name__})", retryable=True
-                ) from exc
-            except httpx.HTTPError as exc:
-                raise self._failed(
-                    f"the request could not be sent ({type(exc).__name__})", retryable=False
-                ) from exc
+            with map_httpx_errors(self._in_transit):
+                try:
+                    response = self._client.post(
+                        url,
+                        content=body.encode("utf-8"),
+                        headers={**target_headers, **headers},
+                        follow_redirects=False,
+                        extensions=extensions,
+                    )
+                except (httpx.ConnectError, httpx.ConnectTimeout) as exc:
+                    # nothing was sent, so the next address is safe to try
+                    unreachable.append(f"{url.host}: {type(exc).__name__}")
+                    last = exc
+                    continue
             return self._outcome(response)
         raise self._failed(
             f"could not connect ({', '.join(unreachable)})", retryable=True
@@ -224,12 +215,12 @@ class WebhookChannel:
                 retryable=False,
                 status=status,
             )
-        if classify_status(status):
+        if status in RETRYABLE:
             raise self._failed(
                 answered,
                 retryable=True,
                 status=status,
-                retry_after=parse_retry_after(
+                retry_after=retry_after(
                     response.headers, now=lambda: self._clock.now().timestamp()
                 ),
             )
@@ -295,6 +286,9 @@ class WebhookChannel:
             return Webhook(signing_key(secret))
         except ValueError as exc:
             raise self._failed(f"the signing secret is unusable: {exc}", retryable=False) from exc
+
+    def _in_transit(self, reason: str, retryable: bool) -> SendFailed:
+        return self._failed(f"the request {reason}", retryable=retryable)
 
     def _failed(
         self,

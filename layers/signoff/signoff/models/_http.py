@@ -1,37 +1,27 @@
 """What the JSON-over-HTTP model adapters share: one POST and its error translation.
 
 Each adapter supplies its provider name and how its provider words a
-context-length rejection; the status table, Retry-After parsing and key
-redaction live here once.
+context-length rejection; key redaction lives here once, and the status table,
+Retry-After parsing and httpx's exceptions come from ``signoff.http_errors``,
+which the channels share.
 """
 
 from __future__ import annotations
 
-import email.utils
 import os
 import re
-import time
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 import httpx
 
-from signoff.errors import ModelRejected, ModelUnavailable, PromptTooLong
+from signoff.errors import ModelError, ModelRejected, ModelUnavailable, PromptTooLong
+from signoff.http_errors import RETRYABLE, map_httpx_errors, retry_after
 
 if TYPE_CHECKING:
     from collections.abc import Callable, Mapping
 
-__all__ = [
-    "RETRYABLE_STATUSES",
-    "ProviderError",
-    "build_client",
-    "key_header",
-    "post_json",
-    "retry_after",
-]
-
-# 529 is Anthropic's "overloaded"; 408 is a server-side request timeout.
-RETRYABLE_STATUSES = frozenset({408, 429, 500, 502, 503, 504, 529})
+__all__ = ["ProviderError", "build_client", "key_header", "post_json"]
 
 _MESSAGE_LIMIT = 500
 _SECRET_HEADERS = ("authorization", "x-api-key", "api-key")
@@ -88,18 +78,13 @@ def post_json(
         PromptTooLong: ``too_long`` recognised the provider's rejection.
         ModelRejected: any other failure.
     """
-    try:
+
+    def failure(reason: str, retryable: bool) -> ModelError:
+        kind = ModelUnavailable if retryable else ModelRejected
+        return kind(f"{provider}: request {reason}", provider=provider)
+
+    with map_httpx_errors(failure):
         response = client.post(path, json=body)
-    except httpx.TimeoutException as exc:
-        raise ModelUnavailable(f"{provider}: request timed out", provider=provider) from exc
-    except (httpx.NetworkError, httpx.RemoteProtocolError, httpx.ProxyError) as exc:
-        raise ModelUnavailable(
-            f"{provider}: connection failed ({type(exc).__name__})", provider=provider
-        ) from exc
-    except httpx.HTTPError as exc:
-        raise ModelRejected(
-            f"{provider}: request could not be sent ({type(exc).__name__})", provider=provider
-        ) from exc
 
     secrets = _secrets(client.headers)
     if response.is_success:
@@ -119,7 +104,7 @@ def post_json(
 
     error = _provider_error(response, secrets)
     message = f"{provider} returned HTTP {error.status}: {error.message}"
-    if error.status in RETRYABLE_STATUSES:
+    if error.status in RETRYABLE:
         raise ModelUnavailable(
             message,
             provider=provider,
@@ -130,33 +115,6 @@ def post_json(
     if error.status == 413 or (error.status == 400 and too_long(error)):
         raise PromptTooLong(message, provider=provider, status=error.status)
     raise ModelRejected(message, provider=provider, status=error.status)
-
-
-def retry_after(
-    headers: Mapping[str, str], *, now: Callable[[], float] = time.time
-) -> float | None:
-    """Seconds to wait according to ``retry-after-ms`` or ``Retry-After``, if either parses.
-
-    ``headers`` must look names up case-insensitively or use lower-case keys.
-    """
-    millis = headers.get("retry-after-ms")
-    if millis is not None:
-        try:
-            return max(0.0, float(millis) / 1000.0)
-        except ValueError:
-            pass
-    value = headers.get("retry-after")
-    if value is None:
-        return None
-    try:
-        return max(0.0, float(value))
-    except ValueError:
-        pass
-    try:
-        moment = email.utils.parsedate_to_datetime(value)
-    except (TypeError, ValueError):
-        return None
-    return max(0.0, moment.timestamp() - now())
 
 
 def _provider_error(response: httpx.Response, secrets: tuple[str, ...]) -> ProviderError:

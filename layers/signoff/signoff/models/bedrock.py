@@ -9,6 +9,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 from signoff.errors import ModelRejected, ModelUnavailable, PromptTooLong
+from signoff.http_errors import RETRYABLE, retry_after
 from signoff.messages import ModelResponse, ToolCall, ToolResultMessage, Usage, UserMessage
 from signoff.models._wire import block_stop, gather_blocks, merge_roles, read_reply
 
@@ -175,15 +176,13 @@ def _usage(usage: TokenUsageTypeDef) -> Usage:
 
 def _translate(response: Any) -> ModelUnavailable | PromptTooLong | ModelRejected:
     """Maps a botocore ``ClientError`` response to our error tree."""
-    from signoff.models._http import retry_after  # only on failure: it loads httpx
-
     error = response.get("Error", {})
     meta = response.get("ResponseMetadata", {})
     code = str(error.get("Code", ""))
     text = str(error.get("Message", ""))
     status = meta.get("HTTPStatusCode")
     message = f"{_PROVIDER} {code or 'error'}: {text}"
-    if code in _UNAVAILABLE_CODES or status in (429, 500, 502, 503, 504):
+    if code in _UNAVAILABLE_CODES or status in RETRYABLE:
         return ModelUnavailable(
             message,
             provider=_PROVIDER,
