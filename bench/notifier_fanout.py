@@ -20,9 +20,9 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 import httpx
 
+from signoff.aws.batch import handle_batch
 from signoff.channels.webhook import WebhookChannel
 from signoff.clock import SystemClock
-from signoff.notify.batch import handle_batch
 from signoff.notify.compose import Composer
 from signoff.notify.hub import Notifier
 from signoff.secrets.memory import MemorySecrets

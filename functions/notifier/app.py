@@ -5,8 +5,8 @@ from typing import Any
 from aws_lambda_powertools import Tracer
 from aws_lambda_powertools.utilities.typing import LambdaContext
 
+from signoff.aws.batch import handle_batch
 from signoff.aws.notifier import notifier_from_env
-from signoff.notify.batch import handle_batch
 from signoff.telemetry import TRACED_MODULES, logger, metrics
 
 NOTIFIER = notifier_from_env()

@@ -5,6 +5,9 @@ whose delivery failed go back to the queue (and to the DLQ after
 ``maxReceiveCount``). It walks records one by one; the deliveries themselves
 are started together on a bounded pool first, so a batch of ten records takes
 about as long as its slowest send, not the sum.
+
+It lives in the AWS wiring, not in ``signoff.notify``: the notifier itself is
+core and knows no Powertools, SQS event or Lambda context.
 """
 
 from __future__ import annotations
