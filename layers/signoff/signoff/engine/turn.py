@@ -4,7 +4,8 @@
 turn with a human's resolution, ``Engine.proceed`` continues a turn that
 yielded before its deadline. Each returns ``Finished``, ``Paused`` or
 ``Continue``; none of them blocks on a human. The conversation is a list the
-caller owns: the engine only ever appends to it.
+caller owns: the engine only ever appends to it. Which calls of a batch run,
+are refused or pause the turn is ``signoff.engine.gating``'s to say.
 """
 
 from __future__ import annotations
@@ -14,15 +15,11 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from signoff.budget import compact, estimate_tokens
-from signoff.clock import iso
 from signoff.engine import system_tools
-from signoff.engine.pauses import approval_pending, question_pending
+from signoff.engine.gating import Gating
 from signoff.engine.state import (
-    Answered,
-    Approved,
     CallState,
     Continue,
-    Denied,
     Finished,
     Outcome,
     Paused,
@@ -30,22 +27,16 @@ from signoff.engine.state import (
     TurnState,
 )
 from signoff.engine.toollane import ToolRun, encode_result, run_lane
-from signoff.errors import PromptTooLong, ResolutionError, UnknownPending
+from signoff.errors import PromptTooLong, UnknownPending
 from signoff.events import (
-    ActauthDecision,
-    ApprovalPending,
     AssistantText,
     LoopDenied,
     LoopDone,
     LoopEvent,
     LoopMaxTurns,
-    LoopSkipped,
     PromptCompaction,
-    QuestionPending,
     SkillLoaded,
-    ToolResult,
 )
-from signoff.gate import Scope, decide
 from signoff.ids import new_id
 from signoff.messages import (
     AssistantMessage,
@@ -55,7 +46,7 @@ from signoff.messages import (
     ToolResultMessage,
     UserMessage,
 )
-from signoff.tools import ToolArgumentsInvalid, ToolContext
+from signoff.tools import ToolContext
 
 if TYPE_CHECKING:
     from collections.abc import Callable
@@ -110,6 +101,7 @@ class Engine:
         self.new_id = new_id
         self.deadline_margin = deadline_margin
         self.max_tokens = max_tokens
+        self._gating = Gating(agent=agent, clock=clock, new_id=new_id)
         self._pool = ThreadPoolExecutor(max_workers=max_workers, thread_name_prefix="toollane")
         specs: list[ToolSpec] = [t.spec for t in agent.tools.values()]
         specs.append(system_tools.ask_user_spec())
@@ -168,7 +160,7 @@ class Engine:
         if state.awaiting_call is None or resolution.call_id != state.awaiting_call:
             raise UnknownPending(resolution.call_id, state.awaiting_call)
         waiting = next(cs for cs in state.batch if cs.call.id == state.awaiting_call)
-        self._apply(run, waiting, resolution)
+        self._gating.apply(waiting, resolution, run.emit)
         state.pending_id = None
         state.awaiting_call = None
         return self._drive(run)
@@ -295,15 +287,10 @@ class Engine:
 
     def _advance_batch(self, run: _Run) -> Outcome | None:
         state = run.state
-        for cs in state.batch:
-            if cs.status == "undecided":
-                pending = self._gate(run, cs)
-                if pending is not None:
-                    return Paused(state=state, pending=pending, events=run.events)
-        denied = [cs for cs in state.batch if cs.status == "denied"]
-        if denied:
-            self._skip_siblings(run, [cs.call.name for cs in denied])
-        else:
+        pending = self._gating.gate(state, run.emit)
+        if pending is not None:
+            return Paused(state=state, pending=pending, events=run.events)
+        if not self._gating.skip_if_denied(state, run.emit):
             runs = [
                 self._tool_run(run, cs) for cs in state.batch if cs.status in ("allowed", "started")
             ]
@@ -333,128 +320,6 @@ class Engine:
             text = f"Not done: {', '.join(human_denied)} was denied."
             return Finished(state=state, text=text, stop_reason="denied", events=run.events)
         return None
-
-    def _gate(self, run: _Run, cs: CallState) -> ApprovalPending | QuestionPending | None:
-        """Decide one call; the pending event when a human must answer."""
-        state = run.state
-        call = cs.call
-        blocked = any(other.status == "denied" for other in state.batch)
-        if call.name == system_tools.ASK_USER:
-            if blocked:
-                cs.status = "allowed"  # skipped with its siblings
-                return None
-            cs.status = "awaiting"
-            return self._pause(run, cs, question_pending)
-        if call.name == system_tools.SKILL and self.agent.skills:
-            cs.status = "allowed"
-            cs.reason = "system tool"
-            return None
-        scope = Scope(tenant=state.tenant, environment=state.environment, agent=state.agent)
-        verdict = decide(self.agent.rules, call.name, call.args, scope)
-        cs.decision = verdict.decision
-        cs.reason = verdict.reason
-        run.emit(ActauthDecision(tool=call.name, decision=verdict.decision, reason=verdict.reason))
-        if verdict.decision == "deny":
-            self._deny(run, cs, f"Denied: {verdict.reason}.")
-            return None
-        if blocked:
-            cs.status = "allowed"  # skipped with its siblings
-            return None
-        problem = self._invalid(cs)
-        if problem is not None:
-            cs.status = "done"
-            cs.content, cs.is_error, cs.status_text = f"Error: {problem}", True, "Error."
-            run.emit(
-                ToolResult(
-                    id=call.id,
-                    tool=call.name,
-                    args=call.args,
-                    detail_text=problem,
-                    status_text="Error.",
-                )
-            )
-            return None
-        if verdict.decision == "allow":
-            cs.status = "allowed"
-            return None
-        cs.status = "awaiting"
-        return self._pause(run, cs, approval_pending)
-
-    def _invalid(self, cs: CallState) -> str | None:
-        tool = self.agent.tools.get(cs.call.name)
-        if tool is None:
-            known = ", ".join(sorted(self.agent.tools)) or "none"
-            return f"unknown tool {cs.call.name!r}; available tools: {known}"
-        try:
-            tool.validate(cs.call.args)
-        except ToolArgumentsInvalid as exc:
-            return str(exc)
-        return None
-
-    def _pause(
-        self, run: _Run, cs: CallState, make: Callable[..., ApprovalPending | QuestionPending]
-    ) -> ApprovalPending | QuestionPending:
-        state = run.state
-        pending = make(state, cs, pending_id=self.new_id(), requested_at=iso(self.clock.now()))
-        state.pending_id, state.awaiting_call = pending.id, cs.call.id
-        run.emit(pending)
-        return pending
-
-    def _apply(self, run: _Run, cs: CallState, resolution: Resolution) -> None:
-        is_question = cs.call.name == system_tools.ASK_USER
-        cs.decided_by = resolution.actor
-        if isinstance(resolution, Answered):
-            if not is_question:
-                raise ResolutionError(f"call {cs.call.id!r} needs approve or deny, not an answer")
-            cs.status, cs.answer = "done", resolution.answer
-            cs.content, cs.status_text = resolution.answer, "Answered."
-            run.emit(
-                ToolResult(
-                    id=cs.call.id,
-                    tool=cs.call.name,
-                    args=cs.call.args,
-                    detail_text=resolution.answer,
-                    status_text="Answered.",
-                )
-            )
-            return
-        if is_question:
-            raise ResolutionError(f"call {cs.call.id!r} is a question; it needs an answer")
-        if isinstance(resolution, Approved):
-            cs.status = "allowed"
-            cs.reason = f"{cs.reason}; approved by {resolution.actor}"
-            return
-        assert isinstance(resolution, Denied)
-        cs.human_denied = True
-        why = f" ({resolution.reason})" if resolution.reason else ""
-        self._deny(run, cs, f"Denied by {resolution.actor}{why}.")
-
-    def _deny(self, run: _Run, cs: CallState, message: str) -> None:
-        cs.status = "denied"
-        cs.content, cs.is_error, cs.status_text = message, True, "Denied."
-        call = cs.call
-        run.emit(
-            ToolResult(
-                id=call.id,
-                tool=call.name,
-                args=call.args,
-                detail_text=message,
-                status_text="Denied.",
-            )
-        )
-
-    def _skip_siblings(self, run: _Run, denied_tools: list[str]) -> None:
-        for cs in run.state.batch:
-            if cs.status in ("denied", "done"):
-                continue
-            cs.status = "skipped"
-            cs.content = (
-                f"Skipped: not run because {', '.join(denied_tools)} was denied in the same batch."
-            )
-            cs.is_error, cs.status_text = True, "Skipped."
-            call = cs.call
-            run.emit(LoopSkipped(name=call.name, denied_tools=denied_tools))
-            run.emit(ToolResult(id=call.id, tool=call.name, args=call.args, status_text="Skipped."))
 
     # -- running one call ---------------------------------------------------------------
 

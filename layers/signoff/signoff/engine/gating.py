@@ -1,0 +1,195 @@
+"""Gating: which calls of a batch run, which are refused, and which wait on a person.
+
+The gate (``signoff.gate``, actauth's rules) decides each call in the order the
+model made them: ``allow`` lets it run, ``deny`` refuses it, ``ask`` pauses the
+turn on an approval. Each decision is an ``actauth:decision`` event (the journal
+audits it). The model's ``ask_user`` pauses on a question, and the skill loader
+is a system tool the rules do not govern. A call the rules do not deny whose
+tool is unknown or whose arguments are invalid is answered with the error: it
+neither runs nor asks anyone.
+
+A person's resolution finishes what ``ask`` began: approved runs, denied is
+refused (the turn then finishes as denied), an answer is the question's result.
+One refusal in a batch, by the rules or a person, skips every other call of it
+that has no result yet: the batch was meant as a whole.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from signoff.clock import iso
+from signoff.engine import system_tools
+from signoff.engine.pauses import approval_pending, question_pending
+from signoff.engine.state import Answered, Approved, Denied
+from signoff.errors import ResolutionError
+from signoff.events import ActauthDecision, LoopSkipped, ToolResult
+from signoff.gate import Scope, decide
+from signoff.tools import ToolArgumentsInvalid
+
+if TYPE_CHECKING:
+    from collections.abc import Callable
+
+    from signoff.agents import Agent
+    from signoff.clock import Clock
+    from signoff.engine.state import CallState, Resolution, TurnState
+    from signoff.events import ApprovalPending, LoopEvent, QuestionPending
+
+    Emit = Callable[[LoopEvent], None]
+    Pending = ApprovalPending | QuestionPending
+
+__all__ = ["Gating"]
+
+
+class Gating:
+    """Applies the gate's and the people's decisions to the calls of one agent's turns."""
+
+    def __init__(self, *, agent: Agent, clock: Clock, new_id: Callable[[], str]) -> None:
+        self.agent = agent
+        self.clock = clock
+        self.new_id = new_id
+
+    def gate(self, state: TurnState, emit: Emit) -> Pending | None:
+        """Decide the batch's undecided calls in order, up to the first that pauses.
+
+        Returns the pending event of that pause (``state`` then waits on its call),
+        or None when every call is decided.
+        """
+        for cs in state.batch:
+            if cs.status == "undecided":
+                pending = self._gate_one(state, cs, emit)
+                if pending is not None:
+                    return pending
+        return None
+
+    def apply(self, cs: CallState, resolution: Resolution, emit: Emit) -> None:
+        """Apply a person's resolution to the call ``cs`` the turn waits on.
+
+        Raises:
+            ResolutionError: an answer for an approval, or a decision for a question.
+        """
+        is_question = cs.call.name == system_tools.ASK_USER
+        cs.decided_by = resolution.actor
+        if isinstance(resolution, Answered):
+            if not is_question:
+                raise ResolutionError(f"call {cs.call.id!r} needs approve or deny, not an answer")
+            cs.status, cs.answer = "done", resolution.answer
+            cs.content, cs.status_text = resolution.answer, "Answered."
+            emit(
+                ToolResult(
+                    id=cs.call.id,
+                    tool=cs.call.name,
+                    args=cs.call.args,
+                    detail_text=resolution.answer,
+                    status_text="Answered.",
+                )
+            )
+            return
+        if is_question:
+            raise ResolutionError(f"call {cs.call.id!r} is a question; it needs an answer")
+        if isinstance(resolution, Approved):
+            cs.status = "allowed"
+            cs.reason = f"{cs.reason}; approved by {resolution.actor}"
+            return
+        assert isinstance(resolution, Denied)
+        cs.human_denied = True
+        why = f" ({resolution.reason})" if resolution.reason else ""
+        self._deny(cs, f"Denied by {resolution.actor}{why}.", emit)
+
+    def skip_if_denied(self, state: TurnState, emit: Emit) -> bool:
+        """Skip the batch's other calls when one was denied; True when one was."""
+        denied = [cs.call.name for cs in state.batch if cs.status == "denied"]
+        if not denied:
+            return False
+        for cs in state.batch:
+            if cs.status in ("denied", "done"):
+                continue
+            cs.status = "skipped"
+            cs.content = (
+                f"Skipped: not run because {', '.join(denied)} was denied in the same batch."
+            )
+            cs.is_error, cs.status_text = True, "Skipped."
+            call = cs.call
+            emit(LoopSkipped(name=call.name, denied_tools=denied))
+            emit(ToolResult(id=call.id, tool=call.name, args=call.args, status_text="Skipped."))
+        return True
+
+    # -- one call ---------------------------------------------------------------------
+
+    def _gate_one(self, state: TurnState, cs: CallState, emit: Emit) -> Pending | None:
+        """Decide one call; the pending event when a person must answer."""
+        call = cs.call
+        blocked = any(other.status == "denied" for other in state.batch)
+        if call.name == system_tools.ASK_USER:
+            if blocked:
+                cs.status = "allowed"  # skipped with its siblings
+                return None
+            cs.status = "awaiting"
+            return self._pause(state, cs, question_pending, emit)
+        if call.name == system_tools.SKILL and self.agent.skills:
+            cs.status = "allowed"
+            cs.reason = "system tool"
+            return None
+        scope = Scope(tenant=state.tenant, environment=state.environment, agent=state.agent)
+        verdict = decide(self.agent.rules, call.name, call.args, scope)
+        cs.decision = verdict.decision
+        cs.reason = verdict.reason
+        emit(ActauthDecision(tool=call.name, decision=verdict.decision, reason=verdict.reason))
+        if verdict.decision == "deny":
+            self._deny(cs, f"Denied: {verdict.reason}.", emit)
+            return None
+        if blocked:
+            cs.status = "allowed"  # skipped with its siblings
+            return None
+        problem = self._invalid(cs)
+        if problem is not None:
+            cs.status = "done"
+            cs.content, cs.is_error, cs.status_text = f"Error: {problem}", True, "Error."
+            emit(
+                ToolResult(
+                    id=call.id,
+                    tool=call.name,
+                    args=call.args,
+                    detail_text=problem,
+                    status_text="Error.",
+                )
+            )
+            return None
+        if verdict.decision == "allow":
+            cs.status = "allowed"
+            return None
+        cs.status = "awaiting"
+        return self._pause(state, cs, approval_pending, emit)
+
+    def _invalid(self, cs: CallState) -> str | None:
+        tool = self.agent.tools.get(cs.call.name)
+        if tool is None:
+            known = ", ".join(sorted(self.agent.tools)) or "none"
+            return f"unknown tool {cs.call.name!r}; available tools: {known}"
+        try:
+            tool.validate(cs.call.args)
+        except ToolArgumentsInvalid as exc:
+            return str(exc)
+        return None
+
+    def _pause(
+        self, state: TurnState, cs: CallState, make: Callable[..., Pending], emit: Emit
+    ) -> Pending:
+        pending = make(state, cs, pending_id=self.new_id(), requested_at=iso(self.clock.now()))
+        state.pending_id, state.awaiting_call = pending.id, cs.call.id
+        emit(pending)
+        return pending
+
+    def _deny(self, cs: CallState, message: str, emit: Emit) -> None:
+        cs.status = "denied"
+        cs.content, cs.is_error, cs.status_text = message, True, "Denied."
+        call = cs.call
+        emit(
+            ToolResult(
+                id=call.id,
+                tool=call.name,
+                args=call.args,
+                detail_text=message,
+                status_text="Denied.",
+            )
+        )
