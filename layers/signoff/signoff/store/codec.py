@@ -16,7 +16,7 @@ lock, or DynamoDB calls). An item is::
 An API key is stored three times, written together: under its hash (the lookup
 of a request), under its key id (revocation) and in one listing partition; no
 index is needed for any of them. The state rules the adapters apply to these
-items live in ``signoff.store.rules``.
+items live in ``signoff.store.rules``, as conditions every ``Table`` applies.
 """
 
 from __future__ import annotations
@@ -35,6 +35,7 @@ from signoff.store.records import (
     PendingItem,
     SessionRecord,
 )
+from signoff.store.table import Index, Item, Key
 
 if TYPE_CHECKING:
     from signoff.store.base import Blobs
@@ -51,6 +52,7 @@ __all__ = [
     "RESOLUTION_REMOVES",
     "SENT_REMOVES",
     "SETTLED_REMOVES",
+    "TABLE_KEY",
     "UNSENT_INDEX",
     "Codec",
     "Item",
@@ -77,12 +79,9 @@ __all__ = [
     "ttl_at",
     "ttl_of",
     "unsent_before",
-    "visible",
     "waiting_after",
 ]
 
-Item = dict[str, Any]
-Key = tuple[str, str]
 Record = SessionRecord | LogChunk | PendingItem | OutboxRow | AuditEntry | ApiKey
 R = TypeVar("R", SessionRecord, LogChunk, PendingItem, OutboxRow, AuditEntry, ApiKey)
 
@@ -95,9 +94,10 @@ BLOB_PREFIX: Final = "blob:"
 # OFFLOAD_AT, so together they must fit in what is left under ITEM_LIMIT.
 MAX_RESOLUTION_TEXT: Final = 32 * 1024
 
-PENDING_INDEX: Final = "pending-by-expiry"
-UNSENT_INDEX: Final = "outbox-unsent"
-LEASE_INDEX: Final = "leases-by-expiry"
+TABLE_KEY: Final = Index(None, "pk", "sk")
+PENDING_INDEX: Final = Index("pending-by-expiry", "gsi1pk", "gsi1sk")
+UNSENT_INDEX: Final = Index("outbox-unsent", "gsi2pk", "gsi2sk")
+LEASE_INDEX: Final = Index("leases-by-expiry", "gsi3pk", "gsi3sk")
 _PENDING_PARTITION: Final = "PENDING"
 _UNSENT_PARTITION: Final = "UNSENT"
 _RUNNING_PARTITION: Final = "RUNNING"
@@ -289,14 +289,6 @@ def ttl_of(record: Record) -> int | None:
     if isinstance(record, PendingItem | OutboxRow):
         return ttl_at(record.retain_until)
     return None
-
-
-def visible(item: Item | None, now: float) -> bool:
-    """Whether an item exists for readers: DynamoDB deletes expired items lazily."""
-    if item is None:
-        return False
-    ttl = item.get("ttl")
-    return ttl is None or ttl > now
 
 
 def _value_size(value: Any) -> int:

@@ -1,73 +1,103 @@
-"""The state rules every store adapter applies alike (DESIGN.md §5).
+"""The state rules of the store (DESIGN.md §5), each written once as a condition value.
 
-Each rule is written once, as named parts with a one-line comment; the
-in-memory adapter evaluates it in Python under its lock, and the DynamoDB
-adapter states the same parts as condition expressions and uses these
-functions to explain a refusal from the item the failed write returned.
+Every table applies the same value: ``DynamoTable`` renders it to a
+ConditionExpression, ``MemoryTable`` evaluates it under its lock, and the port
+classes use it again to filter what an eventually consistent index returned.
+When a write is refused, the ``*_refusal`` functions explain it from the item
+the refused call returned.
 """
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Final
 
 from signoff.errors import AlreadyResolved, Expired, NotFound, SessionBusy, SignoffError, UsageError
 from signoff.store.codec import MAX_RESOLUTION_TEXT, lease_index, ttl_at
+from signoff.store.table import Attr
 
 if TYPE_CHECKING:
     from signoff.store.base import ClaimFor
-    from signoff.store.codec import Item
-    from signoff.store.records import (
-        ApiKey,
-        Commit,
-        OutboxRow,
-        PendingItem,
-        PendingStatus,
-        SessionRecord,
-    )
+    from signoff.store.records import ApiKey, Commit, PendingItem, PendingStatus, SessionRecord
+    from signoff.store.table import Condition, Item
 
 __all__ = [
+    "FREE_KEY",
+    "PENDING",
+    "UNREVOKED_KEY",
+    "absent",
     "api_key_taken",
-    "as_seen",
     "claim_attrs",
     "claim_refusal",
     "claimable",
     "committed_session",
-    "may_remind",
+    "due",
+    "live",
+    "owned",
+    "releasable",
+    "remindable",
     "reminder_attrs",
     "resolution_attrs",
     "resolution_refusal",
+    "resolvable",
     "revoked",
     "sendable",
     "stalled",
+    "unsent",
+    "waiting",
 ]
+
+PK, TTL, STATUS = Attr("pk"), Attr("ttl"), Attr("status")
+LEASE_OWNER, LEASE_UNTIL = Attr("lease_owner"), Attr("lease_until")
+EXPIRES_AT, REMINDERS = Attr("expires_at"), Attr("reminders")
+LOCK_OWNER, LOCK_UNTIL = Attr("lock_owner"), Attr("lock_until")
+
+
+# --- every item ----------------------------------------------------------------------------
+
+
+def live(now: float) -> Condition:
+    """The item exists for readers: written, and its retention has not passed."""
+    # DynamoDB deletes items past their ttl lazily, so readers and writers check it
+    return PK.exists() & (TTL.missing() | TTL.gt(now))
+
+
+def absent(now: float) -> Condition:
+    """The item is new: never written, or its retention passed."""
+    return PK.missing() | TTL.le(now)
+
+
+# --- sessions: the lease -------------------------------------------------------------------
 
 
 def claimable(
-    current: SessionRecord | None,
-    purpose: ClaimFor,
-    owner: str,
-    now: float,
-    pending_id: str | None = None,
-) -> bool:
-    """Whether ``owner`` may take the session's lease for ``purpose`` (DESIGN.md §5)."""
-    if current is None:
-        # only a message starts a session; resume and redrive need one to exist
-        return purpose == "message"
+    purpose: ClaimFor, owner: str, now: float, pending_id: str | None = None
+) -> Condition:
+    """``owner`` may take the session's lease for ``purpose`` (DESIGN.md §5)."""
     # nobody else holds a live lease: none at all, run out, or already ours
-    lease_free = (
-        current.lease_owner is None
-        or (current.lease_until is not None and current.lease_until <= now)
-        or current.lease_owner == owner
-    )
-    # a message runs only between turns
-    between_turns = current.status in ("idle", "done")
-    # a resume continues exactly the pause it resolves
-    waits_on_it = current.status == "paused" and pending_id is not None
-    waits_on_it = waits_on_it and current.pending_id == pending_id
-    # a redrive picks up a turn whose holder stopped renewing its lease
-    running = current.status == "running"
-    wanted = {"message": between_turns, "resume": waits_on_it, "redrive": running}
-    return wanted[purpose] and lease_free
+    lease_free = LEASE_OWNER.missing() | LEASE_UNTIL.le(now) | LEASE_OWNER.eq(owner)
+    wanted = {
+        # a message runs only between turns
+        "message": STATUS.one_of("idle", "done"),
+        # a resume continues exactly the pause it resolves
+        "resume": STATUS.eq("paused") & Attr("pending_id").eq(pending_id),
+        # a redrive picks up a turn whose holder stopped renewing its lease
+        "redrive": STATUS.eq("running"),
+    }
+    return live(now) & wanted[purpose] & lease_free
+
+
+def owned(owner: str) -> Condition:
+    """The lease is still ``owner``'s (nobody took it over after it ran out)."""
+    return LEASE_OWNER.eq(owner)
+
+
+def stalled(before: float) -> Condition:
+    """A session's turn stopped moving by ``before`` and may be re-driven."""
+    # a turn is under way: paused, idle and done sessions wait for nobody's process
+    running = STATUS.eq("running")
+    # its lease ran out by then (a turn that yielded holds none: it stalled when it yielded)
+    since = LEASE_UNTIL.le(before) | (LEASE_UNTIL.missing() & Attr("updated_at").le(before))
+    return running & since
 
 
 def claim_refusal(session_id: str, current: SessionRecord | None) -> SignoffError:
@@ -101,6 +131,35 @@ def committed_session(commit: Commit, owner: str) -> SessionRecord:
     return commit.session.model_copy(update={"lease_owner": owner})
 
 
+# --- pending items -------------------------------------------------------------------------
+
+# nobody resolved it before: the first resolution wins
+PENDING: Final = STATUS.eq("pending")
+
+
+def due(now: float) -> Condition:
+    """The item's time has run out: only the sweeper's expiry may move it now."""
+    return PENDING & EXPIRES_AT.le(now)
+
+
+def waiting(now: float) -> Condition:
+    """The item waits for a human: a human decides only before its time runs out."""
+    return PENDING & EXPIRES_AT.gt(now)
+
+
+def resolvable(status: PendingStatus, now: float) -> Condition:
+    """The item may move to ``status`` at ``now``: the expiry once due, a human in time."""
+    return live(now) & (due(now) if status == "expired" else waiting(now))
+
+
+def remindable(count: int, now: float) -> Condition:
+    """Reminder number ``count + 1`` may be recorded: the item still waits, and
+    nobody recorded this reminder before (two sweeps never send the same one)."""
+    # an item written before reminders were counted has no count: it has had none
+    unseen = REMINDERS.eq(count) if count else REMINDERS.missing() | REMINDERS.eq(0)
+    return live(now) & waiting(now) & unseen
+
+
 def resolution_refusal(
     pending_id: str, current: PendingItem | None, status: PendingStatus, now: float
 ) -> SignoffError | None:
@@ -113,18 +172,11 @@ def resolution_refusal(
     if current.status != "pending":
         # the first resolution won; later ones see it
         return AlreadyResolved(current)
-    due = current.expires_at <= now
+    late = current.expires_at <= now
     if status == "expired":
-        return None if due else UsageError(f"pending item {pending_id} is not due yet")
-    return Expired(as_seen(current, now)) if due else None
-
-
-def as_seen(item: PendingItem, now: float) -> PendingItem:
-    """``item`` with the status a person is told at ``now``: past its time it is expired,
-    whether or not a sweep has marked it yet."""
-    if item.status == "pending" and item.expires_at <= now:
-        return item.model_copy(update={"status": "expired"})
-    return item
+        return None if late else UsageError(f"pending item {pending_id} is not due yet")
+    # past its time it is expired, whether or not a sweep has marked it yet
+    return Expired(current.model_copy(update={"status": "expired"})) if late else None
 
 
 def resolution_attrs(
@@ -155,6 +207,45 @@ def resolution_attrs(
     return attrs
 
 
+def reminder_attrs(count: int, now: float) -> Item:
+    """The live attributes recording reminder number ``count + 1`` at ``now``."""
+    return {"reminders": count + 1, "reminded_at": now}
+
+
+# --- outbox rows ---------------------------------------------------------------------------
+
+
+def unsent(created_before: float) -> Condition:
+    """Never sent, and created before ``created_before``."""
+    # notified_at is set only after a channel accepted the send
+    return Attr("notified_at").missing() & Attr("created_at").lt(created_before)
+
+
+def sendable(owner: str, now: float) -> Condition:
+    """``owner`` may take the row's send lock now."""
+    # not sent yet: notified_at is set only after a channel accepted the send
+    not_sent = Attr("notified_at").missing()
+    # not given up on: a permanent failure is recorded, not retried
+    alive = Attr("failed").missing() | Attr("failed").eq(False)
+    # nobody else is sending it now: no lock, an expired one, or our own
+    free = LOCK_OWNER.missing() | LOCK_UNTIL.le(now) | LOCK_OWNER.eq(owner)
+    return live(now) & not_sent & alive & free
+
+
+def releasable(owner: str, now: float) -> Condition:
+    """``owner`` holds the row's lock: only the holder drops it (a lapsed one may be another's)."""
+    return live(now) & LOCK_OWNER.eq(owner)
+
+
+# --- API keys ------------------------------------------------------------------------------
+
+# a new key takes a hash and an id nobody holds (a second add of the same key fails)
+FREE_KEY: Final = PK.missing()
+# a revocation rewrites copies that exist, so it never recreates a half-written key,
+# and the first revocation wins: a later one must not move its time
+UNREVOKED_KEY: Final = PK.exists() & Attr("revoked_at").missing()
+
+
 def api_key_taken(key: ApiKey) -> SignoffError:
     """The error for adding a key whose id or hash is stored already."""
     return UsageError(f"API key {key.key_id} (or one with the same secret) exists already")
@@ -165,41 +256,3 @@ def revoked(current: ApiKey, at: float) -> ApiKey:
     if current.revoked_at is not None:
         return current
     return current.model_copy(update={"revoked_at": at})
-
-
-def sendable(row: OutboxRow, *, owner: str, now: float) -> bool:
-    """Whether ``owner`` may take the send lock of ``row`` now."""
-    # not sent yet: notified_at is set only after a channel accepted the send
-    unsent = row.notified_at is None
-    # not given up on: a permanent failure is recorded, not retried
-    alive = not row.failed
-    # nobody else is sending it now: no lock, an expired one, or our own
-    free = row.lock_owner is None or (row.lock_until or 0) <= now or row.lock_owner == owner
-    return unsent and alive and free
-
-
-def stalled(record: SessionRecord, before: float) -> bool:
-    """Whether a session's turn stopped moving by ``before`` and may be re-driven."""
-    # a turn is under way: paused, idle and done sessions wait for nobody's process
-    running = record.status == "running"
-    # it has a checkpoint to continue from
-    checkpointed = record.state is not None
-    # its lease ran out by then (a turn that yielded holds none: it stalled when it yielded)
-    since = record.lease_until if record.lease_until is not None else record.updated_at
-    return running and checkpointed and since <= before
-
-
-def may_remind(current: PendingItem, count: int, now: float) -> bool:
-    """Whether reminder number ``count + 1`` of ``current`` may be recorded now."""
-    # still waiting for a human: a resolved item needs no reminder
-    waiting = current.status == "pending"
-    # not due: an item past expires_at is the expiry's to handle
-    in_time = current.expires_at > now
-    # nobody recorded this reminder before: two sweeps never send the same one
-    unseen = current.reminders == count
-    return waiting and in_time and unseen
-
-
-def reminder_attrs(count: int, now: float) -> Item:
-    """The live attributes recording reminder number ``count + 1`` at ``now``."""
-    return {"reminders": count + 1, "reminded_at": now}

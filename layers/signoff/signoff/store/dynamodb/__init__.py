@@ -1,7 +1,7 @@
-"""The DynamoDB adapters of the store ports: one table, large values in ``Blobs``.
+"""The DynamoDB store: every store port over one ``DynamoTable``, large values in ``Blobs``.
 
-Keys, item layout, TTL and the rules live in ``signoff.store.codec``; this
-package supplies DynamoDB's primitives and turns its errors into signoff's.
+The ports are the classes the in-memory store uses too; this package supplies
+only DynamoDB's primitives (``table.py``) and turns its errors into signoff's.
 """
 
 from __future__ import annotations
@@ -11,12 +11,12 @@ from typing import TYPE_CHECKING, Self
 
 from signoff.clock import SystemClock
 from signoff.errors import UsageError
+from signoff.store.api_keys import TableApiKeys
 from signoff.store.codec import Codec
-from signoff.store.dynamodb.api_keys import DynamoApiKeys
-from signoff.store.dynamodb.outbox import DynamoAudit, DynamoOutbox
-from signoff.store.dynamodb.pending import DynamoPendingItems
-from signoff.store.dynamodb.sessions import DynamoSessions
 from signoff.store.dynamodb.table import DynamoTable
+from signoff.store.outbox import TableAudit, TableOutbox
+from signoff.store.pending import TablePendingItems
+from signoff.store.sessions import TableSessions
 
 if TYPE_CHECKING:
     from mypy_boto3_dynamodb.client import DynamoDBClient
@@ -24,14 +24,7 @@ if TYPE_CHECKING:
     from signoff.clock import Clock
     from signoff.store.base import Blobs
 
-__all__ = [
-    "DynamoApiKeys",
-    "DynamoAudit",
-    "DynamoOutbox",
-    "DynamoPendingItems",
-    "DynamoSessions",
-    "DynamoStore",
-]
+__all__ = ["DynamoStore", "DynamoTable"]
 
 
 class DynamoStore:
@@ -47,16 +40,18 @@ class DynamoStore:
         page_size: int = 100,
     ) -> None:
         wall = clock or SystemClock()
-        self.table = DynamoTable(
-            client, table, now=lambda: wall.now().timestamp(), page_size=page_size
-        )
+        self.table = DynamoTable(client, table, page_size=page_size)
         self.blobs = blobs
         coder = Codec(blobs)
-        self.sessions = DynamoSessions(self.table, coder)
-        self.pending = DynamoPendingItems(self.table, coder)
-        self.outbox = DynamoOutbox(self.table, coder)
-        self.audit = DynamoAudit(self.table, coder)
-        self.api_keys = DynamoApiKeys(self.table, coder)
+
+        def now() -> float:
+            return wall.now().timestamp()
+
+        self.sessions = TableSessions(self.table, coder, now=now)
+        self.pending = TablePendingItems(self.table, coder, now=now)
+        self.outbox = TableOutbox(self.table, coder, now=now)
+        self.audit = TableAudit(self.table, coder, now=now)
+        self.api_keys = TableApiKeys(self.table, coder, now=now)
 
     @classmethod
     def from_env(cls, *, clock: Clock | None = None, page_size: int = 100) -> Self:

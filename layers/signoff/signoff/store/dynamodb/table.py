@@ -1,16 +1,14 @@
-"""The DynamoDB primitives the store ports are built from, and the one error edge.
+"""``DynamoTable``: the ``Table`` primitives as DynamoDB calls, and the one error edge.
 
-Every call goes through ``DynamoTable._call``: a failed condition becomes
-``ConditionFailed`` (carrying the item as it was, from the same call), a
-transaction cancelled by a condition becomes ``TransactionRefused``, and every
-other botocore error becomes ``StoreUnavailable``. The port classes turn the
-first two into signoff's errors; nothing from botocore leaves this package.
+Every call goes through ``DynamoTable._call``: a failed condition (alone or in
+a transaction) becomes ``ConditionFailed`` carrying the item as it was, from
+the same call; every other botocore error becomes ``StoreUnavailable``.
+Nothing from botocore leaves this module. Items are plain Python values here
+and DynamoDB's attribute-value form on the wire (``dump`` / ``load``).
 """
 
 from __future__ import annotations
 
-import re
-from dataclasses import dataclass, field
 from decimal import Decimal
 from typing import TYPE_CHECKING, Any, Final, TypeVar, cast
 
@@ -18,23 +16,16 @@ from boto3.dynamodb.types import TypeDeserializer, TypeSerializer
 from botocore.exceptions import BotoCoreError, ClientError
 
 from signoff.errors import StoreUnavailable
+from signoff.store.table import Attr, ConditionFailed, Placeholders, Put, Update
 
 if TYPE_CHECKING:
-    from collections.abc import Callable, Iterator
+    from collections.abc import Callable, Iterator, Sequence
 
     from mypy_boto3_dynamodb.client import DynamoDBClient
 
-    from signoff.store.codec import Item, Key
+    from signoff.store.table import Condition, Index, Item, Key
 
-__all__ = [
-    "Condition",
-    "ConditionFailed",
-    "DynamoTable",
-    "TransactionRefused",
-    "all_of",
-    "dump",
-    "load",
-]
+__all__ = ["DynamoTable", "dump", "load"]
 
 T = TypeVar("T")
 
@@ -50,48 +41,8 @@ RETRYABLE: Final = frozenset(
         "TransactionInProgressException",
     }
 )
-_NAME = re.compile(r"#(\w+)")
 _SERIALIZER = TypeSerializer()
 _DESERIALIZER = TypeDeserializer()
-
-
-class ConditionFailed(Exception):
-    """A conditional write was refused; ``item`` is the item it saw (None: missing)."""
-
-    def __init__(self, item: Item | None) -> None:
-        self.item = item
-        super().__init__("the conditional request failed")
-
-
-class TransactionRefused(Exception):
-    """A transaction was cancelled because a condition failed; one code per write.
-
-    ``items`` holds, per write, the item its condition saw when the write asked
-    for it (``ReturnValuesOnConditionCheckFailure``), else None.
-    """
-
-    def __init__(self, codes: list[str], items: list[Item | None] | None = None) -> None:
-        self.codes = codes
-        self.items = items or [None] * len(codes)
-        super().__init__(f"transaction cancelled: {codes}")
-
-
-@dataclass(frozen=True, kw_only=True)
-class Condition:
-    """A condition expression and the values its ``:placeholders`` stand for."""
-
-    expression: str
-    values: dict[str, Any] = field(default_factory=dict)
-
-
-def all_of(*parts: str) -> str:
-    """The conjunction of condition parts, each parenthesised."""
-    return " AND ".join(f"({part})" for part in parts)
-
-
-def _names(*expressions: str) -> dict[str, str]:
-    # Every attribute is written as #name, so reserved words (status, ttl) never clash.
-    return {f"#{name}": name for text in expressions for name in _NAME.findall(text)}
 
 
 def _to_number(value: Any) -> Any:
@@ -123,21 +74,42 @@ def _key(key: Key) -> dict[str, Any]:
     return dump({"pk": key[0], "sk": key[1]})
 
 
-def _expression_args(*expressions: str, values: dict[str, Any]) -> dict[str, Any]:
-    args: dict[str, Any] = {"ExpressionAttributeNames": _names(*expressions)}
-    if values:
-        args["ExpressionAttributeValues"] = dump(values)
+def _expressions(slots: Placeholders, **expressions: str) -> dict[str, Any]:
+    """Request arguments: the rendered expressions with their names and values."""
+    args: dict[str, Any] = dict(expressions)
+    args["ExpressionAttributeNames"] = slots.names
+    if slots.values:
+        args["ExpressionAttributeValues"] = dump(slots.values)
+    return args
+
+
+def _write(name: str, write: Put | Update) -> dict[str, Any]:
+    """The arguments of a PutItem or UpdateItem, alone or in a transaction."""
+    slots = Placeholders()
+    expressions: dict[str, str] = {}
+    if isinstance(write, Put):
+        args: dict[str, Any] = {"TableName": name, "Item": dump(write.item)}
+    else:
+        args = {"TableName": name, "Key": _key(write.key)}
+        update = "SET " + ", ".join(
+            f"{slots.name(attr)} = {slots.value(value)}" for attr, value in write.set_attrs.items()
+        )
+        if write.remove:
+            update += " REMOVE " + ", ".join(slots.name(attr) for attr in write.remove)
+        expressions["UpdateExpression"] = update
+    if write.condition is not None:
+        expressions["ConditionExpression"] = write.condition.render(slots)
+        args["ReturnValuesOnConditionCheckFailure"] = "ALL_OLD"
+    if expressions:
+        args |= _expressions(slots, **expressions)
     return args
 
 
 class DynamoTable:
-    """One table, reached through a low-level boto3 client."""
+    """A ``Table``: one DynamoDB table, reached through a low-level boto3 client."""
 
-    def __init__(
-        self, client: DynamoDBClient, name: str, *, now: Callable[[], float], page_size: int
-    ) -> None:
+    def __init__(self, client: DynamoDBClient, name: str, *, page_size: int = 100) -> None:
         self.name = name
-        self.now = now
         self.page_size = page_size
         self._client = client
 
@@ -158,103 +130,58 @@ class DynamoTable:
         return None if attributes is None else load(cast("dict[str, Any]", attributes))
 
     def put(self, item: Item, *, condition: Condition | None = None) -> None:
-        """Write a whole item.
+        """Write a whole item (PutItem).
 
         Raises:
             ConditionFailed: ``condition`` did not hold.
         """
-        args: dict[str, Any] = {"TableName": self.name, "Item": dump(item)}
-        if condition is not None:
-            args["ConditionExpression"] = condition.expression
-            args["ReturnValuesOnConditionCheckFailure"] = "ALL_OLD"
-            args |= _expression_args(condition.expression, values=condition.values)
-        self._call(self._client.put_item, **args)
+        self._call(self._client.put_item, **_write(self.name, Put(item, condition)))
 
-    def update(
-        self,
-        key: Key,
-        *,
-        set_attrs: Item,
-        remove: tuple[str, ...] = (),
-        condition: Condition,
-    ) -> Item:
-        """Set and remove attributes of an item; the item as it is afterwards.
+    def update(self, update: Update) -> Item:
+        """Apply ``update`` (UpdateItem); the item as it is afterwards.
 
         Raises:
-            ConditionFailed: ``condition`` did not hold.
+            ConditionFailed: its condition did not hold.
         """
-        found = self._call(
-            self._client.update_item,
-            TableName=self.name,
-            ReturnValues="ALL_NEW",
-            ReturnValuesOnConditionCheckFailure="ALL_OLD",
-            **_update_args(key, set_attrs, remove, condition),
-        )
+        args = _write(self.name, update)
+        found = self._call(self._client.update_item, ReturnValues="ALL_NEW", **args)
         return load(cast("dict[str, Any]", found["Attributes"]))
 
-    def update_with_new(
-        self,
-        key: Key,
-        *,
-        set_attrs: Item,
-        remove: tuple[str, ...] = (),
-        condition: Condition,
-        new: list[Item],
-    ) -> Item:
-        """``update`` and write the ``new`` items in one transaction; the item afterwards.
-
-        The new items must not exist yet (an id collision refuses the whole write).
-        A transaction returns no attributes, so the updated item is read back
-        (strongly consistent) once it committed.
+    def transact(self, writes: Sequence[Put | Update]) -> None:
+        """Apply every write or none (TransactWriteItems).
 
         Raises:
-            ConditionFailed: ``condition`` did not hold; nothing was written.
-            TransactionRefused: one of ``new`` exists already; nothing was written.
+            ConditionFailed: the condition of write number ``write`` did not hold.
         """
-        operations: list[dict[str, Any]] = [
-            {
-                "Update": {
-                    "TableName": self.name,
-                    "ReturnValuesOnConditionCheckFailure": "ALL_OLD",
-                    **_update_args(key, set_attrs, remove, condition),
-                }
-            }
+        operations = [
+            {"Put" if isinstance(write, Put) else "Update": _write(self.name, write)}
+            for write in writes
         ]
-        # each new item is new: a write never replaces an entry already stored
-        absent = "attribute_not_exists(#pk)"
-        for item in new:
-            put = {"TableName": self.name, "Item": dump(item), "ConditionExpression": absent}
-            operations.append({"Put": put | _expression_args(absent, values={})})
-        try:
-            self._call(self._client.transact_write_items, TransactItems=operations)
-        except TransactionRefused as refused:
-            if refused.codes and refused.codes[0] == "ConditionalCheckFailed":
-                raise ConditionFailed(refused.items[0]) from refused
-            raise
-        after = self.get(key)
-        if after is None:
-            raise StoreUnavailable(f"DynamoDB table {self.name}: an updated item vanished")
-        return after
+        self._call(self._client.transact_write_items, TransactItems=operations)
 
     def query(
         self,
-        key_condition: str,
-        values: dict[str, Any],
+        partition: str,
+        sort: Condition | None = None,
         *,
-        index: str | None = None,
+        index: Index,
         limit: int | None = None,
     ) -> Iterator[list[Item]]:
-        """The matching items page by page, in sort-key order, fetching as it goes."""
+        """Items of one partition of ``index`` whose sort key meets ``sort``, page by page."""
+        slots = Placeholders()
+        # a key condition is a bare conjunction: DynamoDB refuses parentheses in it
+        condition = Attr(index.pk).eq(partition).render(slots)
+        if sort is not None:
+            condition += " AND " + sort.render(slots)
         args: dict[str, Any] = {
             "TableName": self.name,
-            "KeyConditionExpression": key_condition,
             "Limit": limit or self.page_size,
-            **_expression_args(key_condition, values=values),
+            **_expressions(slots, KeyConditionExpression=condition),
         }
-        if index is None:
+        if index.name is None:
             args["ConsistentRead"] = True
         else:
-            args["IndexName"] = index
+            args["IndexName"] = index.name
         while True:
             page = self._call(self._client.query, **args)
             yield [load(cast("dict[str, Any]", item)) for item in page.get("Items", [])]
@@ -262,37 +189,6 @@ class DynamoTable:
             if not last:
                 return
             args["ExclusiveStartKey"] = last
-
-    def transact(self, writes: list[tuple[Item, Condition | None]]) -> None:
-        """Write whole items all together or not at all.
-
-        Raises:
-            TransactionRefused: a condition did not hold; nothing was written.
-        """
-        operations: list[dict[str, Any]] = []
-        for item, condition in writes:
-            put: dict[str, Any] = {"TableName": self.name, "Item": dump(item)}
-            if condition is not None:
-                put["ConditionExpression"] = condition.expression
-                put |= _expression_args(condition.expression, values=condition.values)
-            operations.append({"Put": put})
-        self._call(self._client.transact_write_items, TransactItems=operations)
-
-
-def _update_args(
-    key: Key, set_attrs: Item, remove: tuple[str, ...], condition: Condition
-) -> dict[str, Any]:
-    """The arguments an ``UpdateItem`` (alone or in a transaction) shares."""
-    update = "SET " + ", ".join(f"#{name} = :set_{name}" for name in set_attrs)
-    if remove:
-        update += " REMOVE " + ", ".join(f"#{name}" for name in remove)
-    values = condition.values | {f":set_{name}": value for name, value in set_attrs.items()}
-    return {
-        "Key": _key(key),
-        "UpdateExpression": update,
-        "ConditionExpression": condition.expression,
-        **_expression_args(update, condition.expression, values=values),
-    }
 
 
 def _translate(exc: ClientError) -> Exception:
@@ -305,9 +201,10 @@ def _translate(exc: ClientError) -> Exception:
         reasons = response.get("CancellationReasons", [])
         codes = [reason.get("Code", "None") for reason in reasons]
         if "ConditionalCheckFailed" in codes:
-            # the item a refused condition saw, where the write asked for it
-            items = [load(r["Item"]) if r.get("Item") else None for r in reasons]
-            return TransactionRefused(codes, items)
+            # the first refused write, with the item its condition saw
+            number = codes.index("ConditionalCheckFailed")
+            old = reasons[number].get("Item")
+            return ConditionFailed(None if not old else load(old), write=number)
         return StoreUnavailable(f"DynamoDB transaction cancelled: {codes}")
     if code in RETRYABLE:
         return StoreUnavailable(f"DynamoDB is busy ({code}); retry later")

@@ -1,0 +1,125 @@
+"""Outbox rows and audit entries over a ``Table``."""
+
+from __future__ import annotations
+
+from itertools import islice
+from typing import TYPE_CHECKING
+
+from signoff.errors import NotFound
+from signoff.store import codec, rules
+from signoff.store.records import AuditEntry, OutboxRow
+from signoff.store.stored import Stored
+from signoff.store.table import Attr, ConditionFailed, Put, Update
+
+if TYPE_CHECKING:
+    from signoff.store.table import Item
+
+__all__ = ["TableAudit", "TableOutbox"]
+
+
+class TableOutbox(Stored):
+    """The ``Outbox`` port: one notification row per subject and channel."""
+
+    def rows(self, pending_id: str) -> list[OutboxRow]:
+        """Every channel's row of one subject, by channel name."""
+        pk, prefix = codec.outbox_prefix(pending_id)
+        pages = self._items.query(pk, Attr("sk").begins_with(prefix), index=codec.TABLE_KEY)
+        return list(self._found(pages, OutboxRow))
+
+    def add(self, rows: list[OutboxRow]) -> bool:
+        """Write new rows all together; False, writing nothing, if one of them exists."""
+        if not rows:
+            return True
+        fresh = rules.absent(self._now())
+        try:
+            self._items.transact([Put(self._codec.encode(row), fresh) for row in rows])
+        except ConditionFailed:
+            return False
+        return True
+
+    def claim(
+        self, pending_id: str, channel: str, *, owner: str, until: float, now: float
+    ) -> OutboxRow | None:
+        """Take the row's send lock and count the attempt; None if it is not sendable.
+
+        Raises:
+            NotFound: no such row.
+        """
+        key = codec.outbox_key(pending_id, channel)
+        current = self._items.get(key)
+        row = self._read(current, OutboxRow, now)
+        if row is None:
+            raise NotFound("outbox row", f"{pending_id}/{channel}")
+        sendable = rules.sendable(owner, now)
+        if not sendable.holds(current):
+            return None
+        # nobody claimed it since we read it: the attempt count is the one we add to
+        unclaimed = Attr("attempts").missing() | Attr("attempts").eq(row.attempts)
+        attrs = {"lock_owner": owner, "lock_until": until, "attempts": row.attempts + 1}
+        try:
+            updated = self._items.update(Update(key, attrs, condition=sendable & unclaimed))
+        except ConditionFailed:
+            return None
+        return self._codec.decode(updated, OutboxRow)
+
+    def mark_sent(
+        self, pending_id: str, channel: str, *, at: float, receipt: dict[str, str] | None = None
+    ) -> None:
+        """Record ``notified_at``; only after the channel accepted the send."""
+        attrs: Item = {"notified_at": at}
+        if receipt:
+            attrs["receipt"] = dict(receipt)
+        self._settle(pending_id, channel, attrs)
+
+    def mark_failed(self, pending_id: str, channel: str, *, reason: str) -> None:
+        """Give the row up for good, with its reason."""
+        self._settle(pending_id, channel, {"failed": True, "last_error": reason})
+
+    def release(
+        self,
+        pending_id: str,
+        channel: str,
+        *,
+        owner: str,
+        error: str,
+        receipt: dict[str, str] | None = None,
+    ) -> None:
+        """Drop ``owner``'s lock after a transient failure, keeping a partial ``receipt``."""
+        attrs: Item = {"last_error": error}
+        if receipt:
+            attrs["receipt"] = dict(receipt)
+        key = codec.outbox_key(pending_id, channel)
+        condition = rules.releasable(owner, self._now())
+        try:
+            self._items.update(Update(key, attrs, codec.LOCK_REMOVES, condition))
+        except ConditionFailed:
+            return  # the lock expired and someone else holds it: nothing of ours to drop
+
+    def _settle(self, pending_id: str, channel: str, attrs: Item) -> None:
+        key = codec.outbox_key(pending_id, channel)
+        condition = rules.live(self._now())
+        try:
+            self._items.update(Update(key, attrs, codec.SETTLED_REMOVES, condition))
+        except ConditionFailed as failed:
+            raise NotFound("outbox row", f"{pending_id}/{channel}") from failed
+
+    def unsent(self, *, created_before: float, limit: int = 100) -> list[OutboxRow]:
+        """Rows never sent (and not failed for good), oldest first."""
+        partition, upper = codec.unsent_before(created_before)
+        index = codec.UNSENT_INDEX
+        pages = self._items.query(partition, Attr(index.sk).lt(upper), index=index, limit=limit)
+        return list(islice(self._found(pages, OutboxRow, rules.unsent(created_before)), limit))
+
+
+class TableAudit(Stored):
+    """The ``Audit`` port: who decided what, per session."""
+
+    def record(self, entries: list[AuditEntry]) -> None:
+        """Append ``entries``."""
+        for item in [self._codec.encode(entry) for entry in entries]:
+            self._items.put(item)
+
+    def for_subject(self, subject: str) -> list[AuditEntry]:
+        """Every entry about one session, oldest first."""
+        pk = codec.audit_key(subject, 0.0, "")[0]
+        return list(self._found(self._items.query(pk, index=codec.TABLE_KEY), AuditEntry))

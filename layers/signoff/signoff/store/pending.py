@@ -1,0 +1,124 @@
+"""Pending items over a ``Table``: each resolution is one conditional update, in one
+transaction with its audit entry."""
+
+from __future__ import annotations
+
+from itertools import islice
+from typing import TYPE_CHECKING
+
+from signoff.errors import NotFound, StoreUnavailable
+from signoff.store import codec, rules
+from signoff.store.records import PendingItem
+from signoff.store.stored import Stored
+from signoff.store.table import Attr, ConditionFailed, Put, Update
+
+if TYPE_CHECKING:
+    from collections.abc import Iterator
+
+    from signoff.store.records import AuditEntry, PendingStatus
+
+__all__ = ["TablePendingItems"]
+
+
+class TablePendingItems(Stored):
+    """The ``PendingItems`` port: approvals and questions waiting for a human."""
+
+    def get(self, pending_id: str) -> PendingItem | None:
+        """The item, or None (also when its retention has passed)."""
+        return self._read(self._items.get(codec.pending_key(pending_id)), PendingItem)
+
+    def resolve(
+        self,
+        pending_id: str,
+        *,
+        status: PendingStatus,
+        actor: str,
+        channel: str,
+        now: float,
+        answer: str | None = None,
+        note: str | None = None,
+        retain_until: float | None = None,
+        audit: AuditEntry,
+    ) -> PendingItem:
+        """Move a pending item to ``status`` and record ``audit``, in one transaction.
+
+        Raises:
+            NotFound: no such item.
+            AlreadyResolved: it left ``pending`` before; carries the current item.
+            Expired: its time ran out (even if no sweep has marked it yet).
+            UsageError: ``status="expired"`` before the item is due.
+        """
+        attrs = rules.resolution_attrs(
+            status=status,
+            actor=actor,
+            channel=channel,
+            now=now,
+            answer=answer,
+            note=note,
+            retain_until=retain_until,
+        )
+        key = codec.pending_key(pending_id)
+        change = Update(key, attrs, codec.RESOLUTION_REMOVES, rules.resolvable(status, now))
+        # each entry is new: a write never replaces an entry already stored
+        entry = Put(self._codec.encode(audit), rules.absent(now))
+        try:
+            # one transaction: a decision is never stored without its audit entry,
+            # and a refused condition writes neither
+            self._items.transact([change, entry])
+        except ConditionFailed as failed:
+            if failed.write == 1:
+                # the entry's id is taken: ids are fresh, so this is a bug
+                raise StoreUnavailable(
+                    f"audit entry {audit.id} exists; nothing written"
+                ) from failed
+            # the item the condition saw, returned by the same call
+            current = self._read(failed.item, PendingItem, now)
+            refusal = rules.resolution_refusal(pending_id, current, status, now)
+            if refusal is None:
+                # both rules read the same item, so this means they disagree: a bug
+                refusal = StoreUnavailable(f"pending item {pending_id} changed; retry")
+            raise refusal from failed
+        # a transaction returns no attributes: read the item back (strongly consistent)
+        resolved = self._items.get(key)
+        if resolved is None:
+            raise StoreUnavailable(f"pending item {pending_id} vanished after its resolution")
+        return self._codec.decode(resolved, PendingItem)
+
+    def mark_resumed(self, pending_id: str) -> None:
+        """Record that the turn was resumed after the resolution.
+
+        Raises:
+            NotFound: no such item.
+        """
+        key = codec.pending_key(pending_id)
+        try:
+            self._items.update(Update(key, {"resumed": True}, condition=rules.live(self._now())))
+        except ConditionFailed as failed:
+            raise NotFound("pending item", pending_id) from failed
+
+    def due(self, now: float, *, limit: int = 100) -> list[PendingItem]:
+        """Pending items whose ``expires_at`` has passed, oldest first."""
+        partition, upper = codec.due_before(now)
+        index = codec.PENDING_INDEX
+        pages = self._items.query(partition, Attr(index.sk).lt(upper), index=index, limit=limit)
+        return list(islice(self._found(pages, PendingItem, rules.due(now)), limit))
+
+    def waiting(self, now: float) -> Iterator[PendingItem]:
+        """Items still pending and not yet due at ``now``, soonest expiry first, paged lazily."""
+        partition, lower = codec.waiting_after(now)
+        index = codec.PENDING_INDEX
+        pages = self._items.query(partition, Attr(index.sk).gt(lower), index=index)
+        return self._found(pages, PendingItem, rules.waiting(now))
+
+    def note_reminder(self, pending_id: str, count: int, *, now: float) -> PendingItem | None:
+        """Record reminder number ``count + 1``; None if it was recorded before or is moot."""
+        update = Update(
+            codec.pending_key(pending_id),
+            rules.reminder_attrs(count, now),
+            condition=rules.remindable(count, now),
+        )
+        try:
+            updated = self._items.update(update)
+        except ConditionFailed:
+            return None  # another sweep sent it, or the item was resolved or fell due
+        return self._codec.decode(updated, PendingItem)

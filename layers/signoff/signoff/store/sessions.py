@@ -1,0 +1,105 @@
+"""Sessions and their append-only logs over a ``Table``: the lease as conditional writes."""
+
+from __future__ import annotations
+
+from itertools import islice
+from typing import TYPE_CHECKING
+
+from signoff.errors import LeaseLost
+from signoff.store import codec, rules
+from signoff.store.records import LogChunk, SessionRecord
+from signoff.store.stored import Stored
+from signoff.store.table import Attr, ConditionFailed, Put, Update
+
+if TYPE_CHECKING:
+    from collections.abc import Iterator
+
+    from signoff.store.base import ClaimFor
+    from signoff.store.records import Commit
+
+__all__ = ["TableSessions"]
+
+
+class TableSessions(Stored):
+    """The ``Sessions`` port: sessions, their leases and their logs."""
+
+    def load(self, session_id: str) -> SessionRecord | None:
+        """The session, or None (also when its retention has passed)."""
+        return self._read(self._items.get(codec.session_key(session_id)), SessionRecord)
+
+    def claim(
+        self,
+        fresh: SessionRecord,
+        *,
+        purpose: ClaimFor,
+        owner: str,
+        until: float,
+        now: float,
+        pending_id: str | None = None,
+    ) -> SessionRecord:
+        """Take the session's lease; ``fresh`` is stored when the session is new.
+
+        One conditional update per existing session; a message to a session that
+        does not exist falls through to one conditional put of ``fresh``.
+
+        Raises:
+            SessionBusy: the session is not in the state ``purpose`` needs.
+            NotFound: ``purpose`` is resume or redrive and there is no such session.
+        """
+        attrs = rules.claim_attrs(
+            session_id=fresh.session_id, purpose=purpose, owner=owner, until=until, now=now
+        )
+        condition = rules.claimable(purpose, owner, now, pending_id)
+        key = codec.session_key(fresh.session_id)
+        try:
+            claimed = self._items.update(Update(key, attrs, condition=condition))
+            return self._codec.decode(claimed, SessionRecord)
+        except ConditionFailed as failed:
+            current = self._read(failed.item, SessionRecord, now)
+            if purpose != "message" or current is not None:
+                raise rules.claim_refusal(fresh.session_id, current) from failed
+        created = self._codec.encode(fresh) | attrs
+        try:
+            self._items.put(created, condition=rules.absent(now))
+        except ConditionFailed as raced:
+            # another message created the session between our two writes
+            current = self._read(raced.item, SessionRecord, now)
+            raise rules.claim_refusal(fresh.session_id, current) from raced
+        return self._codec.decode(created, SessionRecord)
+
+    def commit(self, commit: Commit, *, owner: str) -> None:
+        """Write ``commit`` in one transaction, if ``owner`` still holds the lease.
+
+        Raises:
+            LeaseLost: another owner holds the lease now, or wrote this step already.
+        """
+        session = rules.committed_session(commit, owner)
+        # what the step adds is new: a second writer of the same chunk lost the race
+        fresh = rules.absent(self._now())
+        writes = [Put(self._codec.encode(session), rules.owned(owner))]
+        writes += [
+            Put(self._codec.encode(record), fresh)
+            for record in (commit.chunk, commit.pending)
+            if record is not None
+        ]
+        writes += [Put(self._codec.encode(row)) for row in commit.outbox]
+        writes += [Put(self._codec.encode(entry)) for entry in commit.audit]
+        try:
+            self._items.transact(writes)
+        except ConditionFailed as refused:
+            raise LeaseLost(session.session_id) from refused
+
+    def stalled(self, before: float, *, limit: int = 100) -> list[SessionRecord]:
+        """Running sessions whose lease ran out by ``before``, longest stalled first."""
+        partition, upper = codec.stalled_before(before)
+        index = codec.LEASE_INDEX
+        pages = self._items.query(partition, Attr(index.sk).lt(upper), index=index, limit=limit)
+        found = self._found(pages, SessionRecord, rules.stalled(before))
+        # only a turn with a checkpoint can be continued
+        return list(islice((record for record in found if record.state is not None), limit))
+
+    def read_log(self, session_id: str, *, from_seq: int = 0) -> Iterator[LogChunk]:
+        """The session's log chunks from ``from_seq`` on, in order, paging as it goes."""
+        pk, low, high = codec.chunk_range(session_id, from_seq)
+        pages = self._items.query(pk, Attr("sk").between(low, high), index=codec.TABLE_KEY)
+        return self._found(pages, LogChunk)
