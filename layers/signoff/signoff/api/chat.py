@@ -9,8 +9,7 @@ own chat, and only if the item was sent there (``signoff.api.clicks``).
 
 import json
 import time
-from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from aws_lambda_powertools.event_handler import Response
 from aws_lambda_powertools.event_handler.api_gateway import Router
@@ -22,38 +21,9 @@ from signoff.api.docs import CHAT_RESPONSES
 from signoff.channels.config import LarkSettings, SlackSettings
 from signoff.errors import BadForm, InvalidSignature, NotFound
 
-if TYPE_CHECKING:
-    from collections.abc import Callable
-
-    from signoff.channels.base import Channel
-    from signoff.channels.config import ChannelsConfig
-    from signoff.secrets.base import SecretSource
-
-__all__ = ["ChatChannels", "router"]
+__all__ = ["router"]
 
 router = Router()
-
-
-@dataclass(kw_only=True)
-class ChatChannels:
-    """The deployment's chat channels: their settings, secrets and senders."""
-
-    config: "ChannelsConfig"
-    secrets: "SecretSource"
-    channels: "dict[str, Channel]" = field(default_factory=dict)
-
-    def of_type(self, kind: type[Any]) -> list[tuple[str, Any]]:
-        return [(n, s) for n, s in self.config.channels.items() if isinstance(s, kind)]
-
-    def updater(self, name: str, receipt: "dict[str, str] | None") -> "Callable[[str], None]":
-        """Shows an outcome in the message ``receipt`` names (nothing when there is none)."""
-        sender: Any = self.channels.get(name)
-
-        def update(text: str) -> None:
-            if sender is not None and receipt:
-                sender.update_outcome(receipt, text)
-
-        return update
 
 
 def _json(status: int, body: dict[str, Any]) -> Response[str]:

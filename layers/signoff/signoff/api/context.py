@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from functools import cached_property
 from typing import TYPE_CHECKING, Any
 
@@ -15,20 +15,49 @@ if TYPE_CHECKING:
     from aws_lambda_powertools.event_handler.api_gateway import BaseRouter
 
     from signoff.agents import Agent, AgentCatalog
-    from signoff.api.chat import ChatChannels
     from signoff.api.models import MessageBody
+    from signoff.channels.base import Channel
+    from signoff.channels.config import ChannelsConfig
     from signoff.clock import Clock
     from signoff.continuations.base import Continuations
     from signoff.durable.turns import Turns
+    from signoff.secrets.base import SecretSource
     from signoff.sessionkeys import SessionKeys
     from signoff.store.base import ApiKeys, Outbox, PendingItems, Sessions
     from signoff.tokens import Signer
 
-__all__ = ["Api", "api_of"]
+__all__ = ["Api", "ChatChannels", "api_of"]
 
 # API Gateway's HTTP API answers 503 after 30 s whatever the function does, so
 # a request's turn yields well before that and goes on in the background.
 API_GATEWAY_LIMIT = 30.0
+
+
+@dataclass(kw_only=True)
+class ChatChannels:
+    """The deployment's chat channels: their settings, secrets and senders.
+
+    A service of the deployment like the others here, not of the chat routes: the
+    click logic (``signoff.api.clicks``) and the routes (``signoff.api.chat``) both
+    read it through ``Api.chat``.
+    """
+
+    config: ChannelsConfig
+    secrets: SecretSource
+    channels: dict[str, Channel] = field(default_factory=dict)
+
+    def of_type(self, kind: type[Any]) -> list[tuple[str, Any]]:
+        return [(n, s) for n, s in self.config.channels.items() if isinstance(s, kind)]
+
+    def updater(self, name: str, receipt: dict[str, str] | None) -> Callable[[str], None]:
+        """Shows an outcome in the message ``receipt`` names (nothing when there is none)."""
+        sender: Any = self.channels.get(name)
+
+        def update(text: str) -> None:
+            if sender is not None and receipt:
+                sender.update_outcome(receipt, text)
+
+        return update
 
 
 @dataclass(frozen=True, kw_only=True)

@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING, Any
 from signoff.tokens import RESUME_SIGNING_SECRET
 
 if TYPE_CHECKING:
-    from signoff.api.chat import ChatChannels
+    from signoff.api.context import ChatChannels
     from signoff.channels.config import ChannelsConfig
     from signoff.clock import Clock
     from signoff.secrets.aws import SecretsManagerSecrets
@@ -50,7 +50,7 @@ def deployment_secrets(config: ChannelsConfig) -> SecretsManagerSecrets:
 
 def chat_from_env(config: ChannelsConfig, clock: Clock) -> ChatChannels:
     """The Slack and Lark channels whose clicks the resolve function verifies and applies."""
-    from signoff.api.chat import ChatChannels
+    from signoff.api.context import ChatChannels
     from signoff.channels.config import ChannelsConfig as Config
     from signoff.channels.config import LarkSettings, SlackSettings
     from signoff.channels.registry import build_channels
