@@ -1,0 +1,1 @@
+"""The HTTP API: Powertools routers, request and response models, the error table."""
