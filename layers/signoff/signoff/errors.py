@@ -1,38 +1,52 @@
-"""The one exception tree of signoff.
+"""The one exception tree of signoff, in families.
+
+Every error belongs to exactly one family: what went wrong, from the caller's
+side. The HTTP status of an error comes from its family (``signoff.api.errors``
+holds the one table, with a few refinements inside a family); a new error
+picks its family and needs no new row. What each error carries is in brackets.
 
 ::
 
-    SignoffError
-    ├── ConfigError            bad agent.yaml / actauth.yml / tools.py (file, field)
-    ├── UnknownAgent           no such agent (name, known)
-    ├── UsageError             a caller asked for something it cannot have (message)
-    ├── ModelError             a model provider failed
-    │   ├── ModelUnavailable   transient: 429 / 5xx / timeout (retryable, retry_after)
-    │   ├── PromptTooLong      the provider rejected the prompt as too large
-    │   └── ModelRejected      permanent: bad key, bad request, unknown model
-    ├── ResolutionError        a decision that cannot be applied
-    │   ├── UnknownPending     a resolution for a call that was never asked about
-    │   ├── AlreadyResolved    the pending item was resolved before (current item)
-    │   └── Expired            the pending item's time ran out (item)
-    ├── NotFound               no such session / pending item (kind, key)
-    ├── SessionBusy            another turn holds the session (session, status, pending)
-    ├── LeaseLost              this process no longer holds the session's lease
-    ├── StoreUnavailable       the store failed transiently; retrying may succeed
-    ├── TokenForged            a resume token is malformed, wrongly signed or of an unknown key
-    ├── TokenExpired           a genuine resume token past its expiry (expired_at, pending_id)
-    ├── SecretMissing          a secret source has no usable secret of that name (name, reason)
-    ├── BadForm                a submitted HTML form is malformed (field, problem)
-    ├── InvalidSignature       a signed Slack / Lark request failed verification (source, reason)
-    ├── Unauthorized           no API key, or one that is unknown or revoked
-    ├── Forbidden              a known caller asked for what its tenant may not have
-    ├── PayloadTooLarge        a request body over the documented limit (limit)
-    ├── MalformedRequest       a request body that cannot be read: bad base64, UTF-8, JSON (problem)
-    ├── UnsupportedMediaType   a body of a type the route does not take (media_type, accepted)
-    ├── MethodNotAllowed       a known path with another method (method, allowed)
-    └── SendFailed             a notification channel did not deliver (channel, retryable)
+    SignoffError                   (raised bare only by dev tools: an internal error)
+    ├── BadInput                   the request or a call is wrong; changing it can fix it
+    │   ├── UsageError             a caller asked for something it cannot have (message)
+    │   ├── BadForm                a submitted HTML form is malformed (field, problem)
+    │   ├── MalformedRequest       a body that cannot be read: bad base64, UTF-8, JSON (problem)
+    │   ├── PayloadTooLarge        a request body over the documented limit (size, limit)
+    │   ├── UnsupportedMediaType   a body of a type the route does not take (media_type, accepted)
+    │   └── MethodNotAllowed       a known path with another method (method, allowed)
+    ├── AuthFailed                 who is asking could not be established, or may not ask this
+    │   ├── Unauthorized           no API key, or one that is unknown or revoked
+    │   ├── InvalidSignature       a signed Slack / Lark request did not verify (source, reason)
+    │   ├── Forbidden              a known caller asked for what its tenant may not have
+    │   └── TokenForged            a resume token is malformed, wrongly signed or of an unknown key
+    ├── Conflict                   the state of a record does not allow it now
+    │   ├── SessionBusy            another turn holds the session (session_id, status, pending_id)
+    │   ├── LeaseLost              this process no longer holds the session's lease (session_id)
+    │   └── ResolutionError        a decision that cannot be applied (message)
+    │       ├── UnknownPending     a resolution for a call never asked about (call_id, asked)
+    │       └── AlreadyResolved    the pending item was resolved before (current item)
+    ├── Gone                       it existed, and its time ran out
+    │   ├── Expired                the pending item's time ran out (current item)
+    │   └── TokenExpired           a genuine resume token past its expiry (expired_at, pending_id)
+    ├── Absent                     nothing of that name
+    │   ├── NotFound               no such session / pending item (kind, key)
+    │   └── UnknownAgent           no such agent (name, known)
+    ├── Unavailable                a service signoff depends on failed; for some, retrying helps
+    │   ├── StoreUnavailable       the store failed transiently (message)
+    │   ├── ModelError             a model provider failed (provider, status)
+    │   │   ├── ModelUnavailable   transient: 429 / 5xx / timeout (retry_after)
+    │   │   ├── PromptTooLong      the provider rejected the prompt as too large
+    │   │   └── ModelRejected      permanent: bad key, bad request, unknown model
+    │   └── SendFailed             a notification channel did not deliver (channel, reason,
+    │                              retryable, status, retry_after, receipt)
+    └── Misconfigured              the deployment or an agent is set up wrongly (an operator's fix)
+        ├── ConfigError            bad agent.yaml / actauth.yml / tools.py (file, field, problem)
+        └── SecretMissing          a secret source has no usable secret of that name (name, reason)
 
 Adapters translate vendor errors into these (``raise ... from exc``); nothing above
-an adapter catches a botocore or httpx exception.
+an adapter catches a botocore or httpx exception. Catch a concrete error where
+the code acts on it; catch a family where any of its members means the same.
 """
 
 from __future__ import annotations
@@ -40,15 +54,22 @@ from __future__ import annotations
 from typing import Any
 
 __all__ = [
+    "FAMILIES",
+    "Absent",
     "AlreadyResolved",
+    "AuthFailed",
     "BadForm",
+    "BadInput",
     "ConfigError",
+    "Conflict",
     "Expired",
     "Forbidden",
+    "Gone",
     "InvalidSignature",
     "LeaseLost",
     "MalformedRequest",
     "MethodNotAllowed",
+    "Misconfigured",
     "ModelError",
     "ModelRejected",
     "ModelUnavailable",
@@ -64,6 +85,7 @@ __all__ = [
     "TokenExpired",
     "TokenForged",
     "Unauthorized",
+    "Unavailable",
     "UnknownAgent",
     "UnknownPending",
     "UnsupportedMediaType",
@@ -75,7 +97,47 @@ class SignoffError(Exception):
     """Base of every error signoff raises on purpose."""
 
 
-class ConfigError(SignoffError):
+class BadInput(SignoffError):
+    """Family: the request or the call is wrong; the caller can fix it."""
+
+
+class AuthFailed(SignoffError):
+    """Family: who is asking could not be established, or they may not ask this."""
+
+
+class Conflict(SignoffError):
+    """Family: the current state of a record does not allow the change now."""
+
+
+class Gone(SignoffError):
+    """Family: the thing existed, and its time ran out."""
+
+
+class Absent(SignoffError):
+    """Family: nothing of that name exists."""
+
+
+class Unavailable(SignoffError):
+    """Family: a service signoff depends on (store, model provider, channel) failed."""
+
+
+class Misconfigured(SignoffError):
+    """Family: the deployment or an agent is set up wrongly; an operator has to fix it."""
+
+
+# Every error signoff raises subclasses exactly one of these (a test walks the tree).
+FAMILIES: tuple[type[SignoffError], ...] = (
+    BadInput,
+    AuthFailed,
+    Conflict,
+    Gone,
+    Absent,
+    Unavailable,
+    Misconfigured,
+)
+
+
+class ConfigError(Misconfigured):
     """A configuration file is invalid; names the file and the field."""
 
     def __init__(self, file: str, field: str, problem: str) -> None:
@@ -86,7 +148,7 @@ class ConfigError(SignoffError):
         super().__init__(f"{where}: {problem}")
 
 
-class UnknownAgent(SignoffError):
+class UnknownAgent(Absent):
     """No agent of that name exists."""
 
     def __init__(self, name: str, known: list[str]) -> None:
@@ -96,11 +158,11 @@ class UnknownAgent(SignoffError):
         super().__init__(f"unknown agent {name!r}; agents: {listing}")
 
 
-class UsageError(SignoffError):
+class UsageError(BadInput):
     """The caller asked for something the current setup cannot do."""
 
 
-class ModelError(SignoffError):
+class ModelError(Unavailable):
     """A model provider call failed."""
 
     def __init__(self, message: str, *, provider: str, status: int | None = None) -> None:
@@ -132,7 +194,7 @@ class ModelRejected(ModelError):
     """A permanent failure: retrying the same request cannot succeed."""
 
 
-class ResolutionError(SignoffError):
+class ResolutionError(Conflict):
     """A human decision could not be applied to a turn."""
 
 
@@ -159,7 +221,7 @@ class AlreadyResolved(ResolutionError):
         )
 
 
-class Expired(ResolutionError):
+class Expired(Gone):
     """The pending item expired before it was resolved."""
 
     def __init__(self, current: Any) -> None:
@@ -167,7 +229,7 @@ class Expired(ResolutionError):
         super().__init__(f"pending item {current.id} expired")
 
 
-class NotFound(SignoffError):
+class NotFound(Absent):
     """No record of that kind with that key."""
 
     def __init__(self, kind: str, key: str) -> None:
@@ -176,7 +238,7 @@ class NotFound(SignoffError):
         super().__init__(f"no {kind} {key!r}")
 
 
-class SessionBusy(SignoffError):
+class SessionBusy(Conflict):
     """Another turn holds the session, or it waits on a pending item."""
 
     def __init__(self, session_id: str, *, status: str, pending_id: str | None = None) -> None:
@@ -187,7 +249,7 @@ class SessionBusy(SignoffError):
         super().__init__(f"session {session_id} is {status}{waiting}")
 
 
-class LeaseLost(SignoffError):
+class LeaseLost(Conflict):
     """The session's lease expired and was taken by another process."""
 
     def __init__(self, session_id: str) -> None:
@@ -195,11 +257,11 @@ class LeaseLost(SignoffError):
         super().__init__(f"lost the lease on session {session_id}")
 
 
-class StoreUnavailable(SignoffError):
+class StoreUnavailable(Unavailable):
     """The store failed in a way that retrying may fix (throttling, a timeout)."""
 
 
-class TokenForged(SignoffError):
+class TokenForged(AuthFailed):
     """A resume token that was not issued by us: malformed, tampered with, or of an unknown key."""
 
     def __init__(self) -> None:
@@ -208,7 +270,7 @@ class TokenForged(SignoffError):
         super().__init__("the resume token is not valid")
 
 
-class TokenExpired(SignoffError):
+class TokenExpired(Gone):
     """A genuine resume token whose expiry has passed."""
 
     def __init__(self, expired_at: int, *, pending_id: str | None = None) -> None:
@@ -218,7 +280,7 @@ class TokenExpired(SignoffError):
         super().__init__(f"the resume token expired at {expired_at} (epoch seconds)")
 
 
-class SecretMissing(SignoffError):
+class SecretMissing(Misconfigured):
     """A secret source has no usable secret of that name; never carries the value."""
 
     def __init__(self, name: str, reason: str = "not set") -> None:
@@ -227,7 +289,7 @@ class SecretMissing(SignoffError):
         super().__init__(f"secret {name!r} is missing or unusable: {reason}")
 
 
-class BadForm(SignoffError):
+class BadForm(BadInput):
     """A submitted HTML form is malformed (a repeated, missing or undecodable field)."""
 
     def __init__(self, field: str, problem: str) -> None:
@@ -237,15 +299,15 @@ class BadForm(SignoffError):
         super().__init__(f"bad form: {where}{problem}")
 
 
-class Unauthorized(SignoffError):
+class Unauthorized(AuthFailed):
     """The caller could not be identified: no API key, or one that is unknown or revoked."""
 
 
-class Forbidden(SignoffError):
+class Forbidden(AuthFailed):
     """The caller is known, but its tenant may not do what it asked."""
 
 
-class PayloadTooLarge(SignoffError):
+class PayloadTooLarge(BadInput):
     """A request body larger than the API accepts."""
 
     def __init__(self, size: int, limit: int) -> None:
@@ -254,7 +316,7 @@ class PayloadTooLarge(SignoffError):
         super().__init__(f"the body is {size} bytes; the limit is {limit}")
 
 
-class MalformedRequest(SignoffError):
+class MalformedRequest(BadInput):
     """A request whose body cannot be read: undecodable base64, not UTF-8, or bad JSON."""
 
     def __init__(self, problem: str) -> None:
@@ -262,7 +324,7 @@ class MalformedRequest(SignoffError):
         super().__init__(f"malformed request: {problem}")
 
 
-class UnsupportedMediaType(SignoffError):
+class UnsupportedMediaType(BadInput):
     """A body of a media type the route does not take (``accepted`` lists what it takes)."""
 
     def __init__(self, media_type: str, accepted: list[str]) -> None:
@@ -273,7 +335,7 @@ class UnsupportedMediaType(SignoffError):
         super().__init__(f"{sent} is not accepted here; this route takes {takes}")
 
 
-class MethodNotAllowed(SignoffError):
+class MethodNotAllowed(BadInput):
     """The path exists, but not with this method."""
 
     def __init__(self, method: str, allowed: list[str]) -> None:
@@ -282,7 +344,7 @@ class MethodNotAllowed(SignoffError):
         super().__init__(f"{method} is not allowed here; use {', '.join(allowed)}")
 
 
-class SendFailed(SignoffError):
+class SendFailed(Unavailable):
     """A notification was not delivered; ``retryable`` says whether trying again can help."""
 
     def __init__(
@@ -305,7 +367,7 @@ class SendFailed(SignoffError):
         super().__init__(f"{channel}: {reason}")
 
 
-class InvalidSignature(SignoffError):
+class InvalidSignature(AuthFailed):
     """An inbound request claiming to come from a service (Slack, Lark) failed verification."""
 
     def __init__(self, source: str, reason: str = "") -> None:

@@ -8,29 +8,26 @@ from typing import TYPE_CHECKING, Any
 from aws_lambda_powertools.event_handler import Response
 
 from signoff.errors import (
+    Absent,
     AlreadyResolved,
-    BadForm,
+    AuthFailed,
+    BadInput,
     ConfigError,
+    Conflict,
     Expired,
     Forbidden,
-    LeaseLost,
-    MalformedRequest,
+    Gone,
     MethodNotAllowed,
+    Misconfigured,
     ModelError,
     ModelUnavailable,
-    NotFound,
     PayloadTooLarge,
-    ResolutionError,
-    SecretMissing,
+    SendFailed,
     SessionBusy,
     SignoffError,
-    StoreUnavailable,
-    TokenExpired,
     TokenForged,
-    Unauthorized,
-    UnknownAgent,
+    Unavailable,
     UnsupportedMediaType,
-    UsageError,
 )
 from signoff.telemetry import logger
 
@@ -50,35 +47,35 @@ __all__ = [
 
 _WITHHELD = "the request could not be completed"
 
-# (status, error code) per error class; the most specific class in the MRO wins.
+# (status, error code) per family of ``signoff.errors``, then the few errors that
+# refine their family's answer; the most specific class in the MRO wins. Every
+# error is in a family, so every error has a status here (a test walks the tree).
 STATUS: dict[type[BaseException], tuple[int, str]] = {
-    UsageError: (400, "bad_request"),
-    BadForm: (400, "bad_request"),
-    MalformedRequest: (400, "bad_request"),
-    Unauthorized: (401, "unauthorized"),
+    BadInput: (400, "bad_request"),
+    AuthFailed: (401, "unauthorized"),
+    Absent: (404, "not_found"),
+    Conflict: (409, "conflict"),
+    Gone: (410, "expired"),
+    Misconfigured: (500, "misconfigured"),
+    Unavailable: (503, "unavailable"),
+    # refinements, each inside its family's class of status (4xx / 5xx)
     Forbidden: (403, "forbidden"),
     TokenForged: (403, "forbidden"),
-    UnknownAgent: (404, "not_found"),
-    NotFound: (404, "not_found"),
     MethodNotAllowed: (405, "method_not_allowed"),
-    SessionBusy: (409, "conflict"),
-    LeaseLost: (409, "conflict"),
     AlreadyResolved: (409, "already_resolved"),
-    ResolutionError: (409, "conflict"),
-    Expired: (410, "expired"),
-    TokenExpired: (410, "expired"),
     PayloadTooLarge: (413, "payload_too_large"),
     UnsupportedMediaType: (415, "unsupported_media_type"),
     ConfigError: (500, "agent_misconfigured"),
-    SecretMissing: (500, "misconfigured"),
     ModelError: (502, "model_failed"),
     ModelUnavailable: (503, "model_unavailable"),
-    StoreUnavailable: (503, "unavailable"),
+    SendFailed: (502, "send_failed"),
+    # raised bare by dev tools only
     SignoffError: (500, "internal_error"),
 }
 
 
 def status_of(error: BaseException) -> tuple[int, str]:
+    """The status and error code of ``error``: its own row, else its family's."""
     for cls in type(error).__mro__:
         if cls in STATUS:
             return STATUS[cls]
@@ -107,7 +104,10 @@ def error_payload(error: BaseException) -> tuple[int, dict[str, Any]]:
     if not isinstance(error, SignoffError):
         return 500, {"error": "internal_error", "detail": _WITHHELD}
     status, code = status_of(error)
-    detail = str(error) if status != 500 else _WITHHELD
+    # A channel's failure quotes the vendor's error, which can name the address it
+    # sent to (a Slack or webhook URL is itself a secret): the client gets the code only.
+    withheld = status == 500 or isinstance(error, SendFailed)
+    detail = _WITHHELD if withheld else str(error)
     return status, {"error": code, "detail": detail, **_extra(error)}
 
 
