@@ -11,11 +11,11 @@ import pytest
 from signoff.agents import load_agent
 from signoff.channels.memory import RecordingChannel, RecordingMailbox, fail_times
 from signoff.clock import ManualClock
+from signoff.durable.sweeper import Sweeper
 from signoff.errors import Expired, SendFailed
 from signoff.models.factory import build_model
 from signoff.notify.compose import Composer
 from signoff.notify.hub import Notifier
-from signoff.notify.sweeper import Sweeper
 from signoff.queue.memory import MemoryQueue
 from signoff.secrets.memory import MemorySecrets
 from signoff.store.memory import MemoryStore

@@ -6,7 +6,7 @@ from signoff.agents import AgentCatalog
 from signoff.aws import agents_dir
 from signoff.aws.turns import turns_from_env
 from signoff.clock import SystemClock
-from signoff.notify.sweeper import Sweeper
+from signoff.durable.sweeper import Sweeper
 from signoff.queue.sqs import SqsQueue
 from signoff.store.dynamodb import DynamoStore
 

@@ -15,6 +15,9 @@
 - Turns whose lease ran out (their process died, or a turn that yielded was
   never continued) are re-driven from their checkpoint; if the agent wants
   ``stuck``, its channels hear once per run that it stalled.
+
+It drives ``Turns`` (expire, re-drive), so it sits in ``signoff.durable`` above
+the notifications it writes (``signoff.notify.lifecycle``), not beside them.
 """
 
 from __future__ import annotations
