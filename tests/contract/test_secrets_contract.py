@@ -17,7 +17,7 @@ from signoff.errors import SecretMissing, StoreUnavailable
 from signoff.secrets.aws import SecretsManagerSecrets, secret_id_variable
 from signoff.secrets.env import EnvSecrets, variable_name
 from signoff.secrets.memory import MemorySecrets
-from signoff.tokens import Signer, signer_from
+from signoff.tokens import RESUME_SIGNING_SECRET, Signer, signer_from
 from tests.support.aws import fake_credentials
 
 if TYPE_CHECKING:
@@ -262,7 +262,7 @@ def test_a_name_without_an_id_variable_is_missing_and_names_the_variable(
     fake_credentials(monkeypatch)
     monkeypatch.delenv("SIGNOFF_RESUME_SIGNING_SECRET_ARN", raising=False)
     with mock_aws():
-        source = SecretsManagerSecrets.from_env()
+        source = SecretsManagerSecrets.from_env((RESUME_SIGNING_SECRET,))
 
         with pytest.raises(SecretMissing) as caught:
             source.get("resume-signing")

@@ -17,7 +17,7 @@ import pytest
 from signoff.clock import ManualClock
 from signoff.keyring import KEYS_MAX_AGE, rotating_signer
 from signoff.secrets.aws import SecretsManagerSecrets
-from signoff.tokens import Signer
+from signoff.tokens import RESUME_SIGNING_SECRET, Signer
 from tests.support.lambdas import Lambdas, load_event
 from tests.support.lambdas import lambdas as lambdas
 
@@ -78,7 +78,9 @@ def test_links_of_a_dropped_key_are_refused_once_the_keys_are_read_again(
     clock = ManualClock()
     lambdas.resolve.API = dataclasses.replace(
         lambdas.resolve.API,
-        make_signer=lambda: rotating_signer(SecretsManagerSecrets.from_env(), clock),
+        make_signer=lambda: rotating_signer(
+            SecretsManagerSecrets.from_env((RESUME_SIGNING_SECRET,)), clock
+        ),
     )
     item = paused_item(lambdas)
     old_key = boto3.client("secretsmanager").get_secret_value(SecretId=signing_secret(lambdas))[

@@ -16,6 +16,7 @@ from signoff.queue.sqs import SqsQueue
 from signoff.secrets.aws import SecretsManagerSecrets
 from signoff.sessionkeys import SESSION_KEY_SECRET, session_keys_from
 from signoff.store.dynamodb import DynamoStore
+from signoff.tokens import RESUME_SIGNING_SECRET
 
 __all__ = ["api_from_env"]
 
@@ -37,7 +38,9 @@ def api_from_env() -> Api:
         pending=store.pending,
         outbox=store.outbox,
         api_keys=store.api_keys,
-        make_signer=lambda: rotating_signer(SecretsManagerSecrets.from_env(), clock),
+        make_signer=lambda: rotating_signer(
+            SecretsManagerSecrets.from_env((RESUME_SIGNING_SECRET,)), clock
+        ),
         make_session_keys=lambda: session_keys_from(
             SecretsManagerSecrets.from_env((SESSION_KEY_SECRET,))
         ),

@@ -13,7 +13,6 @@ import re
 from typing import TYPE_CHECKING, Final, Self
 
 from signoff.errors import SecretMissing, StoreUnavailable
-from signoff.tokens import RESUME_SIGNING_SECRET
 
 if TYPE_CHECKING:
     from collections.abc import Iterable, Mapping
@@ -61,11 +60,11 @@ class SecretsManagerSecrets:
         self.max_age = max_age
 
     @classmethod
-    def from_env(
-        cls, names: Iterable[str] = (RESUME_SIGNING_SECRET,), *, max_age: int = DEFAULT_MAX_AGE
-    ) -> Self:
+    def from_env(cls, names: Iterable[str], *, max_age: int = DEFAULT_MAX_AGE) -> Self:
         """The secrets ``names``, their ids from ``SIGNOFF_<NAME>_SECRET_ARN``; default client.
 
+        The caller names the secrets (``tokens.RESUME_SIGNING_SECRET``,
+        ``sessionkeys.SESSION_KEY_SECRET``): the adapter knows no secret of the core.
         A name whose variable is unset is left out, so reading it raises SecretMissing.
         """
         ids = {name: os.environ.get(secret_id_variable(name), "") for name in names}
