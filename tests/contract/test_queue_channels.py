@@ -32,6 +32,7 @@ from signoff.channels.database import (
 )
 from signoff.channels.notification import Notification, idempotency_key
 from signoff.channels.redis import RedisChannel
+from signoff.channels.registry import BuildContext
 from signoff.clock import ManualClock, iso
 from signoff.errors import SecretMissing, SendFailed
 from signoff.secrets.memory import MemorySecrets
@@ -149,9 +150,8 @@ class RedisBackend:
                 **settings,
             }
         )
-        return RedisChannel.from_config(
-            config, source, name=CHANNEL, environment=ENVIRONMENT, clock=ManualClock(at)
-        )
+        context = BuildContext(secrets=source, environment=ENVIRONMENT, clock=ManualClock(at))
+        return RedisChannel.from_config(config, context, name=CHANNEL)
 
     def delivered(self) -> list[dict[str, Any]]:
         # LPUSH puts the newest at the head: oldest first is the list reversed.
@@ -205,9 +205,8 @@ class DatabaseBackend:
                 **settings,
             }
         )
-        return DatabaseChannel.from_config(
-            config, source, name=CHANNEL, environment=ENVIRONMENT, clock=ManualClock(at)
-        )
+        context = BuildContext(secrets=source, environment=ENVIRONMENT, clock=ManualClock(at))
+        return DatabaseChannel.from_config(config, context, name=CHANNEL)
 
     def delivered(self) -> list[dict[str, Any]]:
         with self.admin() as connection:
@@ -380,13 +379,17 @@ def test_a_server_that_does_not_answer_in_time_is_retryable(kind: str, silent_po
     if kind == "redis":
         source = MemorySecrets({"redis-url": f"redis://127.0.0.1:{silent_port}/0"})
         settings = redis_settings("redis-url", timeout_seconds=0.3)
-        channel = RedisChannel.from_config(settings, source, clock=ManualClock(NOW))
+        channel = RedisChannel.from_config(
+            settings, BuildContext(secrets=source, clock=ManualClock(NOW))
+        )
     else:
         dsn = f"postgresql://signoff:pw@127.0.0.1:{silent_port}/postgres"
         # libpq's shortest connect timeout is 2 s
         settings_db = database_settings("pg-dsn", connect_timeout_seconds=2)
         source = MemorySecrets({"pg-dsn": dsn})
-        channel = DatabaseChannel.from_config(settings_db, source, clock=ManualClock(NOW))
+        channel = DatabaseChannel.from_config(
+            settings_db, BuildContext(secrets=source, clock=ManualClock(NOW))
+        )
     notification = approval("p1")
 
     # when it sends, then it gives up within its timeout, and a retry may pass
@@ -423,9 +426,11 @@ def test_failures_never_show_the_password(backend: Backend) -> None:
 
 def test_a_missing_secret_fails_when_the_channel_is_built() -> None:
     with pytest.raises(SecretMissing):
-        RedisChannel.from_config(redis_settings("nope"), MemorySecrets())
+        RedisChannel.from_config(redis_settings("nope"), BuildContext(secrets=MemorySecrets()))
     with pytest.raises(SecretMissing):
-        DatabaseChannel.from_config(database_settings("nope"), MemorySecrets())
+        DatabaseChannel.from_config(
+            database_settings("nope"), BuildContext(secrets=MemorySecrets())
+        )
 
 
 # -- Redis only --------------------------------------------------------------------------

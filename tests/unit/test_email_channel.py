@@ -30,6 +30,7 @@ from signoff.channels.email import (
     tag_value,
 )
 from signoff.channels.notification import Notification
+from signoff.channels.registry import BuildContext
 from signoff.errors import SendFailed
 from signoff.secrets.memory import MemorySecrets
 from tests.support.aws import fake_credentials
@@ -309,7 +310,9 @@ def test_from_config_sends_through_a_client_built_on_first_use(ses: Ses) -> None
         {"type": "email", "to": ["ops@example.com"], "from": SENDER, "approvers": []}
     )
 
-    channel = EmailChannel.from_config(settings, MemorySecrets(), name="support-email")
+    channel = EmailChannel.from_config(
+        settings, BuildContext(secrets=MemorySecrets()), name="support-email"
+    )
     delivery = channel.notify(approval(), KEY)
 
     assert channel.name == "support-email"

@@ -11,6 +11,7 @@ from signoff.channels.base import Delivery
 from signoff.channels.config import LarkSettings
 from signoff.channels.lark import LarkChannel, lark_uuid, render_card
 from signoff.channels.notification import idempotency_key
+from signoff.channels.registry import BuildContext
 from signoff.clock import ManualClock
 from signoff.errors import SendFailed
 from signoff.secrets.memory import MemorySecrets
@@ -479,8 +480,9 @@ def test_from_config_reads_the_app_secret_by_name(
     server.script([token_reply()], path=TOKEN_PATH)
     server.script([sent_reply()], path=MESSAGES_PATH)
 
+    secrets = MemorySecrets({"lark-app-secret": "from-secrets"})
     lark = LarkChannel.from_config(
-        settings, MemorySecrets({"lark-app-secret": "from-secrets"}), http, clock=clock
+        settings, BuildContext(secrets=secrets, clock=clock, client=http)
     )
     lark.notify(APPROVAL, KEY)
 

@@ -12,6 +12,7 @@ import pytest
 from signoff.channels.base import Delivery
 from signoff.channels.config import SlackSettings
 from signoff.channels.notification import Notification, idempotency_key
+from signoff.channels.registry import BuildContext
 from signoff.channels.slack import SlackChannel, render_blocks
 from signoff.channels.slack_interactions import parse_slack_action
 from signoff.errors import SendFailed
@@ -479,7 +480,7 @@ def test_from_config_reads_the_bot_token_by_name(
     secrets = MemorySecrets({"slack-bot-token": "xoxb-from-secrets"})
     server.script([posted()])
 
-    slack = SlackChannel.from_config(settings, secrets, http)
+    slack = SlackChannel.from_config(settings, BuildContext(secrets=secrets, client=http))
     slack.notify(APPROVAL, KEY)
 
     assert slack.name == "slack"

@@ -14,6 +14,7 @@ from standardwebhooks.webhooks import Webhook, WebhookVerificationError
 
 from signoff.channels.config import SecretRef, WebhookSettings
 from signoff.channels.notification import Notification
+from signoff.channels.registry import BuildContext
 from signoff.channels.webhook import (
     Resolver,
     WebhookChannel,
@@ -470,7 +471,9 @@ def test_from_config_reads_the_secret_at_each_send(
 ) -> None:
     secrets = MemorySecrets({"webhook-signing": SECRET})
     hook = WebhookChannel.from_config(
-        settings(webhook_sink.url()), secrets, http, name="ops", clock=clock
+        settings(webhook_sink.url()),
+        BuildContext(secrets=secrets, clock=clock, client=http),
+        name="ops",
     )
     hook.notify(approval(), KEY)
 
@@ -488,7 +491,8 @@ def test_a_missing_secret_is_a_permanent_failure(
     webhook_sink: WebhookSink, http: httpx.Client, clock: ManualClock
 ) -> None:
     hook = WebhookChannel.from_config(
-        settings(webhook_sink.url()), MemorySecrets(), http, clock=clock
+        settings(webhook_sink.url()),
+        BuildContext(secrets=MemorySecrets(), clock=clock, client=http),
     )
 
     failure = send_failure(hook)

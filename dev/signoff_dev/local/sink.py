@@ -83,16 +83,11 @@ def sink_channels(config: ChannelsConfig, base_url: str) -> dict[str, WebhookSet
 def sink_webhooks(config: ChannelsConfig, base_url: str) -> dict[str, Channel]:
     """The sink's webhook channels, built as the notifier builds them but aimed at ``base_url``."""
     from signoff.aws.channels import deployment_secrets
-    from signoff.channels.registry import default_http_client
-    from signoff.channels.webhook import WebhookChannel
-    from signoff.clock import SystemClock
+    from signoff.channels.registry import BuildContext, build_channel
 
-    secret_source = deployment_secrets(config)
-    http = default_http_client()
+    context = BuildContext(secrets=deployment_secrets(config))
     return {
-        name: WebhookChannel.from_config(
-            settings, secret_source, http, name=name, clock=SystemClock()
-        )
+        name: build_channel(name, settings, context)
         for name, settings in sink_channels(config, base_url).items()
     }
 

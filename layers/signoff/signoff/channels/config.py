@@ -25,10 +25,20 @@ from typing import TYPE_CHECKING, Annotated, Any, Final, Literal
 from urllib.parse import urlsplit
 
 import yaml
-from pydantic import AfterValidator, BaseModel, BeforeValidator, ConfigDict, Field, ValidationError
+from pydantic import (
+    AfterValidator,
+    BaseModel,
+    BeforeValidator,
+    ConfigDict,
+    Field,
+    SerializeAsAny,
+    ValidationError,
+    field_validator,
+)
 from pydantic.alias_generators import to_camel
-from pydantic_core import PydanticCustomError
+from pydantic_core import InitErrorDetails, PydanticCustomError
 
+from signoff.channels.registry import CHANNEL_TYPES
 from signoff.errors import ConfigError
 
 if TYPE_CHECKING:
@@ -56,9 +66,8 @@ __all__ = [
 
 CHANNELS_FILE: Final = "channels.yaml"
 ALLOW_PRIVATE_VARIABLE: Final = "SIGNOFF_ALLOW_PRIVATE_WEBHOOKS"
-# Row and queue backends hold pending approvals for a dashboard; nobody reads a
-# question or a lifecycle announcement there (the seed's ApprovalOnlyHttpNotifierEvent).
-APPROVAL_ONLY: Final = frozenset({"database", "redis"})
+# The channel types that take only the ``approval`` event (row and queue backends).
+APPROVAL_ONLY: Final = frozenset(name for name, kind in CHANNEL_TYPES.items() if kind.approval_only)
 
 # A channel's name ends up in idempotency keys (``runId:pendingId:channel``) and
 # in secret-free log lines: no colon, no spaces, nothing that needs quoting.
@@ -137,7 +146,16 @@ HttpUrl = Annotated[str, AfterValidator(_http_url)]
 EmailAddress = Annotated[str, AfterValidator(_email)]
 
 
-class WebhookSettings(_Settings):
+class ChannelSettings(_Settings):
+    """What every channel type's settings share: ``type``, its name in ``CHANNEL_TYPES``.
+
+    A type's own model narrows ``type`` to ``Literal["<name>"]`` and adds its fields.
+    """
+
+    type: str
+
+
+class WebhookSettings(ChannelSettings):
     """A signed POST (Standard Webhooks) to ``url``."""
 
     type: Literal["webhook"]
@@ -146,7 +164,7 @@ class WebhookSettings(_Settings):
     allow_private: bool = False
 
 
-class _ChatSettings(_Settings):
+class _ChatSettings(ChannelSettings):
     """A chat app's channel: ``approvers`` are the app's user ids (empty: anyone)."""
 
     approvers: list[str] = Field(default_factory=list)
@@ -178,7 +196,7 @@ class LarkSettings(_ChatSettings):
     base_url: HttpUrl = "https://open.larksuite.com"
 
 
-class EmailSettings(_Settings):
+class EmailSettings(ChannelSettings):
     """Mail through SES v2; ``approvers`` are the addresses that may decide (empty: anyone)."""
 
     type: Literal["email"]
@@ -201,7 +219,7 @@ def _folded(address: str) -> str:
     return address.strip().lower()
 
 
-class RedisSettings(_Settings):
+class RedisSettings(ChannelSettings):
     """A pending-approval entry pushed onto a Redis list (approvals only).
 
     ``url`` names the secret holding ``redis://user:pass@host:6379/0`` (or ``rediss://``).
@@ -214,7 +232,7 @@ class RedisSettings(_Settings):
     timeout_seconds: float = Field(default=5.0, gt=0)
 
 
-class DatabaseSettings(_Settings):
+class DatabaseSettings(ChannelSettings):
     """A pending-approval row inserted into a PostgreSQL table (approvals only).
 
     ``dsn`` names the secret holding the libpq DSN (``postgresql://user:pass@host/db``).
@@ -227,25 +245,74 @@ class DatabaseSettings(_Settings):
     statement_timeout_seconds: int = Field(default=5, ge=1)
 
 
-ChannelSettings = Annotated[
-    WebhookSettings
-    | SlackSettings
-    | LarkSettings
-    | EmailSettings
-    | RedisSettings
-    | DatabaseSettings,
-    Field(discriminator="type"),
-]
-
-
 class ChannelsConfig(_Settings):
-    """The contents of ``channels.yaml``: channel settings by channel name."""
+    """The contents of ``channels.yaml``: channel settings by channel name.
 
-    channels: dict[str, ChannelSettings] = Field(default_factory=dict)
+    Each entry is validated by the settings model its ``type`` names in the
+    registry (a union discriminated by ``type``, drawn from ``CHANNEL_TYPES``).
+    """
+
+    # SerializeAsAny: a dump (the secret names, a copy) holds each type's own fields.
+    channels: dict[str, SerializeAsAny[ChannelSettings]] = Field(default_factory=dict)
+
+    @field_validator("channels", mode="before")
+    @classmethod
+    def _by_type(cls, value: Any) -> Any:
+        if not isinstance(value, dict):
+            return value  # the field's own validation says what is wrong
+        settings: dict[Any, Any] = {}
+        errors: list[InitErrorDetails] = []
+        for name, entry in value.items():
+            try:
+                settings[name] = _typed(entry)
+            except ValidationError as exc:
+                errors.extend(_within(name, exc))
+        if errors:
+            raise ValidationError.from_exception_data(cls.__name__, errors)
+        return settings
 
     def names(self) -> list[str]:
         """The defined channel names, sorted."""
         return sorted(self.channels)
+
+
+def _typed(entry: Any) -> Any:
+    """``entry`` validated by the settings model of its ``type``.
+
+    Raises:
+        ValidationError: no registered type, or the settings are invalid.
+    """
+    if isinstance(entry, ChannelSettings):
+        return entry
+    tag = entry.get("type") if isinstance(entry, dict) else None
+    kind = CHANNEL_TYPES.get(tag) if isinstance(tag, str) else None
+    if kind is None:
+        given = f"unknown channel type {tag!r}; " if tag is not None else ""
+        problem = f"{given}a channel's type is one of {', '.join(CHANNEL_TYPES)}"
+        raise ValidationError.from_exception_data(
+            "ChannelSettings",
+            [
+                InitErrorDetails(
+                    type=PydanticCustomError("channel_type", problem),
+                    loc=("type",),
+                    input=tag,
+                )
+            ],
+        )
+    return kind.settings_model().model_validate(entry)
+
+
+def _within(name: str, exc: ValidationError) -> list[InitErrorDetails]:
+    """``exc``'s errors placed under the channel ``name``, their messages kept."""
+    return [
+        InitErrorDetails(
+            # The message as the model worded it (without a context nothing is formatted).
+            type=PydanticCustomError(err["type"], err["msg"]),
+            loc=(name, *err["loc"]),
+            input=err.get("input"),
+        )
+        for err in exc.errors(include_url=False)
+    ]
 
 
 def private_webhooks_allowed(environ: Mapping[str, str] | None = None) -> bool:
@@ -343,18 +410,9 @@ def check_agent_notify(
 
 
 def _first_error(exc: ValidationError) -> tuple[str, str]:
-    """The first error as (``channels.<name>.<field>``, problem), without pydantic's union tag."""
+    """The first error as (``channels.<name>.<field>``, problem)."""
     err = exc.errors(include_url=False)[0]
     loc = [str(part) for part in err["loc"]]
-    if err["type"] in ("union_tag_invalid", "union_tag_not_found"):
-        loc.append("type")
-        kinds = "webhook, slack, lark, email, redis, database"
-        tag = err.get("ctx", {}).get("tag")
-        given = f"unknown channel type {tag!r}; " if tag else ""
-        return ".".join(loc), f"{given}a channel's type is one of {kinds}"
-    # A member of the discriminated union reports its tag after the channel's name.
-    if len(loc) >= 3 and loc[0] == "channels":
-        del loc[2]
     problem = err["msg"].removeprefix("Value error, ")
     return ".".join(loc) or "(root)", problem
 

@@ -52,7 +52,6 @@ from signoff.channels._approval import (
 )
 from signoff.channels.base import Delivery
 from signoff.channels.config import DEFAULT_TABLE, validate_table
-from signoff.clock import SystemClock
 from signoff.errors import SendFailed
 
 if TYPE_CHECKING:
@@ -60,8 +59,8 @@ if TYPE_CHECKING:
 
     from signoff.channels.config import DatabaseSettings
     from signoff.channels.notification import Notification
+    from signoff.channels.registry import BuildContext
     from signoff.clock import Clock
-    from signoff.secrets.base import SecretSource
 
 __all__ = [
     "DEFAULT_TABLE",
@@ -128,11 +127,9 @@ class DatabaseChannel:
     def from_config(
         cls,
         settings: DatabaseSettings,
-        secrets: SecretSource,
+        context: BuildContext,
         *,
         name: str = "database",
-        environment: str | None = None,
-        clock: Clock | None = None,
     ) -> Self:
         """The channel ``name`` from its settings, its DSN read from ``secrets`` now.
 
@@ -143,10 +140,10 @@ class DatabaseChannel:
         require_extra("psycopg", channel="database", extra="database")
         return cls(
             name,
-            secrets.get(settings.dsn.secret),
+            context.secrets.get(settings.dsn.secret),
             settings.table,
-            clock=clock or SystemClock(),
-            environment=environment,
+            clock=context.clock,
+            environment=context.environment,
             connect_timeout=settings.connect_timeout_seconds,
             statement_timeout=settings.statement_timeout_seconds,
         )

@@ -36,14 +36,13 @@ from signoff.errors import SendFailed
 if TYPE_CHECKING:
     from collections.abc import Callable, Mapping
 
-    import httpx
     from botocore.exceptions import ClientError
     from mypy_boto3_sesv2.client import SESV2Client
     from mypy_boto3_sesv2.type_defs import SendEmailRequestTypeDef
 
     from signoff.channels.config import EmailSettings
     from signoff.channels.notification import Notification
-    from signoff.secrets.base import SecretSource
+    from signoff.channels.registry import BuildContext
 
 __all__ = ["IDEMPOTENCY_HEADER", "IDEMPOTENCY_TAG", "EmailChannel", "render", "tag_value"]
 
@@ -97,8 +96,7 @@ class EmailChannel:
     def from_config(
         cls,
         settings: EmailSettings,
-        secrets: SecretSource,
-        http: httpx.Client | None = None,
+        context: BuildContext,
         *,
         name: str = "email",
     ) -> Self:

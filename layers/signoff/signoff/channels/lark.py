@@ -30,8 +30,8 @@ if TYPE_CHECKING:
 
     from signoff.channels.config import LarkSettings
     from signoff.channels.notification import Notification
+    from signoff.channels.registry import BuildContext
     from signoff.clock import Clock
-    from signoff.secrets.base import SecretSource
 
 __all__ = ["LARK_API", "LarkChannel", "lark_uuid", "render_card"]
 
@@ -93,10 +93,8 @@ class LarkChannel:
     def from_config(
         cls,
         settings: LarkSettings,
-        secrets: SecretSource,
-        http: httpx.Client,
+        context: BuildContext,
         *,
-        clock: Clock,
         name: str = "lark",
     ) -> Self:
         """Build the channel, reading the app secret from ``secrets``.
@@ -109,9 +107,9 @@ class LarkChannel:
             name,
             settings.chat_id,
             settings.app_id,
-            secrets.get(settings.app_secret.secret),
-            client=http,
-            clock=clock,
+            context.secrets.get(settings.app_secret.secret),
+            client=context.http(),
+            clock=context.clock,
             base_url=settings.base_url,
             approvers=settings.approvers,
         )

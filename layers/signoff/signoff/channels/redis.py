@@ -27,7 +27,6 @@ from typing import TYPE_CHECKING, Self
 from signoff.channels._approval import approval_row, require_extra
 from signoff.channels.base import Delivery
 from signoff.channels.config import DEFAULT_QUEUE_KEY
-from signoff.clock import SystemClock
 from signoff.errors import SendFailed
 
 if TYPE_CHECKING:
@@ -35,8 +34,8 @@ if TYPE_CHECKING:
 
     from signoff.channels.config import RedisSettings
     from signoff.channels.notification import Notification
+    from signoff.channels.registry import BuildContext
     from signoff.clock import Clock
-    from signoff.secrets.base import SecretSource
 
 __all__ = ["DEFAULT_QUEUE_KEY", "RedisChannel"]
 # Longer than SQS keeps a message (4 days by default) plus the sweeper's re-sends,
@@ -92,11 +91,9 @@ class RedisChannel:
     def from_config(
         cls,
         settings: RedisSettings,
-        secrets: SecretSource,
+        context: BuildContext,
         *,
         name: str = "redis",
-        environment: str | None = None,
-        clock: Clock | None = None,
     ) -> Self:
         """The channel ``name`` from its settings, its URL read from ``secrets`` now.
 
@@ -110,7 +107,7 @@ class RedisChannel:
         from redis.retry import Retry
 
         client = redis.Redis.from_url(
-            secrets.get(settings.url.secret),
+            context.secrets.get(settings.url.secret),
             socket_connect_timeout=settings.timeout_seconds,
             socket_timeout=settings.timeout_seconds,
             # One immediate retry covers a pooled connection that went stale while
@@ -122,8 +119,8 @@ class RedisChannel:
             name,
             client,
             settings.queue_key,
-            clock=clock or SystemClock(),
-            environment=environment,
+            clock=context.clock,
+            environment=context.environment,
         )
 
     def marker_key(self, idempotency_key: str) -> str:

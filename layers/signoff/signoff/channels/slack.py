@@ -32,7 +32,7 @@ if TYPE_CHECKING:
 
     from signoff.channels.config import SlackSettings
     from signoff.channels.notification import Notification
-    from signoff.secrets.base import SecretSource
+    from signoff.channels.registry import BuildContext
 
 __all__ = ["SLACK_API", "SlackChannel", "render_blocks"]
 
@@ -88,8 +88,7 @@ class SlackChannel:
     def from_config(
         cls,
         settings: SlackSettings,
-        secrets: SecretSource,
-        http: httpx.Client,
+        context: BuildContext,
         *,
         name: str = "slack",
     ) -> Self:
@@ -102,8 +101,8 @@ class SlackChannel:
         return cls(
             name,
             settings.channel_id,
-            secrets.get(settings.bot_token.secret),
-            client=http,
+            context.secrets.get(settings.bot_token.secret),
+            client=context.http(),
             base_url=settings.base_url,
             approvers=settings.approvers,
         )

@@ -34,15 +34,14 @@ from standardwebhooks.webhooks import Webhook
 
 from signoff.channels.base import Delivery
 from signoff.channels.config import address_problem, private_webhooks_allowed
-from signoff.clock import SystemClock
 from signoff.errors import SecretMissing, SendFailed, StoreUnavailable
 from signoff.http_errors import RETRYABLE, map_httpx_errors, retry_after
 
 if TYPE_CHECKING:
     from signoff.channels.config import WebhookSettings
     from signoff.channels.notification import Notification
+    from signoff.channels.registry import BuildContext
     from signoff.clock import Clock
-    from signoff.secrets.base import SecretSource
 
 __all__ = [
     "SECRET_PREFIX",
@@ -138,21 +137,20 @@ class WebhookChannel:
     def from_config(
         cls,
         settings: WebhookSettings,
-        secrets: SecretSource,
-        http: httpx.Client,
+        context: BuildContext,
         *,
         name: str = "webhook",
-        clock: Clock | None = None,
     ) -> Self:
         """The channel ``channels.yaml`` describes; its secret is read at each send."""
         secret_name = settings.secret.secret
+        secrets = context.secrets
         return cls(
             name,
             settings.url,
             lambda: secrets.get(secret_name),
-            client=http,
+            client=context.http(),
             allow_private=settings.allow_private or private_webhooks_allowed(),
-            clock=clock or SystemClock(),
+            clock=context.clock,
         )
 
     def notify(

@@ -1,0 +1,35 @@
+"""Objects named by import path (``"package.module:Attr"``), loaded only when used.
+
+The registries of extension points (model providers, channel types) name their
+adapters this way, as entry points do: listing an adapter costs nothing, and a
+cold start imports only the ones a deployment configures.
+"""
+
+from __future__ import annotations
+
+import importlib
+from typing import Any
+
+__all__ = ["load", "module_of"]
+
+
+def load(path: str) -> Any:
+    """The object ``path`` names: ``package.module:Attr`` (``Attr`` may be dotted).
+
+    Raises:
+        ValueError: ``path`` has no ``:`` between module and attribute.
+        ImportError: the module cannot be imported (a library it needs is missing).
+        AttributeError: the module has no such attribute.
+    """
+    module, _, attr = path.partition(":")
+    if not module or not attr:
+        raise ValueError(f"{path!r} is not 'package.module:Attr'")
+    found: Any = importlib.import_module(module)
+    for part in attr.split("."):
+        found = getattr(found, part)
+    return found
+
+
+def module_of(path: str) -> str:
+    """The module part of ``package.module:Attr``."""
+    return path.partition(":")[0]
