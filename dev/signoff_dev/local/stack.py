@@ -39,15 +39,12 @@ all of it, the environment included.
 
 from __future__ import annotations
 
-import base64
-import dataclasses
 import os
-import secrets
 import signal
 import sys
 import threading
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, Final, TextIO, cast
+from typing import TYPE_CHECKING, Final, TextIO, cast
 
 from signoff.errors import ConfigError
 from signoff_dev.local.emulator import AwsEmulator
@@ -56,20 +53,26 @@ from signoff_dev.local.functions import FunctionOutput, LocalContinuations, Loca
 from signoff_dev.local.gateway import Gateway
 from signoff_dev.local.guard import RequestGuard, check_listen_address
 from signoff_dev.local.mailbox import Mailbox, emulator_sent_messages
-from signoff_dev.local.poller import QueuePoller, Schedule, rate_seconds
 from signoff_dev.local.router import Route, RouteTable, routes_from
-from signoff_dev.local.sink import NotificationSink, sink_channels, sink_webhooks
+from signoff_dev.local.sink import NotificationSink
+from signoff_dev.local.sources import EventSources, triggering_queues
 from signoff_dev.local.template import (
     ACCOUNT_ID,
     REGION,
     TEMPLATE_FILE,
     AwsResources,
-    Tag,
     create_resources,
     find_template,
     load_template,
 )
 from signoff_dev.local.trigger import scheduled_function, trigger_routes
+from signoff_dev.local.wiring import (
+    capture_emails,
+    export_environment,
+    message_api,
+    store_channel_secrets,
+    wire_modules,
+)
 
 if TYPE_CHECKING:
     from pathlib import Path
@@ -77,6 +80,7 @@ if TYPE_CHECKING:
 
     from signoff.api.context import Api
     from signoff.channels.config import ChannelsConfig
+    from signoff_dev.local.poller import QueuePoller, Schedule
 
 __all__ = ["STACK_NAME", "LocalStack", "StackSettings"]
 
@@ -133,10 +137,14 @@ class LocalStack:
         self.mailbox = Mailbox(
             sent=emulator_sent_messages(ACCOUNT_ID, REGION), printer=self.say, stop=self._stopping
         )
-        self.schedules: list[Schedule] = []
-        self.pollers: list[QueuePoller] = []
-        # The agents' schedules (Schedule events with an Input), described for the banner.
-        self.agent_schedules: list[str] = []
+        self.sources = EventSources(
+            stack_name=STACK_NAME,
+            log=self.say,
+            stop=self._stopping,
+            sweep_every=self.settings.sweep_every,
+            schedules=self.settings.schedules,
+            schedule_every=self.settings.schedule_every,
+        )
         self._console = self.settings.console or sys.stdout
         self._say_lock = threading.Lock()
         self._emulator = AwsEmulator()
@@ -162,6 +170,21 @@ class LocalStack:
     def environment(self) -> str:
         """The environment segment of every rule scope (the template's Environment)."""
         return self.resources.environment.get("SIGNOFF_ENVIRONMENT", "")
+
+    @property
+    def pollers(self) -> list[QueuePoller]:
+        """The SQS pollers, one per queue that triggers a function."""
+        return self.sources.pollers
+
+    @property
+    def schedules(self) -> list[Schedule]:
+        """The schedules that run: the sweeper's, and the agents' when asked to."""
+        return self.sources.schedules
+
+    @property
+    def agent_schedules(self) -> list[str]:
+        """The agents' schedules (Schedule events with an Input), described for the banner."""
+        return self.sources.agent_schedules
 
     @property
     def aws_endpoint(self) -> str:
@@ -217,7 +240,7 @@ class LocalStack:
             parameters=parameters,
             properties={
                 queue: {"VisibilityTimeout": self.settings.visibility_timeout}
-                for queue in _triggering_queues(template)
+                for queue in triggering_queues(template)
             },
         )
         self._export_environment()
@@ -226,7 +249,12 @@ class LocalStack:
             function = LocalFunction(spec, self.root)
             function.load()
             self.functions[spec.logical_id] = function
-        self._wire_modules(channels)
+        wire_modules(
+            self.functions.values(),
+            channels,
+            url=self.url,
+            continuations=self._local_continuations,
+        )
         self.routes = routes_from(self.resources.functions)
         self._gateway.routes = RouteTable(self.routes)
         self._gateway.local = {
@@ -242,15 +270,16 @@ class LocalStack:
             event, serial=requests
         )
         self._gateway.start()
-        self._start_event_sources()
+        self.sources.add(self.resources, self.functions)
+        self.sources.start()
+        self.mailbox.start()
 
     def stop(self) -> None:
         """Stop serving, wait for running continuations, reset the emulator, restore the env."""
         self._stopping.set()
         if self._gateway is not None:
             self._gateway.stop()
-        for worker in self._workers():
-            worker.join(timeout=5.0)
+        self.sources.join(timeout=5.0)
         self.mailbox.join(timeout=5.0)
         if self._continuations is not None:
             self._continuations.wait(timeout=15.0)
@@ -289,72 +318,23 @@ class LocalStack:
             "POWERTOOLS_METRICS_DISABLED": "true",
             "POWERTOOLS_LOG_LEVEL": self.settings.log_level,
         }
-        merged: dict[str, tuple[str, str]] = {}  # variable → (value, the function setting it)
-        for spec in self.resources.functions.values():
-            for name, value in {**spec.environment, **local}.items():
-                if name in merged and merged[name][0] != value:
-                    raise ConfigError(
-                        TEMPLATE_FILE,
-                        f"{spec.logical_id}.Environment.{name}",
-                        f"differs from {merged[name][1]}'s; the local stack runs every "
-                        "function in one process environment",
-                    )
-                merged[name] = (value, spec.logical_id)
-        for name, (value, _) in merged.items():
-            self._environ.set(name, value)
+        export_environment(self.resources.functions.values(), local, self._environ)
 
     def _channel_secrets(self) -> ChannelsConfig:
         """Store the channels' secrets under the template's prefix; key the sink; capture mail."""
-        import boto3
-
-        from signoff.aws.channels import channel_secret_names
         from signoff.channels.config import CHANNELS_FILE, load_channels
-        from signoff.channels.webhook import whsec_form
-        from signoff.secrets.env import variable_name
 
         config = load_channels(self.agents_dir / CHANNELS_FILE)
-        sinks = sink_channels(config, self.url)
-        sink_secrets = {settings.secret.secret for settings in sinks.values()}
-        prefix = os.environ.get("SIGNOFF_CHANNEL_SECRETS_PREFIX", f"{STACK_NAME}/")
-        client = boto3.client("secretsmanager", region_name=REGION)
-        keys: list[str] = []
-        for name in channel_secret_names(config):
-            value = os.environ.get(variable_name(name))
-            if not value and name in sink_secrets:
-                value = "whsec_" + base64.b64encode(secrets.token_bytes(32)).decode()
-            if not value:
-                self.say(f"note: no value for channel secret {name!r}: set {variable_name(name)}")
-                continue
-            client.create_secret(Name=f"{prefix}{name}", SecretString=value)
-            self._environ.set(variable_name(name), value)
-            if name in sink_secrets:
-                keys.append(whsec_form(value))
+        keys = store_channel_secrets(
+            config,
+            url=self.url,
+            prefix=os.environ.get("SIGNOFF_CHANNEL_SECRETS_PREFIX", f"{STACK_NAME}/"),
+            environ=self._environ,
+            say=self.say,
+        )
         self.sink = NotificationSink(keys, printer=self.say)
-        self._capture_emails(config)
+        capture_emails(config)
         return config
-
-    def _capture_emails(self, config: ChannelsConfig) -> None:
-        """Verify the email channels' senders with the emulator's SES, so it takes their mail."""
-        import boto3
-
-        from signoff.channels.config import EmailSettings
-
-        senders = {s.sender for s in config.channels.values() if isinstance(s, EmailSettings)}
-        ses = boto3.client("sesv2", region_name=REGION)
-        for sender in sorted(senders):  # moto, like SES, refuses mail from an unverified one
-            ses.create_email_identity(EmailIdentity=sender)
-
-    def _wire_modules(self, channels: ChannelsConfig) -> None:
-        from signoff.api.context import Api
-        from signoff.notify.hub import Notifier
-
-        for function in self.functions.values():
-            for attribute, value in list(vars(function.module).items()):
-                if isinstance(value, Api):
-                    replaced = dataclasses.replace(value, continuations=self._local_continuations())
-                    setattr(function.module, attribute, replaced)
-                elif isinstance(value, Notifier):
-                    value.channels = {**value.channels, **sink_webhooks(channels, self.url)}
 
     def _serve_stream_and_playground(self, gateway: Gateway) -> None:
         """The SSE route and the playground: local-only, beside the template's routes."""
@@ -374,16 +354,7 @@ class LocalStack:
 
     def message_api(self) -> Api:
         """The services of the function that serves ``POST /agents/{name}/messages``."""
-        from signoff.api.context import Api
-
-        found = RouteTable(self.routes).match("POST", "/agents/x/messages")
-        module = self.functions[found[0].function].module if found else None
-        for value in vars(module).values() if module else ():
-            if isinstance(value, Api):
-                return value
-        raise ConfigError(
-            TEMPLATE_FILE, "HttpApi", "no function serves POST /agents/{name}/messages"
-        )
+        return message_api(self.routes, self.functions)
 
     def _local_continuations(self) -> LocalContinuations:
         if self._continuations is None:
@@ -397,106 +368,3 @@ class LocalStack:
                 )
             self._continuations = LocalContinuations(by_name[target], report=self.say)
         return self._continuations
-
-    def _start_event_sources(self) -> None:
-        import boto3
-
-        for spec in self.resources.functions.values():
-            function = self.functions[spec.logical_id]
-            for event_name, event in spec.events.items():
-                props = event["Properties"]
-                if event["Type"] in ("Schedule", "ScheduleV2") and "Input" in props:
-                    self._agent_schedule(function, event_name)
-                    continue
-                if props.get("Enabled") is False or props.get("State") == "DISABLED":
-                    continue
-                if event["Type"] == "SQS":
-                    poller = QueuePoller(
-                        sqs=boto3.client("sqs", region_name=REGION),
-                        queue_url=self.resources.queue_url_of(str(props["Queue"])),
-                        queue_arn=str(props["Queue"]),
-                        batch_size=int(props.get("BatchSize", 10)),
-                        report_failures="ReportBatchItemFailures"
-                        in props.get("FunctionResponseTypes", []),
-                        invoke=function.invoke,
-                        log=self.say,
-                        stop=self._stopping,
-                    )
-                    self.pollers.append(poller)
-                elif event["Type"] in ("Schedule", "ScheduleV2"):
-                    where = f"{spec.logical_id}.Events.{event_name}"
-                    period = self.settings.sweep_every or rate_seconds(props["Schedule"], where)
-                    self._add_schedule(function, event_name, period)
-        for worker in self._workers():
-            worker.start()
-        self.mailbox.start()
-
-    def _agent_schedule(self, function: LocalFunction, event_name: str) -> None:
-        """List an agent's schedule, the function's ``event_name`` event; run it if asked to.
-
-        Asked to (``schedules``), it runs whether or not the deployed template enables
-        it (the sample's follows ``EnableSampleSchedules``, off by default): the function
-        gets the ``Input`` as its event, as EventBridge delivers it.
-
-        Raises:
-            ConfigError: the ``Input`` is not a JSON object, or ``rate(...)`` is malformed.
-        """
-        import json
-
-        where = f"{function.name}.Events.{event_name}"
-        props = function.spec.events[event_name]["Properties"]
-        expression = str(props.get("Schedule", ""))
-        state, label = props.get("State"), f"{event_name} {expression}"
-        if props.get("Enabled") is False or state == "DISABLED":
-            label += " (disabled as deployed)"
-        elif isinstance(state, Tag) and state.name == "If":  # a condition on the parameters
-            label += f" (deployed if {state.value[0]})"
-        if not self.settings.schedules:
-            self.agent_schedules.append(label)
-            return
-        try:
-            event = json.loads(str(props["Input"]))
-        except ValueError:
-            event = None
-        if not isinstance(event, dict):
-            raise ConfigError(TEMPLATE_FILE, f"{where}.Input", "is not a JSON object")
-        period = self.settings.schedule_every or (
-            rate_seconds(expression, where) if expression.startswith("rate(") else 60.0
-        )
-        self.agent_schedules.append(f"{label}: runs every {period:g} s")
-        self._add_schedule(function, event_name, period, input_event=event)
-
-    def _add_schedule(
-        self,
-        function: LocalFunction,
-        event_name: str,
-        period: float,
-        *,
-        input_event: dict[str, Any] | None = None,
-    ) -> None:
-        """Invoke ``function`` every ``period`` seconds, as its ``event_name`` rule would."""
-        self.schedules.append(
-            Schedule(
-                rule=f"{STACK_NAME}-{function.name}{event_name}",
-                period=period,
-                invoke=function.invoke,
-                log=self.say,
-                stop=self._stopping,
-                input_event=input_event,
-            )
-        )
-
-    def _workers(self) -> list[QueuePoller | Schedule]:
-        return [*self.pollers, *self.schedules]
-
-
-def _triggering_queues(template: dict[str, Any]) -> set[str]:
-    """Logical ids of the queues that an SQS event of a function names (``!GetAtt X.Arn``)."""
-    found: set[str] = set()
-    for resource in template.get("Resources", {}).values():
-        for event in resource.get("Properties", {}).get("Events", {}).values():
-            queue = event.get("Properties", {}).get("Queue") if event["Type"] == "SQS" else None
-            if isinstance(queue, Tag) and queue.name == "GetAtt":
-                target = queue.value if isinstance(queue.value, str) else ".".join(queue.value)
-                found.add(str(target).split(".", 1)[0])
-    return found
