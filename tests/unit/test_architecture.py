@@ -6,12 +6,21 @@ import ast
 from fnmatch import fnmatch
 from pathlib import Path
 
+from signoff.models.registry import PROVIDERS
+from signoff.plugins import module_of
+
 PACKAGE = Path(__file__).resolve().parents[2] / "layers" / "signoff" / "signoff"
+
+
+def _module_file(path: str) -> str:
+    """``signoff.models.openai:OpenAIChat`` → ``models/openai.py``."""
+    return module_of(path).removeprefix("signoff.").replace(".", "/") + ".py"
+
+
 # Adapters talk to the outside world and are named after it; everything else is the core.
+# Every model provider's module is an adapter: the registry lists them.
 ADAPTER_PATTERNS = (
-    "models/openai.py",
-    "models/anthropic.py",
-    "models/bedrock.py",
+    *sorted(_module_file(provider.adapter) for provider in PROVIDERS.values()),
     "models/_http.py",
     "http_errors.py",
     "store/dynamodb/*",
@@ -62,6 +71,13 @@ def test_the_engine_imports_no_dev_tools() -> None:
     assert offenders == [], f"engine modules importing the dev package: {offenders}"
     assert not (PACKAGE / "local").exists()
     assert not (PACKAGE / "cli").exists()
+
+
+def test_the_provider_patterns_name_the_adapters_modules() -> None:
+    # a registry entry whose path drifted from its file would exempt nothing
+    for provider in PROVIDERS.values():
+        assert (PACKAGE / _module_file(provider.adapter)).is_file(), provider.adapter
+    assert "models/openai.py" in ADAPTER_PATTERNS
 
 
 def test_the_check_sees_adapter_imports() -> None:

@@ -5,8 +5,10 @@ from __future__ import annotations
 import re
 from typing import Annotated, Any, Literal
 
-from pydantic import BaseModel, BeforeValidator, ConfigDict, Field
+from pydantic import AfterValidator, BaseModel, BeforeValidator, ConfigDict, Field
 from pydantic.alias_generators import to_camel
+
+from signoff.models.registry import known_provider
 
 __all__ = ["AgentConfig", "BudgetSettings", "ModelSettings", "ScheduleSettings", "seconds"]
 
@@ -36,7 +38,7 @@ class _Config(BaseModel):
 class ModelSettings(_Config):
     """Which model an agent talks to. ``script`` is for the scripted provider."""
 
-    provider: Literal["scripted", "openai", "anthropic", "bedrock"] = "scripted"
+    provider: Annotated[str, AfterValidator(known_provider)] = "scripted"  # PROVIDERS' names
     model: str = "script"
     script: str = "script.yaml"
     base_url: str | None = None

@@ -10,9 +10,11 @@ from signoff.models._wire import block_stop, gather_blocks, merge_roles, read_re
 
 if TYPE_CHECKING:
     from collections.abc import Iterable, Iterator
+    from pathlib import Path
 
     import httpx
 
+    from signoff.agents.config import ModelSettings
     from signoff.messages import Message, ModelRequest
     from signoff.models._http import ProviderError
 
@@ -30,6 +32,15 @@ class AnthropicMessages:
     def __init__(self, *, model: str, client: httpx.Client) -> None:
         self.model = model
         self.client = client
+
+    @classmethod
+    def from_config(cls, settings: ModelSettings, agent_dir: Path) -> AnthropicMessages:
+        """The adapter an agent's ``model`` settings describe (key in ``ANTHROPIC_API_KEY``)."""
+        return cls.from_settings(
+            model=settings.model,
+            base_url=settings.base_url,
+            api_key_env=settings.api_key_env or "ANTHROPIC_API_KEY",
+        )
 
     @classmethod
     def from_settings(

@@ -15,6 +15,7 @@ from signoff.models._wire import block_stop, gather_blocks, merge_roles, read_re
 
 if TYPE_CHECKING:
     from collections.abc import Iterable, Iterator
+    from pathlib import Path
 
     from mypy_boto3_bedrock_runtime import BedrockRuntimeClient
     from mypy_boto3_bedrock_runtime.type_defs import (
@@ -23,6 +24,7 @@ if TYPE_CHECKING:
         TokenUsageTypeDef,
     )
 
+    from signoff.agents.config import ModelSettings
     from signoff.messages import Message, ModelRequest
 
 __all__ = ["BedrockConverse"]
@@ -46,6 +48,11 @@ class BedrockConverse:
     def __init__(self, model: str, client: BedrockRuntimeClient) -> None:
         self.model = model
         self.client = client
+
+    @classmethod
+    def from_config(cls, settings: ModelSettings, agent_dir: Path) -> BedrockConverse:
+        """The adapter an agent's ``model`` settings describe (``region`` or the default)."""
+        return cls.from_settings(model=settings.model, region=settings.region)
 
     @classmethod
     def from_settings(

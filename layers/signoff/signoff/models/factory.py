@@ -1,9 +1,9 @@
-"""Builds the ``ModelCall`` an agent's settings ask for.
+"""Builds the ``ModelCall`` an agent's settings ask for, from the provider registry.
 
-Provider adapters are imported only when chosen, so a function that runs the
-scripted model never loads httpx or boto3 for it. ``SIGNOFF_MODEL``
-(``provider:model``, e.g. ``openai:gpt-4o-mini``) overrides every agent's
-model: a real provider is one setting away.
+Provider adapters are imported only when chosen (``signoff.models.registry``),
+so a function that runs the scripted model never loads httpx or boto3 for it.
+``SIGNOFF_MODEL`` (``provider:model``, e.g. ``openai:gpt-4o-mini``) overrides
+every agent's model: a real provider is one setting away.
 """
 
 from __future__ import annotations
@@ -12,6 +12,7 @@ import os
 from typing import TYPE_CHECKING
 
 from signoff.errors import ConfigError
+from signoff.models.registry import PROVIDERS, known_provider
 
 if TYPE_CHECKING:
     from pathlib import Path
@@ -20,8 +21,6 @@ if TYPE_CHECKING:
     from signoff.models.base import ModelCall
 
 __all__ = ["build_model", "effective_settings"]
-
-_DEFAULT_KEY_ENV = {"openai": "OPENAI_API_KEY", "anthropic": "ANTHROPIC_API_KEY"}
 
 
 def effective_settings(settings: ModelSettings) -> ModelSettings:
@@ -34,12 +33,10 @@ def effective_settings(settings: ModelSettings) -> ModelSettings:
     if not override:
         return settings
     provider, _, model = override.partition(":")
-    if provider not in ("scripted", "openai", "anthropic", "bedrock"):
-        raise ConfigError(
-            "SIGNOFF_MODEL",
-            "provider",
-            f"{provider!r} is not scripted, openai, anthropic or bedrock",
-        )
+    try:
+        known_provider(provider)
+    except ValueError as exc:
+        raise ConfigError("SIGNOFF_MODEL", "provider", f"{provider!r}: {exc}") from exc
     changes: dict[str, object] = {"provider": provider}
     if model:
         changes["model"] = model
@@ -49,38 +46,16 @@ def effective_settings(settings: ModelSettings) -> ModelSettings:
 
 
 def build_model(settings: ModelSettings, agent_dir: Path) -> ModelCall:
-    """The model client for ``settings``; real providers are wrapped in retries.
+    """The model client for ``settings``; providers across a network are wrapped in retries.
 
     Raises:
-        ConfigError: the script is missing or invalid.
+        ConfigError: the settings or the script are missing or invalid.
     """
     settings = effective_settings(settings)
-    if settings.provider == "scripted":
-        from signoff.models.scripted import ScriptedModel
-
-        return ScriptedModel.from_file(agent_dir / settings.script)
-
+    provider = PROVIDERS[settings.provider]
+    model = provider.adapter_class().from_config(settings, agent_dir)
+    if not provider.retried:
+        return model
     from signoff.models.recovery import Recovering
 
-    inner: ModelCall
-    if settings.provider == "openai":
-        from signoff.models.openai import OpenAIChat
-
-        inner = OpenAIChat.from_settings(
-            model=settings.model,
-            base_url=settings.base_url,
-            api_key_env=settings.api_key_env or _DEFAULT_KEY_ENV["openai"],
-        )
-    elif settings.provider == "anthropic":
-        from signoff.models.anthropic import AnthropicMessages
-
-        inner = AnthropicMessages.from_settings(
-            model=settings.model,
-            base_url=settings.base_url,
-            api_key_env=settings.api_key_env or _DEFAULT_KEY_ENV["anthropic"],
-        )
-    else:
-        from signoff.models.bedrock import BedrockConverse
-
-        inner = BedrockConverse.from_settings(model=settings.model, region=settings.region)
-    return Recovering(inner)
+    return Recovering(model)

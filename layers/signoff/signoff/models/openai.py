@@ -10,8 +10,11 @@ from signoff.models._http import build_client, key_header, post_json
 from signoff.models._wire import read_reply
 
 if TYPE_CHECKING:
+    from pathlib import Path
+
     import httpx
 
+    from signoff.agents.config import ModelSettings
     from signoff.messages import Message, ModelRequest, ToolSpec
     from signoff.models._http import ProviderError
 
@@ -31,6 +34,15 @@ class OpenAIChat:
         self.client = client
         # Newer OpenAI models take "max_completion_tokens" and refuse "max_tokens".
         self.max_tokens_field = max_tokens_field
+
+    @classmethod
+    def from_config(cls, settings: ModelSettings, agent_dir: Path) -> OpenAIChat:
+        """The adapter an agent's ``model`` settings describe (key in ``OPENAI_API_KEY``)."""
+        return cls.from_settings(
+            model=settings.model,
+            base_url=settings.base_url,
+            api_key_env=settings.api_key_env or "OPENAI_API_KEY",
+        )
 
     @classmethod
     def from_settings(

@@ -43,6 +43,8 @@ if TYPE_CHECKING:
     from collections.abc import Callable
     from pathlib import Path
 
+    from signoff.agents.config import ModelSettings
+
 __all__ = ["Script", "ScriptedModel"]
 
 _PLACEHOLDER = re.compile(r"\{([A-Za-z_][\w.-]*)\}")
@@ -82,6 +84,15 @@ class ScriptedModel:
     def __call__(self, request: ModelRequest) -> ModelResponse:
         self.requests.append(request)
         return self._respond(request)
+
+    @classmethod
+    def from_config(cls, settings: ModelSettings, agent_dir: Path) -> ScriptedModel:
+        """The model playing the agent's ``script`` file.
+
+        Raises:
+            ConfigError: the script is missing, unreadable or malformed.
+        """
+        return cls.from_file(agent_dir / settings.script)
 
     @classmethod
     def from_file(cls, path: Path) -> ScriptedModel:
