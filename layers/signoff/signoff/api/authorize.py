@@ -17,7 +17,6 @@ is audited like a decision:
 
 from __future__ import annotations
 
-import time
 from typing import TYPE_CHECKING
 
 from signoff.channels.config import EmailSettings
@@ -55,7 +54,7 @@ def decider_for(
         Unauthorized: no token, and no valid API key (401).
     """
     if token:
-        granted = api.signer.verify(token, time.time())
+        granted = api.signer.verify(token, api.clock.now().timestamp())
         check_token(api, item, granted, decision)
         return link_decider(api, granted)
     tenant, key_id = api.caller(headers)

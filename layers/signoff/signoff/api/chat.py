@@ -8,7 +8,6 @@ own chat, and only if the item was sent there (``signoff.api.clicks``).
 """
 
 import json
-import time
 from typing import Any
 
 from aws_lambda_powertools.event_handler import Response
@@ -46,6 +45,7 @@ def slack_interactions() -> Response[str]:
 
     api = api_of(router)
     chat = api.chat
+    now = api.clock.now().timestamp()  # the window a signed request's timestamp must fall in
     event = router.current_event
     body = event.decoded_body or ""
     action = None
@@ -55,7 +55,7 @@ def slack_interactions() -> Response[str]:
     for name, settings in chat.of_type(SlackSettings):
         secret = chat.secrets.get(settings.signing_secret.secret)
         try:
-            verify_slack_request(event.headers, body, secret, time.time())
+            verify_slack_request(event.headers, body, secret, now)
         except InvalidSignature:
             continue
         if action is None:
@@ -100,6 +100,7 @@ def lark_callback_route() -> Response[str]:
 
     api = api_of(router)
     chat = api.chat
+    now = api.clock.now().timestamp()  # the window a signed request's timestamp must fall in
     event = router.current_event
     body = event.decoded_body or ""
     action: LarkAction | None = None
@@ -110,7 +111,7 @@ def lark_callback_route() -> Response[str]:
         token = chat.secrets.get(settings.verification_token.secret)
         key = chat.secrets.get(settings.encrypt_key.secret) if settings.encrypt_key else None
         try:
-            parsed = lark_callback(body, event.headers, token, key, now=time.time())
+            parsed = lark_callback(body, event.headers, token, key, now=now)
         except InvalidSignature:
             continue
         except BadForm as exc:

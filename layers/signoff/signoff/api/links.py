@@ -6,7 +6,6 @@ when it comes from another site. A ``view`` link (the only kind a chat channel
 with ``approvers`` is sent) shows the item without a form, and its ``POST`` is 403.
 """
 
-import time
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING
 
@@ -58,7 +57,7 @@ def _load(token: str) -> "tuple[PendingItem | None, bool, Response[str] | None]"
     """The item a link is about and whether the link only views it, or the refusal page."""
     api = api_of(router)
     try:
-        verified = api.signer.verify(token, time.time())
+        verified = api.signer.verify(token, api.clock.now().timestamp())
     except TokenForged:
         page = error_page(403, "This link is not valid", "Ask for a new link.")
         return None, False, _html(403, page)
@@ -135,7 +134,7 @@ def decide(token: str) -> Response[str]:
             answer, decision = None, form.get("decision", "")
             if decision not in ("approve", "deny"):
                 raise BadForm("decision", "must be approve or deny")
-        granted = api.signer.verify(token, time.time())
+        granted = api.signer.verify(token, api.clock.now().timestamp())
         check_token(api, item, granted, decision)  # type: ignore[arg-type]
     except BadForm as exc:
         return _html(400, error_page(400, "Something is missing", str(exc)))
