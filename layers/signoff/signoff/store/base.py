@@ -1,7 +1,10 @@
 """The store's ports: one per kind of thing a durable turn keeps.
 
-Every port has an in-memory adapter (``memory.py``) and a DynamoDB adapter
-(``dynamodb.py``); the contract suites in ``tests/contract/`` run against both.
+Each port is one class over a ``Table`` (``sessions.py``, ``pending.py``,
+``outbox.py``, ``api_keys.py``), its rules written once as condition values
+(``rules.py``); ``MemoryStore`` and ``DynamoStore`` put the same classes over a
+``MemoryTable`` or a ``DynamoTable``, and the contract suites in
+``tests/contract/`` run against both.
 The session port owns the one atomic write of a turn (``commit``): a step's log
 chunk with its checkpoint, a pause with its pending item and outbox rows, a
 finish with its lifecycle announcements. The outbox's own ``add`` writes the rows

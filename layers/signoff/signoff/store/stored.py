@@ -2,27 +2,17 @@
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, TypeVar
+from typing import TYPE_CHECKING
 
 from signoff.store import rules
-from signoff.store.records import (
-    ApiKey,
-    AuditEntry,
-    LogChunk,
-    OutboxRow,
-    PendingItem,
-    SessionRecord,
-)
 
 if TYPE_CHECKING:
     from collections.abc import Callable, Iterable, Iterator
 
-    from signoff.store.codec import Codec
+    from signoff.store.codec import Codec, R
     from signoff.store.table import Condition, Item, Table
 
 __all__ = ["Stored"]
-
-R = TypeVar("R", SessionRecord, LogChunk, PendingItem, OutboxRow, AuditEntry, ApiKey)
 
 
 class Stored:

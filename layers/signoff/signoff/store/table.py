@@ -28,6 +28,7 @@ __all__ = [
     "Index",
     "Item",
     "Key",
+    "Placeholders",
     "Put",
     "Table",
     "Update",
