@@ -50,7 +50,6 @@ __all__ = [
     "OFFLOAD_AT",
     "PENDING_INDEX",
     "RESOLUTION_REMOVES",
-    "SENT_REMOVES",
     "SETTLED_REMOVES",
     "TABLE_KEY",
     "UNSENT_INDEX",
@@ -144,9 +143,8 @@ LIVE: Final[dict[type[Record], tuple[str, ...]]] = {
     ApiKey: ("revoked_at",),
 }
 
-# A resolved item leaves the sweeper's index; a sent row leaves the unsent index.
+# A resolved item leaves the sweeper's index.
 RESOLUTION_REMOVES: Final = ("gsi1pk", "gsi1sk")
-SENT_REMOVES: Final = ("gsi2pk", "gsi2sk")
 # Sending is over for a row (sent or failed for good): it leaves the unsent
 # index and its lock.
 SETTLED_REMOVES: Final = ("gsi2pk", "gsi2sk", "lock_owner", "lock_until")
