@@ -12,9 +12,8 @@ attribute (``BaseRouter.current_event``) that every resolver in the process
 shares, so two requests at once, even to two functions, would read each
 other's event.
 
-``LocalContinuations`` stands in for ``LambdaContinuations``: Lambda's
-asynchronous self-invoke becomes an invocation of the continuing function in
-a background thread, with the same continuation event.
+Asynchronous invocations (a turn's continuation) reach a function through
+the stack's Lambda Invoke API (``signoff_dev.local.lambda_api``).
 """
 
 from __future__ import annotations
@@ -25,12 +24,10 @@ import io
 import sys
 import threading
 import time
-import traceback
 import uuid
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, TextIO
 
-from signoff.continuations.base import continuation_event
 from signoff.errors import ConfigError, UsageError
 from signoff_dev.local.template import ACCOUNT_ID, REGION, TEMPLATE_FILE
 
@@ -41,7 +38,7 @@ if TYPE_CHECKING:
 
     from signoff_dev.local.template import FunctionSpec
 
-__all__ = ["FunctionOutput", "LocalContext", "LocalContinuations", "LocalFunction"]
+__all__ = ["FunctionOutput", "LocalContext", "LocalFunction"]
 
 # Set while a thread runs a handler: its prints are the function's log, not the console's.
 _invocation = threading.local()
@@ -158,52 +155,3 @@ class FunctionOutput(io.TextIOBase):
     def flush(self) -> None:
         self.console.flush()
         self.logs.flush()
-
-
-class LocalContinuations:
-    """Each continuation is an invocation of ``function`` in a thread of its own.
-
-    Lambda retries a failed asynchronous invocation and then drops it; here a
-    failure is reported through ``report`` and the turn's lease runs out, so the
-    sweeper re-drives it, as on AWS.
-    """
-
-    def __init__(self, function: LocalFunction, report: Callable[[str], None]) -> None:
-        self.function = function
-        self._report = report
-        self._threads: set[threading.Thread] = set()
-        self._lock = threading.Lock()
-
-    def schedule(self, session_id: str) -> None:
-        """Continue ``session_id`` in the background.
-
-        Raises:
-            UsageError: ``session_id`` is empty.
-        """
-        event = continuation_event(session_id)
-        thread = threading.Thread(
-            target=self._run, args=(event,), name=f"continue-{session_id}", daemon=True
-        )
-        with self._lock:
-            self._threads.add(thread)
-        thread.start()
-
-    def wait(self, timeout: float) -> None:
-        """Wait up to ``timeout`` seconds for the continuations still running."""
-        deadline = time.monotonic() + timeout
-        with self._lock:
-            running = list(self._threads)
-        for thread in running:
-            thread.join(max(0.0, deadline - time.monotonic()))
-
-    def _run(self, event: dict[str, str]) -> None:
-        try:
-            self.function.invoke(event)
-        except Exception:  # a crashed invocation, as Lambda would log it
-            self._report(
-                f"continuing session {event['sessionId']} failed "
-                f"(the sweeper re-drives it):\n{traceback.format_exc()}"
-            )
-        finally:
-            with self._lock:
-                self._threads.discard(threading.current_thread())

@@ -18,11 +18,13 @@
    ``SIGNOFF_SECRET_<NAME>`` provides one, and verifies every email channel's
    sender with the emulator's SES (which, like SES, refuses mail from others):
    mail goes nowhere, the mailbox captures it;
-6. imports each function's ``app.py`` as Lambda would, then adjusts two things
-   at the composition root, where ``signoff.aws`` wired them: the ``Api``
-   objects get ``LocalContinuations`` (a Lambda async self-invoke has no
-   local counterpart), and the notifier's sink channels are aimed at this
-   stack's port (``channels.yaml`` says 3000; the demo and tests use others);
+6. serves Lambda's Invoke API for the functions' asynchronous invocations (a
+   turn's continuation) and points boto3's Lambda endpoint at it
+   (``signoff_dev.local.lambda_api``), then imports each function's ``app.py``
+   as Lambda would: the composition root (``signoff.aws``) builds every service
+   from that environment. Only the notifier's sink channels are aimed at this
+   stack's port afterwards (``channels.yaml`` says 3000; the demo and tests use
+   others);
 7. serves the template's ``HttpApi`` routes and the local-only ones: the
    sink's, the mailbox's ``GET /_local/emails``, ``POST /_local/trigger`` (an
    agent's schedule run once: ``signoff trigger``), the SSE stream
@@ -46,12 +48,12 @@ import threading
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Final, TextIO, cast
 
-from signoff.errors import ConfigError
 from signoff_dev.local.emulator import AwsEmulator
 from signoff_dev.local.environ import EnvironmentChanges
-from signoff_dev.local.functions import FunctionOutput, LocalContinuations, LocalFunction
+from signoff_dev.local.functions import FunctionOutput, LocalFunction
 from signoff_dev.local.gateway import Gateway
 from signoff_dev.local.guard import RequestGuard, check_listen_address
+from signoff_dev.local.lambda_api import LambdaInvokeApi
 from signoff_dev.local.mailbox import Mailbox, emulator_sent_messages
 from signoff_dev.local.router import Route, RouteTable, routes_from
 from signoff_dev.local.sink import NotificationSink
@@ -59,7 +61,6 @@ from signoff_dev.local.sources import EventSources, triggering_queues
 from signoff_dev.local.template import (
     ACCOUNT_ID,
     REGION,
-    TEMPLATE_FILE,
     AwsResources,
     create_resources,
     find_template,
@@ -67,11 +68,12 @@ from signoff_dev.local.template import (
 )
 from signoff_dev.local.trigger import scheduled_function, trigger_routes
 from signoff_dev.local.wiring import (
+    aim_sinks,
     capture_emails,
+    check_continuing_function,
     export_environment,
     message_api,
     store_channel_secrets,
-    wire_modules,
 )
 
 if TYPE_CHECKING:
@@ -149,7 +151,7 @@ class LocalStack:
         self._say_lock = threading.Lock()
         self._emulator = AwsEmulator()
         self._environ = EnvironmentChanges()
-        self._continuations: LocalContinuations | None = None
+        self._lambda: LambdaInvokeApi | None = None
         self._gateway: Gateway | None = None
         self._output: FunctionOutput | None = None
 
@@ -218,12 +220,15 @@ class LocalStack:
         self._gateway = Gateway(self.settings.host, self.settings.port, log=self.say)
         self._output = FunctionOutput(sys.stdout, self.settings.logs or sys.stderr)
         sys.stdout = cast("TextIO", self._output)
+        self._lambda = LambdaInvokeApi({}, report=self.say, host=self.settings.host)
         self._emulator.start()
         for name in [n for n in os.environ if n.startswith("AWS_ENDPOINT_URL_")]:
             self._environ.set(name, None)  # a per-service endpoint would bypass the emulator
         for name, value in {
             **_FAKE_CREDENTIALS,
             "AWS_ENDPOINT_URL": self.aws_endpoint,
+            # Lambda calls (a turn's continuation) go to the stack's own Invoke API.
+            "AWS_ENDPOINT_URL_LAMBDA": self._lambda.endpoint,
             "AWS_DEFAULT_REGION": REGION,
             "AWS_REGION": REGION,
             "AWS_PROFILE": None,
@@ -245,16 +250,14 @@ class LocalStack:
         )
         self._export_environment()
         channels = self._channel_secrets()
+        check_continuing_function(self.resources.functions.values())
         for spec in self.resources.functions.values():
             function = LocalFunction(spec, self.root)
             function.load()
             self.functions[spec.logical_id] = function
-        wire_modules(
-            self.functions.values(),
-            channels,
-            url=self.url,
-            continuations=self._local_continuations,
-        )
+        self._lambda.functions = {f.spec.physical_name: f for f in self.functions.values()}
+        self._lambda.start()
+        aim_sinks(self.functions.values(), channels, url=self.url)
         self.routes = routes_from(self.resources.functions)
         self._gateway.routes = RouteTable(self.routes)
         self._gateway.local = {
@@ -281,8 +284,8 @@ class LocalStack:
             self._gateway.stop()
         self.sources.join(timeout=5.0)
         self.mailbox.join(timeout=5.0)
-        if self._continuations is not None:
-            self._continuations.wait(timeout=15.0)
+        if self._lambda is not None:
+            self._lambda.stop(timeout=15.0)
         self._emulator.stop()
         for function in self.functions.values():
             function.unload()
@@ -355,16 +358,3 @@ class LocalStack:
     def message_api(self) -> Api:
         """The services of the function that serves ``POST /agents/{name}/messages``."""
         return message_api(self.routes, self.functions)
-
-    def _local_continuations(self) -> LocalContinuations:
-        if self._continuations is None:
-            target = os.environ.get("SIGNOFF_CONTINUE_FUNCTION", "")
-            by_name = {f.spec.physical_name: f for f in self.functions.values()}
-            if target not in by_name:
-                raise ConfigError(
-                    TEMPLATE_FILE,
-                    "SIGNOFF_CONTINUE_FUNCTION",
-                    f"{target!r} is no function of the template",
-                )
-            self._continuations = LocalContinuations(by_name[target], report=self.say)
-        return self._continuations

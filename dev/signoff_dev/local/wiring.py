@@ -10,7 +10,6 @@ email senders verified with the emulator's SES.
 from __future__ import annotations
 
 import base64
-import dataclasses
 import os
 import secrets
 from typing import TYPE_CHECKING
@@ -27,16 +26,17 @@ if TYPE_CHECKING:
     from signoff.api.context import Api
     from signoff.channels.config import ChannelsConfig
     from signoff_dev.local.environ import EnvironmentChanges
-    from signoff_dev.local.functions import LocalContinuations, LocalFunction
+    from signoff_dev.local.functions import LocalFunction
     from signoff_dev.local.router import Route
     from signoff_dev.local.template import FunctionSpec
 
 __all__ = [
+    "aim_sinks",
     "capture_emails",
+    "check_continuing_function",
     "export_environment",
     "message_api",
     "store_channel_secrets",
-    "wire_modules",
 ]
 
 
@@ -112,22 +112,26 @@ def capture_emails(config: ChannelsConfig) -> None:
         ses.create_email_identity(EmailIdentity=sender)
 
 
-def wire_modules(
-    functions: Iterable[LocalFunction],
-    channels: ChannelsConfig,
-    *,
-    url: str,
-    continuations: Callable[[], LocalContinuations],
-) -> None:
-    from signoff.api.context import Api
+def check_continuing_function(functions: Iterable[FunctionSpec]) -> None:
+    """Check that ``SIGNOFF_CONTINUE_FUNCTION`` names a function of the template.
+
+    Raises:
+        ConfigError: it names none, so no turn could continue.
+    """
+    target = os.environ.get("SIGNOFF_CONTINUE_FUNCTION", "")
+    if target not in {spec.physical_name for spec in functions}:
+        raise ConfigError(
+            TEMPLATE_FILE, "SIGNOFF_CONTINUE_FUNCTION", f"{target!r} is no function of the template"
+        )
+
+
+def aim_sinks(functions: Iterable[LocalFunction], channels: ChannelsConfig, *, url: str) -> None:
+    """Aim the notifiers' sink channels at ``url``, the port this stack listens on."""
     from signoff.notify.hub import Notifier
 
     for function in functions:
-        for attribute, value in list(vars(function.module).items()):
-            if isinstance(value, Api):
-                replaced = dataclasses.replace(value, continuations=continuations())
-                setattr(function.module, attribute, replaced)
-            elif isinstance(value, Notifier):
+        for value in vars(function.module).values():
+            if isinstance(value, Notifier):
                 value.channels = {**value.channels, **sink_webhooks(channels, url)}
 
 
