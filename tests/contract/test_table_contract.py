@@ -217,3 +217,63 @@ def test_a_query_of_a_sparse_index_sees_only_items_that_carry_its_key(table: Tab
     pages = table.query("PENDING", Attr(index.sk).lt("0004"), index=index, limit=2)
 
     assert [[row["gsi1sk"] for row in page] for page in pages][:2] == [["0001", "0002"], ["0003"]]
+
+
+# --- every rule of the store, rendered and evaluated alike ---------------------------------
+
+NOW = 100.0
+SAMPLES: list[Item] = [
+    item(status="idle", updated_at=10.0),
+    item(status="done", lease_owner="a", lease_until=150.0),
+    item(status="running", lease_owner="a", lease_until=90.0, updated_at=50.0),
+    item(status="running", lease_owner="b", lease_until=150.0),
+    item(status="running", updated_at=99.5),
+    item(status="paused", pending_id="p1", updated_at=20.0),
+    item(status="pending", expires_at=150.0, reminders=0),
+    item(status="pending", expires_at=100.0),
+    item(status="pending", expires_at=150.0, reminders=1),
+    item(status="approved", expires_at=150.0, ttl=1000),
+    item(status="pending", expires_at=150.0, ttl=100),
+    item(created_at=50.0, attempts=1, lock_owner="a", lock_until=150.0, failed=False),
+    item(created_at=50.0, attempts=2, lock_owner="b", lock_until=90.0, last_error="503"),
+    item(created_at=99.0, attempts=1, notified_at=99.5),
+    item(created_at=10.0, failed=True),
+    item(revoked_at=5.0),
+    item(label="ci"),
+]
+RULES: dict[str, Condition] = {
+    "live": rules.live(NOW),
+    "absent": rules.absent(NOW),
+    "claimable for a message": rules.claimable("message", "a", NOW),
+    "claimable for a resume": rules.claimable("resume", "a", NOW, "p1"),
+    "claimable for a redrive": rules.claimable("redrive", "a", NOW),
+    "owned": rules.owned("a"),
+    "stalled": rules.stalled(NOW),
+    "resolvable by a human": rules.resolvable("approved", NOW),
+    "resolvable by the expiry": rules.resolvable("expired", NOW),
+    "first reminder": rules.remindable(0, NOW),
+    "second reminder": rules.remindable(1, NOW),
+    "unsent": rules.unsent(NOW),
+    "sendable": rules.sendable("a", NOW),
+    "releasable": rules.releasable("b", NOW),
+    "free key": rules.FREE_KEY,
+    "unrevoked key": rules.UNREVOKED_KEY,
+}
+
+
+@pytest.mark.parametrize("rule", list(RULES))
+def test_every_rule_is_applied_by_the_table_exactly_when_it_holds_in_python(
+    table: Table, rule: str
+) -> None:
+    condition = RULES[rule]
+    disagreements = []
+    for sample in SAMPLES:
+        table.put(sample)
+        refused = attempt(lambda: table.update(Update(KEY, {"touched": 1}, condition=condition)))
+        if (refused is None) != condition.holds(sample):
+            disagreements.append(sample)
+
+    assert disagreements == []
+    # the samples exercise both answers of every rule (a free key is one nothing holds yet)
+    answers = {condition.holds(sample) for sample in SAMPLES}
+    assert answers == ({False} if rule == "free key" else {True, False})
