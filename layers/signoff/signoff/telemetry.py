@@ -1,24 +1,60 @@
-"""Logs, metrics and correlation keys of the functions (Powertools): the AWS side, not the core."""
+"""Logs, metrics and correlation keys of the functions (Powertools): the AWS side, not the core.
+
+One structured log. The Powertools logger is the stdlib logger ``signoff``, so
+the engine's own ``logging.getLogger(__name__)`` loggers (``signoff.*``) write
+through it: the same JSON with the same correlation keys. The libraries the
+functions call out with get its handler too, at WARNING (``quiet_libraries``).
+"""
 
 from __future__ import annotations
 
+import logging
 import time
 from typing import TYPE_CHECKING
 
 from aws_lambda_powertools import Logger, Metrics
+from aws_lambda_powertools.logging.utils import copy_config_to_registered_loggers
 from aws_lambda_powertools.metrics import MetricUnit
 
 if TYPE_CHECKING:
     from signoff.durable.results import TurnResult
 
-__all__ = ["TRACED_MODULES", "logger", "metrics", "metrics_for_turn", "resolve_latency"]
+__all__ = [
+    "LIBRARIES",
+    "TRACED_MODULES",
+    "logger",
+    "metrics",
+    "metrics_for_turn",
+    "quiet_libraries",
+    "resolve_latency",
+]
 
+# The service name is the package's name: ``signoff.*`` loggers are its children.
 logger = Logger(service="signoff")
 metrics = Metrics(namespace="signoff", service="signoff")
 # What the functions' Tracer patches: the libraries they call out with (AWS APIs;
 # model providers and channels). The default, every library X-Ray supports,
 # imports sqlite3, SQLAlchemy's, pymongo's … patch modules on each cold start.
 TRACED_MODULES = ("botocore", "httpx")
+
+# Libraries that log on their own. Below WARNING they write what must not reach a
+# log: httpx's INFO line names every URL it posts to (a Slack or Lark webhook URL
+# is itself a secret), botocore's DEBUG the requests' bodies (tool arguments in
+# the session log). Lambda sets the root logger to INFO, so they are capped here.
+LIBRARIES = ("botocore", "boto3", "urllib3", "httpx", "httpcore", "aws_xray_sdk")
+
+
+def quiet_libraries() -> None:
+    """The libraries' loggers write the service's JSON (correlation keys too), WARNING and up."""
+    for name in LIBRARIES:
+        logging.getLogger(name)  # registered now, whether the library is imported yet or not
+    copy_config_to_registered_loggers(
+        source_logger=logger, log_level=logging.WARNING, include=set(LIBRARIES)
+    )
+
+
+# At import: once per cold start, before a handler runs.
+quiet_libraries()
 
 _OUTCOME = {"finished": "TurnsFinished", "paused": "TurnsPaused", "running": "TurnsContinued"}
 
