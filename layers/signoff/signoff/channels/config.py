@@ -47,7 +47,6 @@ if TYPE_CHECKING:
 
 __all__ = [
     "ALLOW_PRIVATE_VARIABLE",
-    "APPROVAL_ONLY",
     "CHANNELS_FILE",
     "ChannelSettings",
     "ChannelsConfig",
@@ -66,8 +65,6 @@ __all__ = [
 
 CHANNELS_FILE: Final = "channels.yaml"
 ALLOW_PRIVATE_VARIABLE: Final = "SIGNOFF_ALLOW_PRIVATE_WEBHOOKS"
-# The channel types that take only the ``approval`` event (row and queue backends).
-APPROVAL_ONLY: Final = frozenset(name for name, kind in CHANNEL_TYPES.items() if kind.approval_only)
 
 # A channel's name ends up in idempotency keys (``runId:pendingId:channel``) and
 # in secret-free log lines: no colon, no spaces, nothing that needs quoting.
@@ -398,7 +395,7 @@ def check_agent_notify(
         if not events:
             # an empty list would be accepted and then never send anything
             raise ConfigError(agent_file, f"notify.{name}", "lists no events to send")
-        if settings.type in APPROVAL_ONLY:
+        if CHANNEL_TYPES[settings.type].approval_only:
             others = sorted({event for event in events if event != "approval"})
             if others:
                 raise ConfigError(

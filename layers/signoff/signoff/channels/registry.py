@@ -21,8 +21,6 @@ from signoff.clock import SystemClock
 from signoff.plugins import load
 
 if TYPE_CHECKING:
-    from collections.abc import Mapping
-
     import httpx
 
     from signoff.channels.base import Channel
@@ -111,7 +109,8 @@ class ChannelType:
 
 _CONFIG: Final = "signoff.channels.config"
 
-CHANNEL_TYPES: Final[Mapping[str, ChannelType]] = {
+# Entries may be added at start-up (a plug-in's type); nothing caches this table.
+CHANNEL_TYPES: Final[dict[str, ChannelType]] = {
     "webhook": ChannelType(
         channel="signoff.channels.webhook:WebhookChannel", settings=f"{_CONFIG}:WebhookSettings"
     ),

@@ -19,7 +19,6 @@ from pydantic_core import PydanticCustomError
 from signoff.plugins import load
 
 if TYPE_CHECKING:
-    from collections.abc import Mapping
     from pathlib import Path
 
     from signoff.agents.config import ModelSettings
@@ -55,7 +54,8 @@ class Provider:
         return cls
 
 
-PROVIDERS: Final[Mapping[str, Provider]] = {
+# Entries may be added at start-up (a plug-in's provider); nothing caches this table.
+PROVIDERS: Final[dict[str, Provider]] = {
     "scripted": Provider(adapter="signoff.models.scripted:ScriptedModel", retried=False),
     "openai": Provider(adapter="signoff.models.openai:OpenAIChat"),
     "anthropic": Provider(adapter="signoff.models.anthropic:AnthropicMessages"),
