@@ -150,6 +150,7 @@ def test_an_update_sets_and_removes_and_returns_the_item_afterwards(table: Table
 
     assert after == item(status="approved", at=1.25, note="n")
     assert table.get(KEY) == after
+    assert table.update(Update(KEY, remove=("note",))) == item(status="approved", at=1.25)
 
 
 def test_numbers_read_back_as_written(table: Table) -> None:

@@ -91,12 +91,12 @@ def _write(name: str, write: Put | Update) -> dict[str, Any]:
         args: dict[str, Any] = {"TableName": name, "Item": dump(write.item)}
     else:
         args = {"TableName": name, "Key": _key(write.key)}
-        update = "SET " + ", ".join(
-            f"{slots.name(attr)} = {slots.value(value)}" for attr, value in write.set_attrs.items()
+        sets = [f"{slots.name(attr)} = {slots.value(v)}" for attr, v in write.set_attrs.items()]
+        removes = [slots.name(attr) for attr in write.remove]
+        clauses = [("SET", sets), ("REMOVE", removes)]
+        expressions["UpdateExpression"] = " ".join(
+            f"{verb} {', '.join(parts)}" for verb, parts in clauses if parts
         )
-        if write.remove:
-            update += " REMOVE " + ", ".join(slots.name(attr) for attr in write.remove)
-        expressions["UpdateExpression"] = update
     if write.condition is not None:
         expressions["ConditionExpression"] = write.condition.render(slots)
         args["ReturnValuesOnConditionCheckFailure"] = "ALL_OLD"
