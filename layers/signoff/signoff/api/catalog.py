@@ -1,5 +1,7 @@
 """Read-only routes: the agents, an agent's resolved config, a session's status and decisions."""
 
+from __future__ import annotations
+
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Annotated, Any
 
@@ -81,7 +83,7 @@ def session_status(name: str, id: str, after: Annotated[int, Query(ge=0)] = 0) -
     return body.model_dump(by_alias=True, exclude_none=True)
 
 
-def _decisions(api: Any, record: "SessionRecord") -> list[SessionDecision]:
+def _decisions(api: Any, record: SessionRecord) -> list[SessionDecision]:
     """The session's decisions from its audit trail (refusals and gate rules left out)."""
     return [
         SessionDecision(
@@ -98,7 +100,7 @@ def _decisions(api: Any, record: "SessionRecord") -> list[SessionDecision]:
     ]
 
 
-def _events(api: Any, record: "SessionRecord") -> list[dict[str, Any]]:
+def _events(api: Any, record: SessionRecord) -> list[dict[str, Any]]:
     return [
         event
         for chunk in api.sessions.read_log(record.session_id, from_seq=record.first_seq)

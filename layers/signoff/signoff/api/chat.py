@@ -7,6 +7,8 @@ channel a click decides through is the verified one that posts to the click's
 own chat, and only if the item was sent there (``signoff.api.clicks``).
 """
 
+from __future__ import annotations
+
 import json
 from typing import Any
 

@@ -4,6 +4,8 @@ Every route returns the same 200 / 202 family as ``POST /messages``: the turn
 finished, or it paused again on the next decision.
 """
 
+from __future__ import annotations
+
 import time
 from typing import TYPE_CHECKING, Literal
 
@@ -33,7 +35,7 @@ def _token() -> str | None:
     return event.headers.get("x-signoff-token") or event.get_query_string_value("token")
 
 
-def _item(pending_id: str, kind: Literal["approval", "question"]) -> "PendingItem":
+def _item(pending_id: str, kind: Literal["approval", "question"]) -> PendingItem:
     item = api_of(router).pending.get(pending_id)
     if item is None or item.kind != kind:
         raise NotFound(f"pending {kind}", pending_id)

@@ -6,6 +6,8 @@ when it comes from another site. A ``view`` link (the only kind a chat channel
 with ``approvers`` is sent) shows the item without a form, and its ``POST`` is 403.
 """
 
+from __future__ import annotations
+
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING
 
@@ -53,7 +55,7 @@ def _html(status: int, page: str) -> Response[str]:
     )
 
 
-def _load(token: str) -> "tuple[PendingItem | None, bool, Response[str] | None]":
+def _load(token: str) -> tuple[PendingItem | None, bool, Response[str] | None]:
     """The item a link is about and whether the link only views it, or the refusal page."""
     api = api_of(router)
     try:

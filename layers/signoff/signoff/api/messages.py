@@ -1,5 +1,7 @@
 """``POST /agents/{name}/messages``: run one message, answer 200 done or 202 pending."""
 
+from __future__ import annotations
+
 from aws_lambda_powertools.event_handler import Response
 from aws_lambda_powertools.event_handler.api_gateway import Router
 

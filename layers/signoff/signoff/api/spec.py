@@ -1,5 +1,7 @@
 """``GET /openapi.json``, and which routes each function serves."""
 
+from __future__ import annotations
+
 from functools import cache
 from typing import Any
 
