@@ -7,6 +7,8 @@
                     secret: {secret: webhook-signing}}
       support-email: {type: email, to: [ops@example.com], from: signoff@example.com}
 
+A channel's ``type`` names an entry of ``CHANNEL_TYPES`` (``channels/registry.py``),
+whose settings model validates the rest; the built-in types' models are here.
 Secrets are referenced by name (``{secret: name}``, read from the deployment's
 secret source when a channel sends), never written inline. Agents name the
 channels they want in ``agent.yaml``'s ``notify``; ``check_agent_notify``
