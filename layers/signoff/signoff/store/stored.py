@@ -34,10 +34,8 @@ class Stored:
     ) -> Iterator[R]:
         """The live records of query pages that meet ``keep``, decoded as the pages arrive."""
         for page in pages:
-            now = self._now()
+            alive = rules.live(self._now())
             for item in page:
                 # an index is eventually consistent: recheck what it returned
-                if keep is None or keep.holds(item):
-                    record = self._read(item, model, now)
-                    if record is not None:
-                        yield record
+                if alive.holds(item) and (keep is None or keep.holds(item)):
+                    yield self._codec.decode(item, model)

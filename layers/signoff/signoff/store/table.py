@@ -218,13 +218,17 @@ class _Any(Condition):
 
 
 def all_of(*parts: Condition) -> Condition:
-    """The conjunction of ``parts``."""
-    return _All(parts)
+    """The conjunction of ``parts`` (nested conjunctions flattened into one)."""
+    return _All(
+        tuple(p for part in parts for p in (part.parts if isinstance(part, _All) else [part]))
+    )
 
 
 def any_of(*parts: Condition) -> Condition:
-    """The disjunction of ``parts``."""
-    return _Any(parts)
+    """The disjunction of ``parts`` (nested disjunctions flattened into one)."""
+    return _Any(
+        tuple(p for part in parts for p in (part.parts if isinstance(part, _Any) else [part]))
+    )
 
 
 @dataclass(frozen=True)
