@@ -45,10 +45,12 @@ install: $(BIN)/.installed
 demo: install
 	$(BIN)/signoff demo
 
+# lint-imports: the layers and cycles of pyproject.toml's [tool.importlinter].
 lint: install
 	$(BIN)/ruff check .
 	$(BIN)/ruff format --check .
 	$(BIN)/mypy
+	$(BIN)/lint-imports
 
 # template.yaml: cfn-lint, SAM's own lint, and a build into .aws-sam/build (the
 # engine layer's wheels are fetched for python3.13 and the template's Architecture,

@@ -143,7 +143,7 @@ def _run(args: argparse.Namespace) -> int:
     from signoff.live import run_live
     from signoff.models.factory import build_model
     from signoff_dev.cli.approvers import FlagApprover, TerminalApprover
-    from signoff_dev.cli.render import render
+    from signoff_dev.render import render
 
     agent = _catalog(args).get(args.agent)
     session_id = args.session or new_id()

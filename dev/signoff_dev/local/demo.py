@@ -251,7 +251,7 @@ def _pending(body: dict[str, Any]) -> str:
 def _event_lines(events: list[dict[str, Any]]) -> list[str]:
     """One readable line per event (the CLI's rendering; the type when it has none)."""
     from signoff.events import parse
-    from signoff_dev.cli.render import render
+    from signoff_dev.render import render
 
     lines = []
     for data in events:

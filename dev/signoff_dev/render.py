@@ -1,4 +1,4 @@
-"""Human-readable one-line renderings of events, for stderr."""
+"""Human-readable one-line renderings of events, for stderr (the CLI's and the demo's)."""
 
 from __future__ import annotations
 
