@@ -94,7 +94,9 @@ def _delivers(trigger: dict[str, Any], event: dict[str, Any]) -> bool:
     props = trigger.get("Properties", {})
     kind = trigger["Type"]
     if kind == "HttpApi":
-        return bool(event.get("routeKey") == f"{props['Method'].upper()} {props['Path']}")
+        # No Method and Path: API Gateway's $default route, which takes what no route matches.
+        route = f"{props['Method'].upper()} {props['Path']}" if "Path" in props else "$default"
+        return bool(event.get("routeKey") == route)
     if kind in {"Schedule", "ScheduleV2"} and "Input" in props:
         # A schedule with Input delivers exactly that JSON, no EventBridge envelope.
         return bool(event == json.loads(props["Input"]))
