@@ -59,8 +59,10 @@ def extended(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[dict[s
         for key, entry in entries.items():
             monkeypatch.setitem(table, key, entry)
     yield blocks
-    for module in ("signoff.models.echo", "signoff.channels.jsonl"):
-        sys.modules.pop(module, None)
+    for package, module in ((signoff.models, "echo"), (signoff.channels, "jsonl")):
+        sys.modules.pop(f"{package.__name__}.{module}", None)
+        if hasattr(package, module):
+            delattr(package, module)
 
 
 def run_page_test(code: str, tmp_path: Path) -> None:
