@@ -28,6 +28,7 @@ from moto.core import DEFAULT_ACCOUNT_ID
 from moto.ses.models import ses_backends
 
 from signoff.continuations.memory import MemoryContinuations
+from signoff.telemetry import LIBRARIES
 from tests.conftest import ROOT
 from tests.support.http_server import RecordingServer, Reply
 from tests.support.lambdas import FakeLambdaContext, body, import_handler, load_event, queued_batch
@@ -141,7 +142,9 @@ def traced(aws: AwsResources, monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -
         # Every trace sampled; threads without a segment (the notifier's pool) are skipped.
         xray_recorder.configure(emitter=emitter, sampling=False, context_missing="IGNORE_ERROR")
         logs = RecordingHandler()
-        watched = [logging.getLogger(), logging.getLogger("signoff")]
+        # The libraries' loggers write through the service's handler, not the root's.
+        libraries = [logging.getLogger(name) for name in LIBRARIES]
+        watched = [logging.getLogger(), logging.getLogger("signoff"), *libraries]
         levels = [logger.level for logger in watched]
         for logger in watched:
             logger.addHandler(logs)
