@@ -29,9 +29,10 @@ from signoff.store.records import (
     SessionRecord,
 )
 from tests.support.aws import aws as aws
+from tests.support.builders import T0 as T0
+from tests.support.builders import pending_approval
 
-START = datetime(2026, 1, 1, tzinfo=UTC)
-T0 = START.timestamp()
+START = datetime.fromtimestamp(T0, UTC)  # the builders' "now": 2026-01-01
 PAGE_SIZE = 3
 # The lease a pause commit is written under (Records.pause).
 PAUSER = "lambda-pauser"
@@ -82,23 +83,9 @@ class Records:
     def pending(
         self, pending_id: str = "p1", *, session_id: str = "s1", **changes: Any
     ) -> PendingItem:
-        base = PendingItem(
-            id=pending_id,
-            kind="approval",
-            session_id=session_id,
-            run_id="run-1",
-            agent="refunds",
-            tenant="acme",
-            environment="production",
-            call_id=f"call-{pending_id}",
-            tool="refund",
-            args={"order": "A-17", "amount": 25},
-            reason="refunds need a human",
-            channels=["slack", "email"],
-            requested_at=T0,
-            expires_at=T0 + 3600,
+        return pending_approval(
+            pending_id, session_id=session_id, channels=["slack", "email"], **changes
         )
-        return base.model_copy(update=changes)
 
     def outbox(self, pending_id: str, channel: str, **changes: Any) -> OutboxRow:
         base = OutboxRow(

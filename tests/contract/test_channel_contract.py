@@ -25,17 +25,19 @@ from moto.ses.models import ses_backends
 
 from signoff.channels.email import IDEMPOTENCY_HEADER, EmailChannel
 from signoff.channels.memory import RecordingChannel
-from signoff.channels.notification import Notification, idempotency_key
+from signoff.channels.notification import idempotency_key
 from signoff.channels.webhook import WebhookChannel
 from signoff.clock import SystemClock
 from signoff.errors import SendFailed
 from tests.support.aws import fake_credentials
+from tests.support.builders import approval_notification
 from tests.support.webhook_sink import Reply, WebhookSink
 
 if TYPE_CHECKING:
     from collections.abc import Iterator
 
     from signoff.channels.base import Channel
+    from signoff.channels.notification import Notification
 
 REGION = "us-east-1"
 SENDER = "signoff@example.com"
@@ -156,21 +158,7 @@ def harness(
             yield EmailHarness()
 
 
-def approval(pending: str = "p1") -> Notification:
-    return Notification(
-        kind="approval",
-        agent="customer-service",
-        run_id="run-1",
-        pending_id=pending,
-        title="Approve issue_refund?",
-        body='issue_refund {"orderId": "A-17", "amount": 25}',
-        tool="issue_refund",
-        args={"orderId": "A-17", "amount": 25},
-        link_url="https://signoff.example.com/a/token-1",
-        approve_url="https://api.example.com/pending/p1/approve?t=token-1",
-        deny_url="https://api.example.com/pending/p1/deny?t=token-1",
-        expires_at="2026-01-02T00:00:00.000Z",
-    )
+approval = approval_notification
 
 
 def key_for(harness: Harness, pending: str = "p1") -> str:

@@ -36,6 +36,7 @@ from signoff.channels.registry import BuildContext
 from signoff.clock import ManualClock, iso
 from signoff.errors import SecretMissing, SendFailed
 from signoff.secrets.memory import MemorySecrets
+from tests.support.builders import approval_notification
 from tests.support.services import postgres_server as postgres_server
 from tests.support.services import redis_server as redis_server
 
@@ -68,35 +69,18 @@ Credentials = Literal["good", "wrong-password", "no-permission"]
 
 
 def approval(pending_id: str = "p1", **changes: Any) -> Notification:
-    """An approval notification with every field a channel could leak set."""
-    base = Notification(
-        kind="approval",
-        agent="refunds",
-        run_id="run-1",
-        title="refund needs a human: matched rule 'refunds-need-approval'",
-        body='refund {"order": "A-17", "amount": 25}',
-        resume_token=TOKEN,
-        expires_at="2026-01-02T12:00:00.000Z",
-        pending_id=pending_id,
-        session_id="s1",
-        tenant="acme",
-        tool="refund",
-        args={"order": "A-17", "amount": 25},
-        link_url=f"https://signoff.example/a/{TOKEN}",
-        approve_url=f"https://signoff.example/approvals/{pending_id}/approve?token={TOKEN}",
-        deny_url=f"https://signoff.example/approvals/{pending_id}/deny?token={TOKEN}",
-    )
-    return base.model_copy(update=changes)
+    """An approval with every field a channel could leak set, its links carrying TOKEN."""
+    return approval_notification(pending_id, token=TOKEN, session_id="s1", tenant="acme", **changes)
 
 
 def expected_row(pending_id: str = "p1") -> dict[str, Any]:
     """The seed's PendingApprovalRow for ``approval(pending_id)``, as a reader sees it."""
     return {
         "pendingId": pending_id,
-        "tool": "refund",
-        "args": {"order": "A-17", "amount": 25},
-        "scope": {"tenant": "acme", "environment": ENVIRONMENT, "agent": "refunds"},
-        "reason": "refund needs a human: matched rule 'refunds-need-approval'",
+        "tool": "issue_refund",
+        "args": {"orderId": "A-17", "amount": 25},
+        "scope": {"tenant": "acme", "environment": ENVIRONMENT, "agent": "customer-service"},
+        "reason": "Approve issue_refund?",
         "requestedAt": "2026-01-01T12:00:00.000Z",
     }
 

@@ -29,22 +29,31 @@ from signoff.channels.email import (
     render,
     tag_value,
 )
-from signoff.channels.notification import Notification
 from signoff.channels.registry import BuildContext
 from signoff.errors import SendFailed
 from signoff.secrets.memory import MemorySecrets
 from tests.support.aws import fake_credentials
+from tests.support.builders import (
+    answer_url,
+    approval_notification,
+    approve_url,
+    deny_url,
+    link_url,
+    question_notification,
+)
 
 if TYPE_CHECKING:
     from collections.abc import Iterator
 
+    from signoff.channels.notification import Notification
+
 REGION = "us-east-1"
 SENDER = "signoff@example.com"
 KEY = "run-1:p1:mail"
-LINK = "https://signoff.example.com/a/token-1"
-APPROVE = "https://api.example.com/pending-approvals/p1/approve?token=token-1"
-DENY = "https://api.example.com/pending-approvals/p1/deny?token=token-1"
-ANSWER = "https://api.example.com/pending-questions/p2/answer?token=token-2"
+LINK = link_url("token-1")
+APPROVE = approve_url("p1", "token-1")
+DENY = deny_url("p1", "token-1")
+ANSWER = answer_url("p2", "token-2")
 URL = re.compile(r"https?://[^\s\"'<>]+")
 
 
@@ -90,38 +99,16 @@ def ses(monkeypatch: pytest.MonkeyPatch) -> Iterator[Ses]:
         yield Ses()
 
 
-def approval(**changes: Any) -> Notification:
-    base = Notification(
-        kind="approval",
-        agent="customer-service",
-        run_id="run-1",
-        pending_id="p1",
-        title="Approve issue_refund?",
-        body='issue_refund {"orderId": "A-17", "amount": 25}',
-        tool="issue_refund",
-        args={"orderId": "A-17", "amount": 25},
-        resume_token="token-1",
-        expires_at="2026-01-02T00:00:00.000Z",
-        link_url=LINK,
-        approve_url=APPROVE,
-        deny_url=DENY,
-    )
-    return base.model_copy(update=changes)
+approval = approval_notification
 
 
 def question() -> Notification:
-    return Notification(
-        kind="question",
-        agent="customer-service",
-        run_id="run-1",
-        pending_id="p2",
+    # Options with markup: the HTML part must escape them.
+    return question_notification(
         title="A question from customer-service",
         body="The agent asks:",
         question="Refund to card or store credit?",
         options=["card", "store credit <b>"],
-        resume_token="token-2",
-        answer_url=ANSWER,
-        link_url="https://signoff.example.com/a/token-2",
     )
 
 

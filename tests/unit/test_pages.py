@@ -7,13 +7,12 @@ import hashlib
 import html
 import re
 from html.parser import HTMLParser
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import pytest
 
 from signoff.errors import BadForm
 from signoff.events import PendingScope
-from signoff.store.records import PendingItem
 from signoff.web import (
     PAGE_HEADERS,
     already_resolved_page,
@@ -26,44 +25,24 @@ from signoff.web import (
     parse_form,
     view_page,
 )
+from tests.support.builders import T0, pending_approval, pending_question
 
-T0 = 1_767_225_600.0  # 2026-01-01T00:00:00Z
+if TYPE_CHECKING:
+    from signoff.store.records import PendingItem
+
 HOSTILE = "<script>alert(1)</script>"
 TOKEN = "v1.k1.eyJhIjoiZGVjaWRlIn0.c2ln"
 ACTION = "/a/v1.k1.eyJhIjoiZGVjaWRlIn0.c2ln"
+SCOPE = PendingScope(tenant="acme", environment="production", agent="refunds")
 
 
 def approval(**changes: Any) -> PendingItem:
-    base = PendingItem(
-        id="p1",
-        kind="approval",
-        session_id="s-42",
-        run_id="run-1",
-        agent="refunds",
-        tenant="acme",
-        environment="production",
-        call_id="call-1",
-        tool="refund",
-        args={"order": "A-17", "amount": 25},
-        scope=PendingScope(tenant="acme", environment="production", agent="refunds"),
-        reason="refunds need a human",
-        requested_at=T0,
-        expires_at=T0 + 3600,
-    )
-    return base.model_copy(update=changes)
+    item = pending_approval(session_id="s-42", call_id="call-1", scope=SCOPE)
+    return item.model_copy(update=changes)
 
 
 def question(**changes: Any) -> PendingItem:
-    base = approval(
-        kind="question",
-        tool=None,
-        args=None,
-        scope=None,
-        reason=None,
-        question="Which warehouse ships it?",
-        options=["Berlin", "Lyon"],
-    )
-    return base.model_copy(update=changes)
+    return pending_question(session_id="s-42", call_id="call-1").model_copy(update=changes)
 
 
 def resolved(item: PendingItem, status: str, **changes: Any) -> PendingItem:

@@ -13,7 +13,6 @@ import pytest
 from standardwebhooks.webhooks import Webhook, WebhookVerificationError
 
 from signoff.channels.config import SecretRef, WebhookSettings
-from signoff.channels.notification import Notification
 from signoff.channels.registry import BuildContext
 from signoff.channels.webhook import (
     Resolver,
@@ -26,6 +25,7 @@ from signoff.clock import ManualClock
 from signoff.errors import SecretMissing, SendFailed, StoreUnavailable
 from signoff.secrets.memory import MemorySecrets
 from tests.support.aws import free_port
+from tests.support.builders import approval_notification, question_notification
 from tests.support.webhook_sink import Reply, WebhookSink
 from tests.support.webhook_sink import webhook_sink as webhook_sink
 
@@ -48,37 +48,8 @@ def clock() -> ManualClock:
     return ManualClock(datetime.now(UTC).replace(microsecond=0))
 
 
-def approval() -> Notification:
-    return Notification(
-        kind="approval",
-        agent="customer-service",
-        run_id="run-1",
-        pending_id="p1",
-        title="Approve issue_refund?",
-        body='issue_refund {"orderId": "A-17", "amount": 25}',
-        tool="issue_refund",
-        args={"orderId": "A-17", "amount": 25},
-        resume_token="token-1",
-        expires_at="2026-01-02T00:00:00.000Z",
-        link_url="https://signoff.example.com/a/token-1",
-        approve_url="https://api.example.com/pending-approvals/p1/approve?token=token-1",
-        deny_url="https://api.example.com/pending-approvals/p1/deny?token=token-1",
-    )
-
-
-def question() -> Notification:
-    return Notification(
-        kind="question",
-        agent="customer-service",
-        run_id="run-1",
-        pending_id="p2",
-        title="Which order?",
-        body="Which order do you mean?",
-        question="Which order do you mean?",
-        options=["A-17", "A-18"],
-        answer_url="https://api.example.com/pending-questions/p2/answer?token=token-2",
-        link_url="https://signoff.example.com/a/token-2",
-    )
+approval = approval_notification
+question = question_notification
 
 
 def resolving_to(*addresses: str) -> Resolver:
