@@ -23,6 +23,7 @@ from pydantic import ValidationError
 from redis.crc import key_slot
 
 from signoff.channels.base import Delivery
+from signoff.channels.build import BuildContext
 from signoff.channels.config import DatabaseSettings, RedisSettings, SecretRef
 from signoff.channels.database import (
     DatabaseChannel,
@@ -32,7 +33,6 @@ from signoff.channels.database import (
 )
 from signoff.channels.notification import Notification, idempotency_key
 from signoff.channels.redis import RedisChannel
-from signoff.channels.registry import BuildContext
 from signoff.clock import ManualClock, iso
 from signoff.errors import SecretMissing, SendFailed
 from signoff.secrets.memory import MemorySecrets

@@ -30,8 +30,8 @@ ADAPTER_PATTERNS = (
     *sorted(_module_file(kind.channel) for kind in CHANNEL_TYPES.values()),
     "models/_http.py",
     "http_errors.py",
-    # builds the HTTP client the HTTP channels share
-    "channels/registry.py",
+    # builds the channels and the HTTP client the HTTP channels share
+    "channels/build.py",
     "awsclients.py",
     "store/dynamodb/*",
     "store/s3.py",

@@ -9,6 +9,7 @@ import httpx
 import pytest
 
 from signoff.agents import AgentCatalog, load_agent
+from signoff.channels.build import build_channels
 from signoff.channels.config import (
     ChannelsConfig,
     DatabaseSettings,
@@ -22,7 +23,6 @@ from signoff.channels.config import (
     load_channels,
 )
 from signoff.channels.email import EmailChannel
-from signoff.channels.registry import build_channels
 from signoff.channels.webhook import WebhookChannel
 from signoff.clock import ManualClock
 from signoff.errors import ConfigError

@@ -18,8 +18,8 @@ import httpx
 import pytest
 
 from signoff.agents import load_agent
+from signoff.channels.build import build_channels
 from signoff.channels.config import ChannelsConfig
-from signoff.channels.registry import build_channels
 from signoff.clock import ManualClock
 from signoff.models.scripted import ScriptedModel
 from signoff.notify.compose import Composer

@@ -21,6 +21,7 @@ from moto.core import DEFAULT_ACCOUNT_ID
 from moto.ses.models import ses_backends
 
 from signoff.channels.base import Delivery
+from signoff.channels.build import BuildContext
 from signoff.channels.config import EmailSettings
 from signoff.channels.email import (
     IDEMPOTENCY_HEADER,
@@ -29,7 +30,6 @@ from signoff.channels.email import (
     render,
     tag_value,
 )
-from signoff.channels.registry import BuildContext
 from signoff.errors import SendFailed
 from signoff.secrets.memory import MemorySecrets
 from tests.support.aws import fake_credentials

@@ -207,7 +207,7 @@ def test_a_deployment_loads_only_the_channel_modules_it_configures(tmp_path: Pat
         f"""
         from pathlib import Path
         from signoff.channels.config import load_channels
-        from signoff.channels.registry import build_channels
+        from signoff.channels.build import build_channels
         from signoff.clock import ManualClock
         from signoff.secrets.memory import MemorySecrets
         config = load_channels(Path({str(tmp_path / "channels.yaml")!r}))

@@ -8,10 +8,10 @@ from typing import TYPE_CHECKING, Any
 import pytest
 
 from signoff.channels.base import Delivery
+from signoff.channels.build import BuildContext
 from signoff.channels.config import LarkSettings
 from signoff.channels.lark import LarkChannel, lark_uuid, render_card
 from signoff.channels.notification import idempotency_key
-from signoff.channels.registry import BuildContext
 from signoff.clock import ManualClock
 from signoff.errors import SendFailed
 from signoff.secrets.memory import MemorySecrets

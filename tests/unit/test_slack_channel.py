@@ -10,9 +10,9 @@ import httpx
 import pytest
 
 from signoff.channels.base import Delivery
+from signoff.channels.build import BuildContext
 from signoff.channels.config import SlackSettings
 from signoff.channels.notification import Notification, idempotency_key
-from signoff.channels.registry import BuildContext
 from signoff.channels.slack import SlackChannel, render_blocks
 from signoff.channels.slack_interactions import parse_slack_action
 from signoff.errors import SendFailed

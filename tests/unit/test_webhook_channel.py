@@ -12,8 +12,8 @@ import httpx
 import pytest
 from standardwebhooks.webhooks import Webhook, WebhookVerificationError
 
+from signoff.channels.build import BuildContext
 from signoff.channels.config import SecretRef, WebhookSettings
-from signoff.channels.registry import BuildContext
 from signoff.channels.webhook import (
     Resolver,
     WebhookChannel,

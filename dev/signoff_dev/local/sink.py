@@ -83,7 +83,7 @@ def sink_channels(config: ChannelsConfig, base_url: str) -> dict[str, WebhookSet
 def sink_webhooks(config: ChannelsConfig, base_url: str) -> dict[str, Channel]:
     """The sink's webhook channels, built as the notifier builds them but aimed at ``base_url``."""
     from signoff.aws.channels import deployment_secrets
-    from signoff.channels.registry import BuildContext, build_channel
+    from signoff.channels.build import BuildContext, build_channel
 
     context = BuildContext(secrets=deployment_secrets(config))
     return {

@@ -51,9 +51,9 @@ def deployment_secrets(config: ChannelsConfig) -> SecretsManagerSecrets:
 def chat_from_env(config: ChannelsConfig, clock: Clock) -> ChatChannels:
     """The Slack and Lark channels whose clicks the resolve function verifies and applies."""
     from signoff.api.context import ChatChannels
+    from signoff.channels.build import build_channels
     from signoff.channels.config import ChannelsConfig as Config
     from signoff.channels.config import LarkSettings, SlackSettings
-    from signoff.channels.registry import build_channels
 
     chats = Config(
         channels={

@@ -58,7 +58,7 @@ def notifier_from_env() -> Notifier:
     def channels() -> dict[str, Channel]:
         # The registry's HTTP client never follows redirects: a webhook target must
         # not bounce a signed request somewhere else.
-        from signoff.channels.registry import build_channels
+        from signoff.channels.build import build_channels
 
         return build_channels(channels_config, secrets, clock=clock)
 

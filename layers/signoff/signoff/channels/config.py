@@ -42,6 +42,7 @@ from pydantic_core import InitErrorDetails, PydanticCustomError
 
 from signoff.channels.registry import CHANNEL_TYPES
 from signoff.errors import ConfigError
+from signoff.plugins import load
 
 if TYPE_CHECKING:
     from collections.abc import Mapping, Sequence
@@ -298,7 +299,8 @@ def _typed(entry: Any) -> Any:
                 )
             ],
         )
-    return kind.settings_model().model_validate(entry)
+    model: type[ChannelSettings] = load(kind.settings)  # the type's module, imported now
+    return model.model_validate(entry)
 
 
 def _within(name: str, exc: ValidationError) -> list[InitErrorDetails]:

@@ -57,9 +57,9 @@ from signoff.errors import SendFailed
 if TYPE_CHECKING:
     import psycopg
 
+    from signoff.channels.build import BuildContext
     from signoff.channels.config import DatabaseSettings
     from signoff.channels.notification import Notification
-    from signoff.channels.registry import BuildContext
     from signoff.clock import Clock
 
 __all__ = [

@@ -28,9 +28,9 @@ if TYPE_CHECKING:
 
     import httpx
 
+    from signoff.channels.build import BuildContext
     from signoff.channels.config import LarkSettings
     from signoff.channels.notification import Notification
-    from signoff.channels.registry import BuildContext
     from signoff.clock import Clock
 
 __all__ = ["LARK_API", "LarkChannel", "lark_uuid", "render_card"]

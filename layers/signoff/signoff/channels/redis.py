@@ -32,9 +32,9 @@ from signoff.errors import SendFailed
 if TYPE_CHECKING:
     import redis
 
+    from signoff.channels.build import BuildContext
     from signoff.channels.config import RedisSettings
     from signoff.channels.notification import Notification
-    from signoff.channels.registry import BuildContext
     from signoff.clock import Clock
 
 __all__ = ["DEFAULT_QUEUE_KEY", "RedisChannel"]

@@ -30,9 +30,9 @@ if TYPE_CHECKING:
 
     import httpx
 
+    from signoff.channels.build import BuildContext
     from signoff.channels.config import SlackSettings
     from signoff.channels.notification import Notification
-    from signoff.channels.registry import BuildContext
 
 __all__ = ["SLACK_API", "SlackChannel", "render_blocks"]
 

@@ -38,9 +38,9 @@ from signoff.errors import SecretMissing, SendFailed, StoreUnavailable
 from signoff.http_errors import RETRYABLE, map_httpx_errors, retry_after
 
 if TYPE_CHECKING:
+    from signoff.channels.build import BuildContext
     from signoff.channels.config import WebhookSettings
     from signoff.channels.notification import Notification
-    from signoff.channels.registry import BuildContext
     from signoff.clock import Clock
 
 __all__ = [
