@@ -100,9 +100,9 @@ def test_the_pages_channel_works_from_its_registry_line(
 def test_an_added_provider_is_accepted_by_signoff_model(
     extended: dict[str, str], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from signoff.agents.config import ModelSettings
     from signoff.messages import ModelRequest, UserMessage
     from signoff.models.factory import build_model
+    from signoff.models.settings import ModelSettings
 
     monkeypatch.setenv("SIGNOFF_MODEL", "echo:override")
 
@@ -115,7 +115,7 @@ def test_an_added_provider_is_accepted_by_signoff_model(
 def test_an_unknown_provider_is_refused_with_the_registered_ones() -> None:
     from pydantic import ValidationError
 
-    from signoff.agents.config import ModelSettings
+    from signoff.models.settings import ModelSettings
 
     with pytest.raises(ValidationError) as caught:
         ModelSettings.model_validate({"provider": "gpt"})
@@ -226,7 +226,7 @@ def test_an_agent_loads_only_the_provider_it_names() -> None:
     loaded = _loaded_after(
         f"""
         from pathlib import Path
-        from signoff.agents.config import ModelSettings
+        from signoff.models.settings import ModelSettings
         from signoff.models.factory import build_model
         build_model(ModelSettings(), Path({str(agent_dir)!r}))
         """

@@ -1,7 +1,7 @@
 """Agents: ``agents/<name>/`` folders loaded into validated, ready-to-run definitions."""
 
 from signoff.agents.agent import Agent
-from signoff.agents.config import AgentConfig, ModelSettings
+from signoff.agents.config import AgentConfig
 from signoff.agents.loader import AgentCatalog, load_agent
 
-__all__ = ["Agent", "AgentCatalog", "AgentConfig", "ModelSettings", "load_agent"]
+__all__ = ["Agent", "AgentCatalog", "AgentConfig", "load_agent"]

@@ -5,12 +5,12 @@ from __future__ import annotations
 import re
 from typing import Annotated, Any, Literal
 
-from pydantic import AfterValidator, BaseModel, BeforeValidator, ConfigDict, Field
+from pydantic import BaseModel, BeforeValidator, ConfigDict, Field
 from pydantic.alias_generators import to_camel
 
-from signoff.models.registry import known_provider
+from signoff.models.settings import ModelSettings
 
-__all__ = ["AgentConfig", "BudgetSettings", "ModelSettings", "ScheduleSettings", "seconds"]
+__all__ = ["AgentConfig", "BudgetSettings", "ScheduleSettings", "seconds"]
 
 _DURATION = re.compile(r"^\s*(\d+(?:\.\d+)?)\s*([smhd]?)\s*$")
 _UNIT = {"": 1, "s": 1, "m": 60, "h": 3600, "d": 86400}
@@ -33,18 +33,6 @@ class _Config(BaseModel):
     model_config = ConfigDict(
         extra="forbid", frozen=True, alias_generator=to_camel, populate_by_name=True
     )
-
-
-class ModelSettings(_Config):
-    """Which model an agent talks to. ``script`` is for the scripted provider."""
-
-    provider: Annotated[str, AfterValidator(known_provider)] = "scripted"  # PROVIDERS' names
-    model: str = "script"
-    script: str = "script.yaml"
-    base_url: str | None = None
-    api_key_env: str | None = None
-    region: str | None = None
-    max_tokens: int = Field(default=1024, gt=0)
 
 
 class BudgetSettings(_Config):

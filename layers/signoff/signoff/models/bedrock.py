@@ -24,8 +24,8 @@ if TYPE_CHECKING:
         TokenUsageTypeDef,
     )
 
-    from signoff.agents.config import ModelSettings
     from signoff.messages import Message, ModelRequest
+    from signoff.models.settings import ModelSettings
 
 __all__ = ["BedrockConverse"]
 

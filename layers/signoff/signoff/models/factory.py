@@ -9,18 +9,31 @@ every agent's model: a real provider is one setting away.
 from __future__ import annotations
 
 import os
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Protocol
 
 from signoff.errors import ConfigError
 from signoff.models.registry import PROVIDERS, known_provider
+from signoff.plugins import load
 
 if TYPE_CHECKING:
     from pathlib import Path
 
-    from signoff.agents.config import ModelSettings
     from signoff.models.base import ModelCall
+    from signoff.models.settings import ModelSettings
 
-__all__ = ["build_model", "effective_settings"]
+__all__ = ["ModelAdapter", "build_model", "effective_settings"]
+
+
+class ModelAdapter(Protocol):
+    """What a provider's adapter class offers: a classmethod building it from the settings."""
+
+    def from_config(self, settings: ModelSettings, agent_dir: Path) -> ModelCall:
+        """The model client for an agent's ``settings`` (``agent_dir`` holds its files).
+
+        Raises:
+            ConfigError: the settings or a file they name are unusable.
+        """
+        ...
 
 
 def effective_settings(settings: ModelSettings) -> ModelSettings:
@@ -53,7 +66,8 @@ def build_model(settings: ModelSettings, agent_dir: Path) -> ModelCall:
     """
     settings = effective_settings(settings)
     provider = PROVIDERS[settings.provider]
-    model = provider.adapter_class().from_config(settings, agent_dir)
+    adapter: ModelAdapter = load(provider.adapter)  # imported now, with its client library
+    model = adapter.from_config(settings, agent_dir)
     if not provider.retried:
         return model
     from signoff.models.recovery import Recovering

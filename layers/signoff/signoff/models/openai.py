@@ -14,9 +14,9 @@ if TYPE_CHECKING:
 
     import httpx
 
-    from signoff.agents.config import ModelSettings
     from signoff.messages import Message, ModelRequest, ToolSpec
     from signoff.models._http import ProviderError
+    from signoff.models.settings import ModelSettings
 
 __all__ = ["OpenAIChat"]
 

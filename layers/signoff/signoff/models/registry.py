@@ -1,57 +1,34 @@
 """The model providers an agent may name in ``agent.yaml``'s ``model.provider``.
 
 One table, ``PROVIDERS``: a provider's name → its adapter class as an import
-path, imported only when an agent uses it (a function that runs the scripted
-model never loads httpx or boto3). The adapter is built by
-``from_config(settings, agent_dir)`` from the agent's ``ModelSettings``
-(``ModelAdapter``). ``agent.yaml`` validation, the ``SIGNOFF_MODEL`` override,
-``build_model`` and the architecture test read this table; adding a provider is
-one line here (see ``docs/extending.md``).
+path, imported only when an agent uses it (``models/factory.py``: a function
+that runs the scripted model never loads httpx or boto3). The adapter is built
+by ``from_config(settings, agent_dir)`` from the agent's ``ModelSettings``
+(``models.factory.ModelAdapter``). ``agent.yaml`` validation
+(``models/settings.py``), the ``SIGNOFF_MODEL`` override, ``build_model`` and
+the architecture test read this table; adding a provider is one line here (see
+``docs/extending.md``). The table is data: this module imports no adapter and
+nothing that annotates one.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Final, Protocol
+from typing import Final
 
 from pydantic_core import PydanticCustomError
 
-from signoff.plugins import load
-
-if TYPE_CHECKING:
-    from pathlib import Path
-
-    from signoff.agents.config import ModelSettings
-    from signoff.models.base import ModelCall
-
-__all__ = ["PROVIDERS", "ModelAdapter", "Provider", "known_provider"]
-
-
-class ModelAdapter(Protocol):
-    """What a provider's adapter class offers the registry: a classmethod building it."""
-
-    def from_config(self, settings: ModelSettings, agent_dir: Path) -> ModelCall:
-        """The model client for an agent's ``settings`` (``agent_dir`` holds its files).
-
-        Raises:
-            ConfigError: the settings or a file they name are unusable.
-        """
-        ...
+__all__ = ["PROVIDERS", "Provider", "known_provider"]
 
 
 @dataclass(frozen=True, kw_only=True)
 class Provider:
     """One ``model.provider``: where its adapter lives and whether calls are retried."""
 
-    adapter: str  # "package.module:Class", a ModelAdapter
+    adapter: str  # "package.module:Class", a models.factory.ModelAdapter
     # A provider across a network fails transiently: its calls go through Recovering
     # (retries with backoff, Retry-After honoured). A local double fails only as scripted.
     retried: bool = True
-
-    def adapter_class(self) -> ModelAdapter:
-        """The adapter class, imported now (with the client library it needs)."""
-        cls: ModelAdapter = load(self.adapter)
-        return cls
 
 
 # Entries may be added at start-up (a plug-in's provider); nothing caches this table.

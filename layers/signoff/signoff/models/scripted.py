@@ -43,7 +43,7 @@ if TYPE_CHECKING:
     from collections.abc import Callable
     from pathlib import Path
 
-    from signoff.agents.config import ModelSettings
+    from signoff.models.settings import ModelSettings
 
 __all__ = ["Script", "ScriptedModel"]
 
