@@ -8,17 +8,18 @@ from signoff.models.factory import effective_settings
 
 if TYPE_CHECKING:
     from signoff.agents.agent import Agent
+    from signoff.settings import Deployment
 
 __all__ = ["describe_agent"]
 
 
-def describe_agent(agent: Agent) -> dict[str, Any]:
+def describe_agent(agent: Agent, deployment: Deployment | None = None) -> dict[str, Any]:
     """Prompt, model, tools, rules, skills, notify and schedule of ``agent``.
 
     Model settings name the environment variable that holds a key, never its value.
     """
     config = agent.config
-    model = effective_settings(config.model)
+    model = effective_settings(config.model, deployment)
     return {
         "name": agent.name,
         "description": config.description,

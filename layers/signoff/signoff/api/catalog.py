@@ -48,7 +48,7 @@ def list_agents() -> list[dict[str, str]]:
 def agent_config(name: str) -> dict[str, Any]:
     api = api_of(router)
     api.tenant(router.current_event.headers)
-    return describe_agent(api.agents.get(name))
+    return describe_agent(api.agents.get(name), api.deployment)
 
 
 @router.get(

@@ -23,6 +23,7 @@ if TYPE_CHECKING:
     from signoff.durable.turns import Turns
     from signoff.secrets.base import SecretSource
     from signoff.sessionkeys import SessionKeys
+    from signoff.settings import Deployment
     from signoff.store.base import ApiKeys, Outbox, PendingItems, Sessions
     from signoff.tokens import Signer
 
@@ -89,6 +90,9 @@ class Api:
     # Seconds kept free before the Lambda's own end for the final checkpoint.
     safety_margin: float = 3.0
     max_body_bytes: int = 256 * 1024
+    # The settings read at cold start (the model override the config route shows);
+    # None where an Api is built by hand, and the environment is read instead.
+    deployment: Deployment | None = None
 
     @cached_property
     def signer(self) -> Signer:

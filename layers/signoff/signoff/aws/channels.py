@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
-import os
 from typing import TYPE_CHECKING, Any
 
+from signoff.settings import Deployment
 from signoff.tokens import RESUME_SIGNING_SECRET
 
 if TYPE_CHECKING:
@@ -34,21 +34,24 @@ def channel_secret_names(config: ChannelsConfig) -> list[str]:
     return sorted(found)
 
 
-def deployment_secrets(config: ChannelsConfig) -> SecretsManagerSecrets:
+def deployment_secrets(
+    config: ChannelsConfig, deployment: Deployment | None = None
+) -> SecretsManagerSecrets:
     """The signing secret and every channel secret, read from Secrets Manager.
 
     A name's secret id is ``SIGNOFF_<NAME>_SECRET_ARN`` when set, else
     ``<SIGNOFF_CHANNEL_SECRETS_PREFIX><name>`` (the template's prefix is ``<stack>/``).
     """
-    from signoff.secrets.aws import SecretsManagerSecrets, secret_id_variable
+    from signoff.secrets.aws import SecretsManagerSecrets
 
-    prefix = os.environ.get("SIGNOFF_CHANNEL_SECRETS_PREFIX", "signoff/")
+    settings = deployment or Deployment.from_env()
+    prefix = settings.channel_secrets_prefix
     names = [RESUME_SIGNING_SECRET, *channel_secret_names(config)]
-    ids = {name: os.environ.get(secret_id_variable(name)) or f"{prefix}{name}" for name in names}
+    ids = {name: settings.secret_id(name) or f"{prefix}{name}" for name in names}
     return SecretsManagerSecrets(ids, SecretsManagerSecrets.provider())
 
 
-def chat_from_env(config: ChannelsConfig, clock: Clock) -> ChatChannels:
+def chat_from_env(deployment: Deployment, config: ChannelsConfig, clock: Clock) -> ChatChannels:
     """The Slack and Lark channels whose clicks the resolve function verifies and applies."""
     from signoff.api.context import ChatChannels
     from signoff.channels.build import build_channels
@@ -62,7 +65,7 @@ def chat_from_env(config: ChannelsConfig, clock: Clock) -> ChatChannels:
             if isinstance(settings, SlackSettings | LarkSettings)
         }
     )
-    secrets = deployment_secrets(config)
+    secrets = deployment_secrets(config, deployment)
     return ChatChannels(
         config=chats, secrets=secrets, channels=build_channels(chats, secrets, clock=clock)
     )

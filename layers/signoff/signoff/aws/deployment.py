@@ -2,11 +2,8 @@
 
 from __future__ import annotations
 
-import os
-
 from signoff.agents import AgentCatalog
 from signoff.api.context import Api
-from signoff.aws import agents_dir
 from signoff.aws.channels import chat_from_env
 from signoff.aws.turns import turns_from_env
 from signoff.clock import SystemClock
@@ -15,22 +12,27 @@ from signoff.keyring import rotating_signer
 from signoff.queue.sqs import SqsQueue
 from signoff.secrets.aws import SecretsManagerSecrets
 from signoff.sessionkeys import SESSION_KEY_SECRET, session_keys_from
+from signoff.settings import Deployment
 from signoff.store.dynamodb import DynamoStore
 from signoff.tokens import RESUME_SIGNING_SECRET
 
 __all__ = ["api_from_env"]
 
 
-def api_from_env() -> Api:
+def api_from_env(deployment: Deployment | None = None) -> Api:
     """The deployment described by ``SIGNOFF_*`` variables (template.yaml's Globals).
 
+    ``deployment`` is read from the environment when not given: once, here.
+
     Raises:
-        UsageError: a required variable is missing.
+        UsageError: a required variable is missing, or one is invalid.
     """
+    settings = deployment or Deployment.from_env()
     clock = SystemClock()
-    store = DynamoStore.from_env(clock=clock)
-    agents = AgentCatalog(agents_dir())
-    turns = turns_from_env(agents=agents, store=store, queue=SqsQueue.from_env(), clock=clock)
+    store = DynamoStore.from_env(clock=clock, deployment=settings)
+    agents = AgentCatalog(settings.agents_dir)
+    queue = SqsQueue.from_env(settings)
+    turns = turns_from_env(settings, agents=agents, store=store, queue=queue, clock=clock)
     return Api(
         turns=turns,
         agents=agents,
@@ -39,14 +41,15 @@ def api_from_env() -> Api:
         outbox=store.outbox,
         api_keys=store.api_keys,
         make_signer=lambda: rotating_signer(
-            SecretsManagerSecrets.from_env((RESUME_SIGNING_SECRET,)), clock
+            SecretsManagerSecrets.from_env((RESUME_SIGNING_SECRET,), deployment=settings), clock
         ),
         make_session_keys=lambda: session_keys_from(
-            SecretsManagerSecrets.from_env((SESSION_KEY_SECRET,))
+            SecretsManagerSecrets.from_env((SESSION_KEY_SECRET,), deployment=settings)
         ),
-        make_chat=lambda: chat_from_env(agents.channels, clock),
-        continuations=LambdaContinuations.from_env(),
+        make_chat=lambda: chat_from_env(settings, agents.channels, clock),
+        continuations=LambdaContinuations.from_env(settings),
         clock=clock,
-        environment=os.environ.get("SIGNOFF_ENVIRONMENT", "production"),
-        allow_anonymous=os.environ.get("SIGNOFF_ALLOW_ANONYMOUS", "false").lower() == "true",
+        environment=settings.environment,
+        allow_anonymous=settings.allow_anonymous,
+        deployment=settings,
     )

@@ -6,17 +6,16 @@ agents' loader nor the durable runner: ``channels.yaml`` is all it reads.
 
 from __future__ import annotations
 
-import os
 from collections.abc import Callable, Iterator, Mapping
 from typing import TYPE_CHECKING
 
-from signoff.aws import agents_dir
 from signoff.aws.channels import deployment_secrets
 from signoff.channels.config import CHANNELS_FILE, load_channels
 from signoff.clock import SystemClock
 from signoff.keyring import rotating_signer
 from signoff.notify.compose import Composer
 from signoff.notify.hub import Notifier
+from signoff.settings import Deployment
 from signoff.store.dynamodb import DynamoStore
 
 if TYPE_CHECKING:
@@ -47,13 +46,14 @@ class _Channels(Mapping[str, "Channel"]):
         return len(self._channels())
 
 
-def notifier_from_env() -> Notifier:
-    """The notifier of the deployment the template describes."""
+def notifier_from_env(deployment: Deployment | None = None) -> Notifier:
+    """The notifier of the deployment the template describes (read here when not given)."""
+    settings = deployment or Deployment.from_env()
     clock = SystemClock()
-    store = DynamoStore.from_env(clock=clock)
+    store = DynamoStore.from_env(clock=clock, deployment=settings)
     # The file AgentCatalog.channels reads, without loading the agents themselves.
-    channels_config = load_channels(agents_dir() / CHANNELS_FILE)
-    secrets = deployment_secrets(channels_config)
+    channels_config = load_channels(settings.agents_dir / CHANNELS_FILE)
+    secrets = deployment_secrets(channels_config, settings)
 
     def channels() -> dict[str, Channel]:
         # The registry's HTTP client never follows redirects: a webhook target must
@@ -62,7 +62,7 @@ def notifier_from_env() -> Notifier:
 
         return build_channels(channels_config, secrets, clock=clock)
 
-    public_url = os.environ.get("SIGNOFF_PUBLIC_URL", "")
+    public_url = settings.public_url
     signer = None
 
     def composer() -> Composer:

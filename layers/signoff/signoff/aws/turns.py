@@ -2,23 +2,23 @@
 
 from __future__ import annotations
 
-import os
 from typing import TYPE_CHECKING
 
-from signoff.durable.turns import DAY, Turns
+from signoff.durable.turns import Turns
 from signoff.models.factory import build_model
 
 if TYPE_CHECKING:
     from signoff.agents import AgentCatalog
     from signoff.clock import Clock
     from signoff.queue.base import Queue
+    from signoff.settings import Deployment
     from signoff.store.dynamodb import DynamoStore
 
 __all__ = ["turns_from_env"]
 
 
 def turns_from_env(
-    *, agents: AgentCatalog, store: DynamoStore, queue: Queue, clock: Clock
+    deployment: Deployment, *, agents: AgentCatalog, store: DynamoStore, queue: Queue, clock: Clock
 ) -> Turns:
     """Turns on the deployment's table, keeping sessions ``SIGNOFF_RETENTION_DAYS`` days."""
     return Turns(
@@ -28,6 +28,6 @@ def turns_from_env(
         audit=store.audit,
         queue=queue,
         clock=clock,
-        model_for=lambda agent: build_model(agent.config.model, agent.directory),
-        retention=float(os.environ.get("SIGNOFF_RETENTION_DAYS", "30")) * DAY,
+        model_for=lambda agent: build_model(agent.config.model, agent.directory, deployment),
+        retention=deployment.retention_seconds,
     )

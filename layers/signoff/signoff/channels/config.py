@@ -21,7 +21,6 @@ again when sending (what a hostname resolves to).
 from __future__ import annotations
 
 import ipaddress
-import os
 import re
 from typing import TYPE_CHECKING, Annotated, Any, Final, Literal
 from urllib.parse import urlsplit
@@ -43,6 +42,7 @@ from pydantic_core import InitErrorDetails, PydanticCustomError
 from signoff.channels.registry import CHANNEL_TYPES
 from signoff.errors import ConfigError
 from signoff.plugins import load
+from signoff.settings import Deployment
 
 if TYPE_CHECKING:
     from collections.abc import Mapping, Sequence
@@ -318,8 +318,7 @@ def _within(name: str, exc: ValidationError) -> list[InitErrorDetails]:
 
 def private_webhooks_allowed(environ: Mapping[str, str] | None = None) -> bool:
     """Whether the deployment allows webhooks to private addresses (the local stack does)."""
-    value = (environ if environ is not None else os.environ).get(ALLOW_PRIVATE_VARIABLE, "")
-    return value.strip().lower() == "true"
+    return Deployment.from_env(environ).allow_private_webhooks
 
 
 def address_problem(address: str) -> str | None:

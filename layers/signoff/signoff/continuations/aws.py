@@ -3,13 +3,13 @@
 from __future__ import annotations
 
 import json
-import os
 from typing import TYPE_CHECKING, Any, Protocol, Self, cast
 
 from botocore.exceptions import BotoCoreError, ClientError
 
 from signoff.continuations.base import continuation_event
-from signoff.errors import StoreUnavailable, UsageError
+from signoff.errors import StoreUnavailable
+from signoff.settings import Deployment
 
 if TYPE_CHECKING:
     from collections.abc import Mapping
@@ -36,7 +36,7 @@ class LambdaContinuations:
         self._client = client
 
     @classmethod
-    def from_env(cls) -> Self:
+    def from_env(cls, deployment: Deployment | None = None) -> Self:
         """The function named by ``SIGNOFF_CONTINUE_FUNCTION``, with a default boto3 client.
 
         Raises:
@@ -44,11 +44,7 @@ class LambdaContinuations:
         """
         from signoff.awsclients import lazy_client
 
-        name = os.environ.get("SIGNOFF_CONTINUE_FUNCTION")
-        if not name:
-            raise UsageError(
-                "SIGNOFF_CONTINUE_FUNCTION is not set; it names the function that continues turns"
-            )
+        name = (deployment or Deployment.from_env()).need("continue_function")
         # boto3's stubs for Lambda are not installed; the client has the one call we make.
         return cls(name, cast("LambdaClient", lazy_client("lambda")))
 

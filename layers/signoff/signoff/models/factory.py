@@ -8,12 +8,12 @@ every agent's model: a real provider is one setting away.
 
 from __future__ import annotations
 
-import os
 from typing import TYPE_CHECKING, Protocol
 
 from signoff.errors import ConfigError
 from signoff.models.registry import PROVIDERS, known_provider
 from signoff.plugins import load
+from signoff.settings import Deployment
 
 if TYPE_CHECKING:
     from pathlib import Path
@@ -36,13 +36,18 @@ class ModelAdapter(Protocol):
         ...
 
 
-def effective_settings(settings: ModelSettings) -> ModelSettings:
-    """The agent's settings with the ``SIGNOFF_MODEL*`` environment overrides applied.
+def effective_settings(
+    settings: ModelSettings, deployment: Deployment | None = None
+) -> ModelSettings:
+    """The agent's settings with the ``SIGNOFF_MODEL*`` overrides applied.
+
+    ``deployment`` is read from the environment when not given.
 
     Raises:
         ConfigError: ``SIGNOFF_MODEL`` names no known provider.
     """
-    override = os.environ.get("SIGNOFF_MODEL", "").strip()
+    overrides = deployment or Deployment.from_env()
+    override = overrides.model_override
     if not override:
         return settings
     provider, _, model = override.partition(":")
@@ -53,18 +58,20 @@ def effective_settings(settings: ModelSettings) -> ModelSettings:
     changes: dict[str, object] = {"provider": provider}
     if model:
         changes["model"] = model
-    if base_url := os.environ.get("SIGNOFF_MODEL_BASE_URL"):
+    if base_url := overrides.model_base_url:
         changes["base_url"] = base_url
     return settings.model_copy(update=changes)
 
 
-def build_model(settings: ModelSettings, agent_dir: Path) -> ModelCall:
+def build_model(
+    settings: ModelSettings, agent_dir: Path, deployment: Deployment | None = None
+) -> ModelCall:
     """The model client for ``settings``; providers across a network are wrapped in retries.
 
     Raises:
         ConfigError: the settings or the script are missing or invalid.
     """
-    settings = effective_settings(settings)
+    settings = effective_settings(settings, deployment)
     provider = PROVIDERS[settings.provider]
     adapter: ModelAdapter = load(provider.adapter)  # imported now, with its client library
     model = adapter.from_config(settings, agent_dir)

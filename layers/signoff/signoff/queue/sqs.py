@@ -3,12 +3,12 @@
 from __future__ import annotations
 
 import json
-import os
 from typing import TYPE_CHECKING, Any, Self
 
 from botocore.exceptions import BotoCoreError, ClientError
 
-from signoff.errors import StoreUnavailable, UsageError
+from signoff.errors import StoreUnavailable
+from signoff.settings import Deployment
 
 if TYPE_CHECKING:
     from mypy_boto3_sqs.client import SQSClient
@@ -24,7 +24,7 @@ class SqsQueue:
         self._client = client
 
     @classmethod
-    def from_env(cls) -> Self:
+    def from_env(cls, deployment: Deployment | None = None) -> Self:
         """The queue named by ``SIGNOFF_NOTIFY_QUEUE_URL``, with a default boto3 client.
 
         Raises:
@@ -32,11 +32,7 @@ class SqsQueue:
         """
         from signoff.awsclients import lazy_client
 
-        url = os.environ.get("SIGNOFF_NOTIFY_QUEUE_URL")
-        if not url:
-            raise UsageError(
-                "SIGNOFF_NOTIFY_QUEUE_URL is not set; template.yaml sets it for every function"
-            )
+        url = (deployment or Deployment.from_env()).need("notify_queue_url")
         return cls(url, lazy_client("sqs"))
 
     def send(self, body: dict[str, Any]) -> None:

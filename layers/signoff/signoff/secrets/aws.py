@@ -8,11 +8,10 @@ a secret does not pay for them at cold start.
 
 from __future__ import annotations
 
-import os
-import re
 from typing import TYPE_CHECKING, Final, Self
 
 from signoff.errors import SecretMissing, StoreUnavailable
+from signoff.settings import Deployment, secret_id_variable
 
 if TYPE_CHECKING:
     from collections.abc import Iterable, Mapping
@@ -38,11 +37,6 @@ _PERMANENT: Final = frozenset(
 )
 
 
-def secret_id_variable(name: str) -> str:
-    """The id variable: ``resume-signing`` → ``SIGNOFF_RESUME_SIGNING_SECRET_ARN``."""
-    return f"SIGNOFF_{re.sub(r'[^A-Za-z0-9]', '_', name).upper()}_SECRET_ARN"
-
-
 class SecretsManagerSecrets:
     """Named secrets read from Secrets Manager by a Powertools provider, which caches them."""
 
@@ -60,14 +54,21 @@ class SecretsManagerSecrets:
         self.max_age = max_age
 
     @classmethod
-    def from_env(cls, names: Iterable[str], *, max_age: int = DEFAULT_MAX_AGE) -> Self:
+    def from_env(
+        cls,
+        names: Iterable[str],
+        *,
+        max_age: int = DEFAULT_MAX_AGE,
+        deployment: Deployment | None = None,
+    ) -> Self:
         """The secrets ``names``, their ids from ``SIGNOFF_<NAME>_SECRET_ARN``; default client.
 
         The caller names the secrets (``tokens.RESUME_SIGNING_SECRET``,
         ``sessionkeys.SESSION_KEY_SECRET``): the adapter knows no secret of the core.
         A name whose variable is unset is left out, so reading it raises SecretMissing.
         """
-        ids = {name: os.environ.get(secret_id_variable(name), "") for name in names}
+        settings = deployment or Deployment.from_env()
+        ids = {name: settings.secret_id(name) for name in names}
         return cls({name: sid for name, sid in ids.items() if sid}, cls.provider(), max_age=max_age)
 
     @staticmethod

@@ -2,12 +2,12 @@
 
 from __future__ import annotations
 
-import os
 from typing import TYPE_CHECKING, Self
 
 from botocore.exceptions import BotoCoreError, ClientError
 
-from signoff.errors import NotFound, StoreUnavailable, UsageError
+from signoff.errors import NotFound, StoreUnavailable
+from signoff.settings import Deployment
 
 if TYPE_CHECKING:
     from mypy_boto3_s3.client import S3Client
@@ -25,7 +25,7 @@ class S3Blobs:
         self._client = client
 
     @classmethod
-    def from_env(cls) -> Self:
+    def from_env(cls, deployment: Deployment | None = None) -> Self:
         """The bucket named by ``SIGNOFF_BUCKET``, with a default boto3 client.
 
         Raises:
@@ -33,9 +33,7 @@ class S3Blobs:
         """
         from signoff.awsclients import lazy_client
 
-        bucket = os.environ.get("SIGNOFF_BUCKET")
-        if not bucket:
-            raise UsageError("SIGNOFF_BUCKET is not set; template.yaml sets it for every function")
+        bucket = (deployment or Deployment.from_env()).need("bucket")
         return cls(bucket, lazy_client("s3"))
 
     def put(self, key: str, data: bytes) -> None:

@@ -6,11 +6,10 @@ only DynamoDB's primitives (``table.py``) and turns its errors into signoff's.
 
 from __future__ import annotations
 
-import os
 from typing import TYPE_CHECKING, Self
 
 from signoff.clock import SystemClock
-from signoff.errors import UsageError
+from signoff.settings import Deployment
 from signoff.store.api_keys import TableApiKeys
 from signoff.store.codec import Codec
 from signoff.store.dynamodb.table import DynamoTable
@@ -54,7 +53,13 @@ class DynamoStore:
         self.api_keys = TableApiKeys(self.table, coder, now=now)
 
     @classmethod
-    def from_env(cls, *, clock: Clock | None = None, page_size: int = 100) -> Self:
+    def from_env(
+        cls,
+        *,
+        clock: Clock | None = None,
+        page_size: int = 100,
+        deployment: Deployment | None = None,
+    ) -> Self:
         """The table named by ``SIGNOFF_TABLE`` and the bucket by ``SIGNOFF_BUCKET``.
 
         Raises:
@@ -63,8 +68,8 @@ class DynamoStore:
         from signoff.awsclients import lazy_client
         from signoff.store.s3 import S3Blobs
 
-        table = os.environ.get("SIGNOFF_TABLE")
-        if not table:
-            raise UsageError("SIGNOFF_TABLE is not set; template.yaml sets it for every function")
+        deployment = deployment or Deployment.from_env()
+        table = deployment.need("table")
         client = lazy_client("dynamodb")
-        return cls(client, table, S3Blobs.from_env(), clock=clock, page_size=page_size)
+        blobs = S3Blobs.from_env(deployment)
+        return cls(client, table, blobs, clock=clock, page_size=page_size)

@@ -1,0 +1,121 @@
+"""The deployment's settings: every ``SIGNOFF_*`` variable, read in this one place.
+
+``template.yaml`` sets them for the functions (the local stack sets the same for
+its in-process functions). A function reads them once, at its cold start
+(``Deployment.from_env()`` in ``signoff.aws``), and hands the one value to every
+builder; an adapter's own ``from_env`` reads them only when called alone (tests,
+the CLI). An invalid value fails there, naming the variable; a missing one
+fails in the builder that needs it (``Deployment.need``), naming it too.
+
+It is a leaf (pydantic only), so the composition root, the adapters and the core
+can all take it without importing one another.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from pathlib import Path
+from typing import TYPE_CHECKING, Annotated, Literal
+
+from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, ValidationError
+
+from signoff.errors import UsageError
+
+if TYPE_CHECKING:
+    from collections.abc import Mapping
+
+__all__ = ["Deployment", "secret_id_variable"]
+
+PREFIX = "SIGNOFF_"
+_SECRET_ARN = re.compile(r"^SIGNOFF_[A-Z0-9_]+_SECRET_ARN$")
+
+Required = Literal["table", "bucket", "notify_queue_url", "continue_function"]
+
+
+def _flag(value: object) -> object:
+    # The template's AllowedValues: a switch that opens a door takes no "yes" or "1".
+    if isinstance(value, str):
+        if value.lower() not in ("true", "false"):
+            raise ValueError("must be true or false")
+        return value.lower() == "true"
+    return value
+
+
+Flag = Annotated[bool, BeforeValidator(_flag)]
+
+
+def secret_id_variable(name: str) -> str:
+    """A secret's id variable: ``resume-signing`` → ``SIGNOFF_RESUME_SIGNING_SECRET_ARN``."""
+    return f"{PREFIX}{re.sub(r'[^A-Za-z0-9]', '_', name).upper()}_SECRET_ARN"
+
+
+class Deployment(BaseModel):
+    """What the template tells a function about its deployment; a field's alias is its variable."""
+
+    model_config = ConfigDict(frozen=True, extra="ignore", protected_namespaces=())
+
+    environment: str = Field("production", alias="SIGNOFF_ENVIRONMENT")
+    table: str | None = Field(None, alias="SIGNOFF_TABLE")
+    bucket: str | None = Field(None, alias="SIGNOFF_BUCKET")
+    notify_queue_url: str | None = Field(None, alias="SIGNOFF_NOTIFY_QUEUE_URL")
+    continue_function: str | None = Field(None, alias="SIGNOFF_CONTINUE_FUNCTION")
+    retention_days: float = Field(30.0, gt=0, alias="SIGNOFF_RETENTION_DAYS")
+    allow_anonymous: Flag = Field(False, alias="SIGNOFF_ALLOW_ANONYMOUS")
+    # AgentsLayer unpacks agents/<name>/ to /opt/<name>/.
+    agents_dir: Path = Field(Path("/opt"), alias="SIGNOFF_AGENTS_DIR")
+    channel_secrets_prefix: str = Field("signoff/", alias="SIGNOFF_CHANNEL_SECRETS_PREFIX")
+    # Where links point (the notifier's); empty when the function makes none.
+    public_url: str = Field("", alias="SIGNOFF_PUBLIC_URL")
+    # ``provider:model`` for every agent: a real provider is one setting away.
+    model_override: str | None = Field(None, alias="SIGNOFF_MODEL")
+    model_base_url: str | None = Field(None, alias="SIGNOFF_MODEL_BASE_URL")
+    # The local stack's webhooks to loopback; never set in the template.
+    allow_private_webhooks: Flag = Field(False, alias="SIGNOFF_ALLOW_PRIVATE_WEBHOOKS")
+    # Every SIGNOFF_<NAME>_SECRET_ARN, by variable: the ids of the deployment's secrets.
+    secret_ids: dict[str, str] = Field(default_factory=dict)
+
+    @classmethod
+    def from_env(cls, environ: Mapping[str, str] | None = None) -> Deployment:
+        """The settings in ``environ`` (the process environment by default).
+
+        An empty variable counts as unset (a template parameter left blank).
+
+        Raises:
+            UsageError: a variable's value is invalid; the message names the variable.
+        """
+        source = os.environ if environ is None else environ
+        values = {
+            name: value.strip()
+            for name, value in source.items()
+            if name.startswith(PREFIX) and value.strip()
+        }
+        secret_ids = {name: value for name, value in values.items() if _SECRET_ARN.match(name)}
+        try:
+            return cls.model_validate({**values, "secret_ids": secret_ids})
+        except ValidationError as exc:
+            problems = "; ".join(
+                f"{'.'.join(str(part) for part in error['loc'])}: {error['msg']}"
+                for error in exc.errors(include_url=False)
+            )
+            raise UsageError(f"invalid deployment settings: {problems}") from exc
+
+    def need(self, field: Required) -> str:
+        """The value of a variable this builder cannot do without.
+
+        Raises:
+            UsageError: the variable is not set; the message names it.
+        """
+        value = getattr(self, field)
+        if not value:
+            variable = type(self).model_fields[field].alias
+            raise UsageError(f"{variable} is not set; template.yaml sets it for the functions")
+        return str(value)
+
+    def secret_id(self, name: str) -> str | None:
+        """The id of secret ``name`` from its ``SIGNOFF_<NAME>_SECRET_ARN``, if set."""
+        return self.secret_ids.get(secret_id_variable(name))
+
+    @property
+    def retention_seconds(self) -> float:
+        return self.retention_days * 24 * 3600
