@@ -19,7 +19,6 @@ import httpx
 import pytest
 from botocore.awsrequest import AWSResponse
 from botocore.config import Config
-from moto import mock_aws
 from moto.core import DEFAULT_ACCOUNT_ID
 from moto.ses.models import ses_backends
 
@@ -29,7 +28,7 @@ from signoff.channels.notification import idempotency_key
 from signoff.channels.webhook import WebhookChannel
 from signoff.clock import SystemClock
 from signoff.errors import SendFailed
-from tests.support.aws import fake_credentials
+from tests.support.aws import mocked_aws
 from tests.support.builders import approval_notification
 from tests.support.webhook_sink import Reply, WebhookSink
 
@@ -153,8 +152,7 @@ def harness(
         finally:
             sink.close()
     else:
-        fake_credentials(monkeypatch)
-        with mock_aws():
+        with mocked_aws(monkeypatch):
             yield EmailHarness()
 
 

@@ -11,14 +11,13 @@ import pytest
 from aws_lambda_powertools.utilities.parameters import SecretsProvider
 from botocore.config import Config
 from botocore.stub import Stubber
-from moto import mock_aws
 
 from signoff.errors import SecretMissing, StoreUnavailable
 from signoff.secrets.aws import SecretsManagerSecrets, secret_id_variable
 from signoff.secrets.env import EnvSecrets, variable_name
 from signoff.secrets.memory import MemorySecrets
 from signoff.tokens import RESUME_SIGNING_SECRET, Signer, signer_from
-from tests.support.aws import fake_credentials
+from tests.support.aws import fake_credentials, mocked_aws
 
 if TYPE_CHECKING:
     from collections.abc import Callable, Iterator
@@ -38,8 +37,7 @@ NOW = 1_767_225_600
 @pytest.fixture
 def sm_client(monkeypatch: pytest.MonkeyPatch) -> Iterator[SecretsManagerClient]:
     """A Secrets Manager client on moto, with credentials no real endpoint accepts."""
-    fake_credentials(monkeypatch)
-    with mock_aws():
+    with mocked_aws(monkeypatch):
         yield boto3.client("secretsmanager")
 
 
@@ -259,9 +257,8 @@ def test_a_configured_id_without_a_readable_secret_is_missing(
 def test_a_name_without_an_id_variable_is_missing_and_names_the_variable(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    fake_credentials(monkeypatch)
     monkeypatch.delenv("SIGNOFF_RESUME_SIGNING_SECRET_ARN", raising=False)
-    with mock_aws():
+    with mocked_aws(monkeypatch):
         source = SecretsManagerSecrets.from_env((RESUME_SIGNING_SECRET,))
 
         with pytest.raises(SecretMissing) as caught:

@@ -25,6 +25,7 @@ to each test empty, on one boto3 session whose service models load once.
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import os
 import socket
@@ -65,6 +66,7 @@ __all__ = [
     "fake_credentials",
     "free_port",
     "load_template",
+    "mocked_aws",
     "moto_server",
     "serialise_dynamodb",
 ]
@@ -115,9 +117,8 @@ class TemplateAccount:
     """
 
     def __init__(self) -> None:
-        self._template = load_template()
-        # One boto3 session for every test: its service models are loaded once.
-        self.session = boto3.Session()
+        self.template = load_template()
+        self.session = boto3_session()
         self._clients: dict[str, Any] = {}
         self._held: dict[str, dict[str, Any]] = {}  # service -> region -> moto backend
         self._bucket_accounts: dict[str, tuple[str, str]] = {}  # S3's global name index
@@ -134,7 +135,7 @@ class TemplateAccount:
     def lend(self) -> AwsResources:
         """The resources, empty, in the moto mock that is active now."""
         if self._resources is None:
-            self._resources = create_resources(self._template)
+            self._resources = create_resources(self.template)
             secrets = self._client("secretsmanager")
             for arn in self._resources.secrets.values():
                 current = secrets.get_secret_value(SecretId=arn)
@@ -232,6 +233,26 @@ def _empty_bucket(s3: Any, bucket: str) -> None:
 
 
 @functools.cache
+def boto3_session() -> boto3.Session:
+    """One boto3 session for every test: its service models are loaded once.
+
+    (Each client gets its own copy of the session's event hooks, so a test that
+    registers one on its client does not reach the next test's clients.)
+    """
+    return boto3.Session()
+
+
+@contextlib.contextmanager
+def mocked_aws(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
+    """``mock_aws()`` with fake credentials, on the shared boto3 session, and nothing in it."""
+    fake_credentials(monkeypatch)
+    # Code under test builds its clients on boto3's default session: the shared one.
+    monkeypatch.setattr(boto3, "DEFAULT_SESSION", boto3_session())
+    with mock_aws(config={"core": {"reset_boto3_session": False}}):
+        yield
+
+
+@functools.cache
 def template_account() -> TemplateAccount:
     """The test session's one ``TemplateAccount`` (a plain function: the ``aws``
     fixture is imported by name into conftest files, its helpers are not)."""
@@ -241,12 +262,9 @@ def template_account() -> TemplateAccount:
 @pytest.fixture
 def aws(monkeypatch: pytest.MonkeyPatch) -> Iterator[AwsResources]:
     """Moto with the template's resources, empty, and the functions' environment exported."""
-    fake_credentials(monkeypatch)
     serialise_dynamodb(monkeypatch)
     account = template_account()
-    # Code under test builds its clients on boto3's default session: the shared one.
-    monkeypatch.setattr(boto3, "DEFAULT_SESSION", account.session)
-    with mock_aws(config={"core": {"reset_boto3_session": False}}):
+    with mocked_aws(monkeypatch):
         resources = account.lend()
         try:
             for name, value in resources.environment.items():
@@ -263,18 +281,32 @@ def free_port() -> int:
         return int(probe.getsockname()[1])
 
 
+@functools.cache
+def _moto_server_endpoint() -> str:
+    """A moto server on loopback for the whole test session (a daemon thread).
+
+    Stopping one waits out its serve loop's half-second poll, so each test that
+    wanted a server of its own paid that, and a start, again.
+    """
+    port = free_port()
+    ThreadedMotoServer(ip_address="127.0.0.1", port=port, verbose=False).start()
+    return f"http://127.0.0.1:{port}"
+
+
 @pytest.fixture
 def moto_server(monkeypatch: pytest.MonkeyPatch) -> Iterator[dict[str, str]]:
     """A moto server over real HTTP on loopback, with the template's resources.
 
     Yields the environment a subprocess needs (endpoint, fake credentials, the
     functions' variables); this process gets the same through ``monkeypatch``.
+    The server is the session's; each test finds it holding only the template's
+    resources, freshly created.
     """
-    port = free_port()
-    server = ThreadedMotoServer(ip_address="127.0.0.1", port=port, verbose=False)
-    server.start()
+    endpoint = _moto_server_endpoint()
+    # moto's backends are process-wide: start from none, whoever used them last.
+    httpx.post(f"{endpoint}/moto-api/reset").raise_for_status()
     env = {
-        "AWS_ENDPOINT_URL": f"http://127.0.0.1:{port}",
+        "AWS_ENDPOINT_URL": endpoint,
         "AWS_ACCESS_KEY_ID": "testing",
         "AWS_SECRET_ACCESS_KEY": "testing",
         "AWS_SESSION_TOKEN": "testing",
@@ -284,11 +316,10 @@ def moto_server(monkeypatch: pytest.MonkeyPatch) -> Iterator[dict[str, str]]:
         monkeypatch.setenv(name, value)
     monkeypatch.delenv("AWS_PROFILE", raising=False)
     try:
-        resources = create_resources()
+        resources = create_resources(template_account().template)
         for name, value in resources.environment.items():
             monkeypatch.setenv(name, value)
         yield {**env, **resources.environment}
     finally:
-        # moto's backends are process-wide: clear them for the next test's server.
-        httpx.post(f"http://127.0.0.1:{port}/moto-api/reset")
-        server.stop()
+        # And leave none for the next test's moto (a server, the local stack's emulator).
+        httpx.post(f"{endpoint}/moto-api/reset")

@@ -16,7 +16,6 @@ import pytest
 from botocore.awsrequest import AWSResponse
 from botocore.config import Config
 from botocore.exceptions import EndpointConnectionError
-from moto import mock_aws
 from moto.core import DEFAULT_ACCOUNT_ID
 from moto.ses.models import ses_backends
 
@@ -32,7 +31,7 @@ from signoff.channels.email import (
 )
 from signoff.errors import SendFailed
 from signoff.secrets.memory import MemorySecrets
-from tests.support.aws import fake_credentials
+from tests.support.aws import mocked_aws
 from tests.support.builders import (
     answer_url,
     approval_notification,
@@ -94,8 +93,7 @@ class Ses:
 
 @pytest.fixture
 def ses(monkeypatch: pytest.MonkeyPatch) -> Iterator[Ses]:
-    fake_credentials(monkeypatch)
-    with mock_aws():
+    with mocked_aws(monkeypatch):
         yield Ses()
 
 
