@@ -15,6 +15,7 @@ once (``rules.py``) and both tables apply the very same one.
 from __future__ import annotations
 
 import re
+from abc import ABC, abstractmethod
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Literal, Protocol
 
@@ -93,16 +94,16 @@ def _equal(left: Any, right: Any) -> bool:
     return _comparable(left, right) and bool(left == right)
 
 
-class Condition:
+class Condition(ABC):
     """A condition on one item: rendered for DynamoDB, evaluated in Python alike."""
 
+    @abstractmethod
     def holds(self, item: Item | None) -> bool:
         """Whether the condition holds for ``item`` (None: no such item)."""
-        raise NotImplementedError
 
+    @abstractmethod
     def render(self, slots: Placeholders) -> str:
         """The condition as a DynamoDB expression, its names and values put in ``slots``."""
-        raise NotImplementedError
 
     def __and__(self, other: Condition) -> Condition:
         return all_of(self, other)
