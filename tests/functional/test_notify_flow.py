@@ -167,6 +167,8 @@ def test_pause_notifies_every_channel_once_and_slack_retries_alone(deployment: D
     payload = Webhook(WEBHOOK_KEY).verify(hooks[0].body, headers)
     assert payload["kind"] == "approval" and payload["tool"] == "issue_refund"
     assert headers["webhook-id"].endswith(f":{paused['id']}:hooks")
+    # the seed's key, as a receiver written to it dedupes on
+    assert hooks[0].headers["idempotency-key"] == f"{payload['runId']}:{paused['id']}"
     assert payload["approveUrl"].startswith(
         f"https://api.example.com/approvals/{paused['id']}/approve?token="
     )

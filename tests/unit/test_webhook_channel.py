@@ -14,6 +14,7 @@ from standardwebhooks.webhooks import Webhook, WebhookVerificationError
 
 from signoff.channels.build import BuildContext
 from signoff.channels.config import SecretRef, WebhookSettings
+from signoff.channels.notification import idempotency_key
 from signoff.channels.webhook import (
     Resolver,
     WebhookChannel,
@@ -127,8 +128,8 @@ def test_headers_are_exactly_the_standard_webhooks_ones(
     assert len(base64.b64decode(signature, validate=True)) == 32  # HMAC-SHA256
     webhook_headers = {name for name in request.headers if name.startswith("webhook-")}
     assert webhook_headers == {"webhook-id", "webhook-timestamp", "webhook-signature"}
-    # No other place carries the key or the secret
-    assert "idempotency-key" not in request.headers
+    # The seed's key beside them; nothing carries the secret
+    assert request.headers["idempotency-key"] == "run-1:p1"
     assert "authorization" not in request.headers
 
 
@@ -145,8 +146,50 @@ def test_a_retry_keeps_the_id_and_signs_its_own_timestamp(
 
     first, second = webhook_sink.received
     assert first.headers["webhook-id"] == second.headers["webhook-id"] == KEY
+    assert first.headers["idempotency-key"] == second.headers["idempotency-key"] == "run-1:p1"
     assert int(second.headers["webhook-timestamp"]) == int(first.headers["webhook-timestamp"]) + 30
     Webhook(SECRET).verify(second.body, second.headers)
+
+
+@pytest.mark.parametrize(
+    ("subject", "kind", "expected"),
+    [
+        ("p2", "question", "run-1:p2"),
+        ("stuck:p1:3", "stuck", "run-1:p1:stuck:3"),
+        ("run:run-1:run_finish", "result", "run-1:result"),
+        ("run:run-1:run_start", "info", "run-1:run_start"),
+        ("run:run-1:run_start:p1", "info", "run-1:run_start:p1"),
+        ("stalled:s1:run-1", "stuck", "run-1:stalled"),
+    ],
+)
+def test_each_kind_has_its_own_stable_idempotency_key(
+    webhook_sink: WebhookSink,
+    http: httpx.Client,
+    clock: ManualClock,
+    subject: str,
+    kind: str,
+    expected: str,
+) -> None:
+    hook = make(webhook_sink.url(), http, clock)
+    notification = approval().model_copy(update={"kind": kind})
+    channel_key = idempotency_key("run-1", subject, "hook")
+    webhook_sink.script(Reply(500))
+    with pytest.raises(SendFailed):
+        hook.notify(notification, channel_key)
+    hook.notify(notification, channel_key)
+
+    first, second = webhook_sink.received
+    assert first.headers["idempotency-key"] == second.headers["idempotency-key"] == expected
+    assert first.headers["webhook-id"] == second.headers["webhook-id"] == channel_key
+
+
+def test_a_key_of_another_shape_is_sent_as_it_is(
+    webhook_sink: WebhookSink, http: httpx.Client, clock: ManualClock
+) -> None:
+    make(webhook_sink.url(), http, clock).notify(approval(), "chosen-by-the-caller")
+
+    [request] = webhook_sink.received
+    assert request.headers["idempotency-key"] == "chosen-by-the-caller"
 
 
 def test_the_body_carries_the_links_a_receiver_acts_on(

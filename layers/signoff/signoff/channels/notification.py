@@ -4,6 +4,11 @@ A channel receives one ``Notification`` and an idempotency key that is stable
 per logical notification and channel (``runId:pendingId:channel``, where the
 pending id is the outbox row's subject): every retry of the same send carries
 the same key.
+
+``notification_key`` turns it into the seed's channel-independent form, the one
+a transport's ``Idempotency-Key`` carries: ``<runId>:<approvalId>`` for an
+approval (and ``<runId>:<pendingId>`` for a question), and one key per kind for
+the rest (the table on ``notification_key``).
 """
 
 from __future__ import annotations
@@ -13,7 +18,7 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict
 from pydantic.alias_generators import to_camel
 
-__all__ = ["Kind", "Notification", "idempotency_key"]
+__all__ = ["Kind", "Notification", "idempotency_key", "notification_key"]
 
 Kind = Literal["approval", "question", "stuck", "result", "info"]
 
@@ -67,3 +72,42 @@ class Notification(BaseModel):
 def idempotency_key(run_id: str, pending_id: str, channel: str) -> str:
     """Stable per logical notification and channel, across every retry."""
     return f"{run_id}:{pending_id}:{channel}"
+
+
+def notification_key(channel_key: str, *, run_id: str, channel: str) -> str:
+    """The seed's key of the notification a channel's ``channel_key`` sends.
+
+    ``channel_key`` is ``idempotency_key(run_id, subject, channel)``; the subject
+    (``signoff.notify.lifecycle``) says what the notification is:
+
+    ======================================  ====================================
+    subject                                 key
+    ======================================  ====================================
+    ``<pendingId>`` (approval, question)    ``<runId>:<pendingId>``
+    ``run:<runId>:run_start``               ``<runId>:run_start``
+    ``run:<runId>:run_start:<pendingId>``   ``<runId>:run_start:<pendingId>``
+    ``run:<runId>:run_finish``              ``<runId>:result``
+    ``stuck:<pendingId>:<n>``               ``<runId>:<pendingId>:stuck:<n>``
+    ``stalled:<sessionId>:<runId>``         ``<runId>:stalled``
+    ======================================  ====================================
+
+    The same on every channel and every retry. A key of another shape (a caller
+    that chose its own) is returned as it is.
+    """
+    head, tail = f"{run_id}:", f":{channel}"
+    if not (channel_key.startswith(head) and channel_key.endswith(tail)):
+        return channel_key
+    subject = channel_key[len(head) : len(channel_key) - len(tail)]
+    if not subject:
+        return channel_key
+    run_prefix = f"run:{run_id}:"
+    if subject.startswith(run_prefix):
+        event = subject.removeprefix(run_prefix)
+        return f"{run_id}:result" if event == "run_finish" else f"{run_id}:{event}"
+    kind, _, rest = subject.partition(":")
+    if kind == "stuck" and rest:
+        pending_id, _, number = rest.rpartition(":")
+        return f"{run_id}:{pending_id}:stuck:{number}"
+    if kind == "stalled" and rest.endswith(f":{run_id}"):
+        return f"{run_id}:stalled"
+    return f"{run_id}:{subject}"

@@ -2,10 +2,18 @@
 
 The body is ``Notification.wire()`` — with ``approveUrl`` / ``denyUrl`` /
 ``answerUrl`` / ``linkUrl`` when the notification has them, so a receiver can
-act. Headers: ``webhook-id`` (the idempotency key, the same on every retry so the
-receiver can drop duplicates), ``webhook-timestamp`` (this attempt, epoch
-seconds) and ``webhook-signature`` (``v1,<base64 HMAC-SHA256>`` of
-``id.timestamp.body``), signed by the maintained ``standardwebhooks`` library.
+act. Headers: ``webhook-id`` (the channel's idempotency key
+``<runId>:<subject>:<channel>``: Standard Webhooks wants it unique per message
+and the same on every retry, so two channels pointed at one receiver stay two
+messages), ``webhook-timestamp`` (this attempt, epoch seconds) and
+``webhook-signature`` (``v1,<base64 HMAC-SHA256>`` of ``id.timestamp.body``),
+signed by the maintained ``standardwebhooks`` library. Beside them,
+``Idempotency-Key`` carries the seed's key of the notification
+(``notification_key``: ``<runId>:<approvalId>`` for an approval), the same on
+every retry, for a receiver written to the seed rather than to Standard
+Webhooks. It is outside the signature, as the spec's own headers other than
+``webhook-id`` are; a receiver that verified the signature has a request from
+this deployment, and TLS keeps the header as sent.
 
 The secret is a ``whsec_<base64 key>`` value, as Standard Webhooks issues them.
 Any other value is taken as a raw secret whose UTF-8 bytes are the key; a
@@ -34,6 +42,7 @@ from standardwebhooks.webhooks import Webhook
 
 from signoff.channels.base import Delivery
 from signoff.channels.config import address_problem, private_webhooks_allowed
+from signoff.channels.notification import notification_key
 from signoff.errors import SecretMissing, SendFailed, StoreUnavailable
 from signoff.http_errors import RETRYABLE, map_httpx_errors, retry_after
 
@@ -44,6 +53,7 @@ if TYPE_CHECKING:
     from signoff.clock import Clock
 
 __all__ = [
+    "IDEMPOTENCY_HEADER",
     "SECRET_PREFIX",
     "Resolver",
     "WebhookChannel",
@@ -53,6 +63,7 @@ __all__ = [
 ]
 
 SECRET_PREFIX: Final = "whsec_"  # noqa: S105 - the spec's prefix, not a secret
+IDEMPOTENCY_HEADER: Final = "idempotency-key"
 
 # (host, port) → the addresses it resolves to; raises OSError when it cannot.
 Resolver = Callable[[str, int], Sequence[str]]
@@ -158,7 +169,8 @@ class WebhookChannel:
     ) -> Delivery:
         """POST ``notification`` with ``idempotency_key`` as its ``webhook-id``.
 
-        ``previous`` is not needed: the receiver drops a repeated ``webhook-id``.
+        Its ``Idempotency-Key`` is the seed's key derived from it. ``previous`` is
+        not needed: the receiver drops a repeated ``webhook-id`` / ``Idempotency-Key``.
 
         Raises:
             SendFailed: refused target, redirect or 4xx (permanent); 408, 429, 5xx,
@@ -175,6 +187,9 @@ class WebhookChannel:
             "webhook-id": idempotency_key,
             "webhook-timestamp": str(timestamp),
             "webhook-signature": signature,
+            IDEMPOTENCY_HEADER: notification_key(
+                idempotency_key, run_id=notification.run_id, channel=self.name
+            ),
         }
         # Each checked address in turn, as a plain connect would try them: a host
         # with an unreachable IPv6 address still gets its IPv4 one.
