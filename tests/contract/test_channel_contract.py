@@ -24,7 +24,7 @@ from moto.ses.models import ses_backends
 
 from signoff.channels.email import IDEMPOTENCY_HEADER, EmailChannel
 from signoff.channels.memory import RecordingChannel
-from signoff.channels.notification import idempotency_key
+from signoff.channels.notification import idempotency_key, notification_key
 from signoff.channels.webhook import WebhookChannel
 from signoff.clock import SystemClock
 from signoff.errors import SendFailed
@@ -56,6 +56,10 @@ class Harness(Protocol):
         """The idempotency keys of the notifications the service accepted, in order."""
         ...
 
+    def carried(self, key: str) -> str:
+        """The key the service sees for a send with the channel key ``key``."""
+        ...
+
 
 class RecordingHarness:
     def __init__(self) -> None:
@@ -74,6 +78,9 @@ class RecordingHarness:
     def delivered(self) -> list[str]:
         return self.channel.keys()
 
+    def carried(self, key: str) -> str:
+        return key
+
 
 class WebhookHarness:
     def __init__(self, sink: WebhookSink, http: httpx.Client) -> None:
@@ -91,6 +98,9 @@ class WebhookHarness:
             for e in self.sink.exchanges
             if 200 <= e.reply.status < 300
         ]
+
+    def carried(self, key: str) -> str:
+        return key  # webhook-id; Idempotency-Key is tested in the unit tests
 
 
 class EmailHarness:
@@ -131,6 +141,10 @@ class EmailHarness:
         assert len(sent) == len(self._keys)  # moto saw exactly the sends we let through
         return list(self._keys)
 
+    def carried(self, key: str) -> str:
+        # the header carries the seed's key of the notification
+        return notification_key(key, run_id="run-1", channel=self.channel.name)
+
 
 @pytest.fixture
 def http() -> Iterator[httpx.Client]:
@@ -169,7 +183,7 @@ def test_a_send_is_delivered_once_with_its_key(harness: Harness) -> None:
     delivery = harness.channel.notify(approval(), key)
 
     # Then it arrived once, carrying its key, and a receipt came back
-    assert harness.delivered() == [key]
+    assert harness.delivered() == [harness.carried(key)]
     assert delivery.receipt is not None
 
 
@@ -187,7 +201,7 @@ def test_a_transient_failure_raises_and_the_retry_carries_the_same_key(harness: 
 
     # And the retry (the same logical notification) is delivered with the same key
     harness.channel.notify(approval(), key)
-    assert harness.delivered() == [key]
+    assert harness.delivered() == [harness.carried(key)]
 
 
 def test_a_permanent_failure_raises_not_retryable(harness: Harness) -> None:
@@ -215,7 +229,7 @@ def test_failures_are_never_swallowed(harness: Harness, retryable: bool) -> None
 
     # And the next one that the service accepts is delivered
     harness.channel.notify(approval(), key)
-    assert harness.delivered() == [key]
+    assert harness.delivered() == [harness.carried(key)]
 
 
 def test_different_notifications_keep_their_own_keys(harness: Harness) -> None:
@@ -224,4 +238,4 @@ def test_different_notifications_keep_their_own_keys(harness: Harness) -> None:
     harness.channel.notify(approval("p1"), first)
     harness.channel.notify(approval("p2"), second)
 
-    assert harness.delivered() == [first, second]
+    assert harness.delivered() == [harness.carried(first), harness.carried(second)]

@@ -48,7 +48,8 @@ if TYPE_CHECKING:
 
 REGION = "us-east-1"
 SENDER = "signoff@example.com"
-KEY = "run-1:p1:mail"
+KEY = "run-1:p1:mail"  # the channel's key; the seed's key of the notification is "run-1:p1"
+SEED_KEY = "run-1:p1"
 LINK = link_url("token-1")
 APPROVE = approve_url("p1", "token-1")
 DENY = deny_url("p1", "token-1")
@@ -135,8 +136,31 @@ def test_the_idempotency_key_is_an_ses_header(ses: Ses) -> None:
 
     [request] = ses.requests
     headers = request["Content"]["Simple"]["Headers"]
-    assert headers == [{"Name": IDEMPOTENCY_HEADER, "Value": KEY}]
+    assert headers == [{"Name": IDEMPOTENCY_HEADER, "Value": SEED_KEY}]
     assert "EmailTags" not in request
+
+
+def test_delivery_is_at_least_once_with_the_same_header_each_time(ses: Ses) -> None:
+    channel = ses.channel()
+    ses.failures = [(503, "ServiceUnavailable")]
+    with pytest.raises(SendFailed):
+        channel.notify(approval(), KEY)
+    channel.notify(approval(), KEY)
+    # a crash after SES accepted it and before the outbox recorded it: no receipt,
+    # so the retry mails again (SES does not deduplicate) — with the same key
+    channel.notify(approval(), KEY)
+
+    values = [r["Content"]["Simple"]["Headers"] for r in ses.requests]
+    assert values == [[{"Name": IDEMPOTENCY_HEADER, "Value": SEED_KEY}]] * 3
+    assert len(ses.sent) == 2
+
+
+def test_a_stuck_reminder_has_its_own_key(ses: Ses) -> None:
+    stuck = approval().model_copy(update={"kind": "stuck"})
+    ses.channel().notify(stuck, "run-1:stuck:p1:2:mail")
+
+    [request] = ses.requests
+    assert request["Content"]["Simple"]["Headers"][0]["Value"] == "run-1:p1:stuck:2"
 
 
 def test_the_only_link_is_the_confirmation_page(ses: Ses) -> None:
@@ -272,7 +296,7 @@ def test_without_ses_headers_the_key_goes_into_a_tag(ses: Ses) -> None:
 
     [request] = ses.requests
     assert "Headers" not in request["Content"]["Simple"]
-    assert request["EmailTags"] == [{"Name": IDEMPOTENCY_TAG, "Value": "run-1_p1_mail"}]
+    assert request["EmailTags"] == [{"Name": IDEMPOTENCY_TAG, "Value": "run-1_p1"}]
 
 
 def test_tag_values_keep_to_ses_characters() -> None:
@@ -329,7 +353,11 @@ def test_each_recipient_gets_their_own_message_and_key_and_a_retry_mails_only_th
         ["a@example.com"],
     ]
     keys = [r["Content"]["Simple"]["Headers"][0]["Value"] for r in ses.requests]
-    assert keys == [f"{KEY}:a@example.com", f"{KEY}:b@example.com", f"{KEY}:a@example.com"]
+    assert keys == [
+        f"{SEED_KEY}:a@example.com",
+        f"{SEED_KEY}:b@example.com",
+        f"{SEED_KEY}:a@example.com",
+    ]
     assert "token-a" in ses.sent[1].body and "token-b" not in ses.sent[1].body
     assert set(sent.receipt) == {"messageId:a@example.com", "messageId:b@example.com"}
     # the row's recorded receipt: nothing is mailed again

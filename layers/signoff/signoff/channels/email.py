@@ -12,13 +12,19 @@ whose GET changes nothing. The one-click ``approveUrl`` / ``denyUrl`` /
 ``answerUrl`` and the resume token never go into a mail; a body that quotes one
 has it replaced.
 
-The idempotency key travels in an ``X-Signoff-Idempotency-Key`` header (SES v2
-``Content.Simple.Headers``), so a receiving system or a person reading the
-headers can spot a duplicate. A botocore too old to know ``Headers`` gets it as
-the ``signoff-idempotency-key`` email tag instead (tags allow only letters,
-digits, ``_`` and ``-``, so other characters become ``_``). SES itself does
-not deduplicate: a retry after a lost response that carries the earlier
-``previous`` receipt (its ``messageId``) is not sent again.
+The seed's key of the notification (``notification_key``: ``<runId>:<approvalId>``
+for an approval; per-recipient messages add ``:<address>``) travels in an
+``X-Signoff-Idempotency-Key`` header (SES v2 ``Content.Simple.Headers``, in
+botocore since 1.34), the same on every retry, so a receiving system or a person
+reading the headers can spot a duplicate. A botocore too old to know
+``Headers`` gets it as the ``signoff-idempotency-key`` email tag instead (tags
+allow only letters, digits, ``_`` and ``-``, so other characters become ``_``).
+
+Delivery is at least once. SES has no idempotency key of its own and does not
+deduplicate: a retry whose earlier attempt left a receipt (``previous``, its
+``messageId``) sends nothing, but a process that stops after SES accepted a
+message and before the outbox recorded it leaves no receipt, and the retry
+mails the same notification again, with the same header.
 """
 
 from __future__ import annotations
@@ -30,6 +36,7 @@ from typing import TYPE_CHECKING, Final, Self
 from urllib.parse import quote, urlsplit
 
 from signoff.channels.base import Delivery
+from signoff.channels.notification import notification_key
 from signoff.display import visible
 from signoff.errors import SendFailed
 
@@ -134,7 +141,8 @@ class EmailChannel:
         """
         if previous is not None and previous.receipt.get("messageId"):
             return previous
-        return Delivery(receipt={"messageId": self._send(notification, self.to, idempotency_key)})
+        key = notification_key(idempotency_key, run_id=notification.run_id, channel=self.name)
+        return Delivery(receipt={"messageId": self._send(notification, self.to, key)})
 
     def notify_each(
         self,
@@ -144,7 +152,8 @@ class EmailChannel:
     ) -> Delivery:
         """Mail each address its own notification (its links name that address).
 
-        Each message carries its own idempotency key (``<key>:<address>``). The
+        Each message carries its own idempotency key (``<key>:<address>``, ``<key>``
+        the seed's key of the notification). The
         receipt holds every message id (``messageId:<address>``); recipients named
         in ``previous`` are not mailed again. A failure for one address does not
         stop the others; the first failure is raised afterwards (retryable if any
@@ -162,7 +171,10 @@ class EmailChannel:
             if done.get(f"messageId:{address}"):
                 continue
             try:
-                sent = self._send(notification, [address], f"{idempotency_key}:{address}")
+                key = notification_key(
+                    idempotency_key, run_id=notification.run_id, channel=self.name
+                )
+                sent = self._send(notification, [address], f"{key}:{address}")
             except SendFailed as failure:
                 failures.append(failure)
                 continue
