@@ -127,12 +127,18 @@ def check_continuing_function(functions: Iterable[FunctionSpec]) -> None:
 
 def aim_sinks(functions: Iterable[LocalFunction], channels: ChannelsConfig, *, url: str) -> None:
     """Aim the notifiers' sink channels at ``url``, the port this stack listens on."""
+    from signoff.channels.build import ChannelSet
     from signoff.notify.hub import Notifier
 
     for function in functions:
         for value in vars(function.module).values():
             if isinstance(value, Notifier):
-                value.channels = {**value.channels, **sink_webhooks(channels, url)}
+                sinks = sink_webhooks(channels, url)
+                if isinstance(value.channels, ChannelSet):
+                    # the others stay unbuilt: each is built (or fails) on its own first send
+                    value.channels.provide(sinks)
+                else:
+                    value.channels = {**value.channels, **sinks}
 
 
 def message_api(routes: list[Route], functions: Mapping[str, LocalFunction]) -> Api:

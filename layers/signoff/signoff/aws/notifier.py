@@ -6,10 +6,8 @@ agents' loader nor the durable runner: ``channels.yaml`` is all it reads.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator, Mapping
-from typing import TYPE_CHECKING
-
 from signoff.aws.channels import deployment_secrets
+from signoff.channels.build import BuildContext, ChannelSet
 from signoff.channels.config import CHANNELS_FILE, load_channels
 from signoff.clock import SystemClock
 from signoff.keyring import rotating_signer
@@ -18,32 +16,7 @@ from signoff.notify.hub import Notifier
 from signoff.settings import Deployment
 from signoff.store.dynamodb import DynamoStore
 
-if TYPE_CHECKING:
-    from signoff.channels.base import Channel
-
 __all__ = ["notifier_from_env"]
-
-
-class _Channels(Mapping[str, "Channel"]):
-    """The deployment's channels, built on the first send rather than during a cold start."""
-
-    def __init__(self, build: Callable[[], dict[str, Channel]]) -> None:
-        self._build = build
-        self._built: dict[str, Channel] | None = None
-
-    def _channels(self) -> dict[str, Channel]:
-        if self._built is None:
-            self._built = self._build()
-        return self._built
-
-    def __getitem__(self, name: str) -> Channel:
-        return self._channels()[name]
-
-    def __iter__(self) -> Iterator[str]:
-        return iter(self._channels())
-
-    def __len__(self) -> int:
-        return len(self._channels())
 
 
 def notifier_from_env(deployment: Deployment | None = None) -> Notifier:
@@ -55,12 +28,10 @@ def notifier_from_env(deployment: Deployment | None = None) -> Notifier:
     channels_config = load_channels(settings.agents_dir / CHANNELS_FILE)
     secrets = deployment_secrets(channels_config, settings)
 
-    def channels() -> dict[str, Channel]:
-        # The registry's HTTP client never follows redirects: a webhook target must
-        # not bounce a signed request somewhere else.
-        from signoff.channels.build import build_channels
-
-        return build_channels(channels_config, secrets, clock=clock)
+    # Each channel is built on its first send and on its own: a cold start reads no
+    # secret, and one channel that cannot be built (a missing client library, secret
+    # or setting) fails only its own rows.
+    channels = ChannelSet(channels_config, BuildContext(secrets=secrets, clock=clock))
 
     public_url = settings.public_url
     signer = None
@@ -73,7 +44,7 @@ def notifier_from_env(deployment: Deployment | None = None) -> Notifier:
     return Notifier(
         pending=store.pending,
         outbox=store.outbox,
-        channels=_Channels(channels),
+        channels=channels,
         composer=composer,
         clock=clock,
     )

@@ -9,7 +9,7 @@ here once; each channel keeps its own write and its own failure translation.
 
 from __future__ import annotations
 
-import importlib.util
+import importlib
 from datetime import datetime  # noqa: TC003 - pydantic needs it at runtime
 from typing import TYPE_CHECKING, Any, Self
 
@@ -106,16 +106,21 @@ def approval_row(
 
 
 def require_extra(module: str, *, channel: str, extra: str) -> None:
-    """Check that ``module`` can be imported, without importing it.
+    """Check that ``module`` imports, by importing it.
 
-    Called by ``from_config``, so a missing extra is said when the deployment
-    loads, not at its first approval.
+    Called by ``from_config``, so a missing (or broken: psycopg without libpq) client
+    library is said when the channel is built, as a failure of its own rows only,
+    not as an ImportError in the middle of a send.
 
     Raises:
-        ModuleNotFoundError: ``module`` is not installed; the message names the extra.
+        ModuleNotFoundError: ``module`` cannot be imported; the message names the extra.
     """
-    if importlib.util.find_spec(module) is None:
+    try:
+        importlib.import_module(module)
+    except ImportError as exc:
         raise ModuleNotFoundError(
-            f"the {channel} channel needs {module}: install the extra `signoff[{extra}]`",
+            f"the {channel} channel needs {module}, which cannot be imported here "
+            f"({type(exc).__name__}: {exc}): install the extra `pip install 'signoff[{extra}]'` "
+            "(deployed: add it to the engine layer, layers/signoff/requirements.txt)",
             name=module,
-        )
+        ) from exc

@@ -31,6 +31,9 @@ class ChannelType:
     # Row and queue backends hold pending approvals for a dashboard; nobody reads a
     # question or a lifecycle announcement there (the seed's ApprovalOnlyHttpNotifierEvent).
     approval_only: bool = False
+    # The ``signoff[<extra>]`` that installs the client library the channel needs, if
+    # any: a deployment without it gets this named in the channel's failed rows.
+    extra: str | None = None
 
 
 _CONFIG: Final = "signoff.channels.config"
@@ -53,10 +56,12 @@ CHANNEL_TYPES: Final[dict[str, ChannelType]] = {
         channel="signoff.channels.redis:RedisChannel",
         settings=f"{_CONFIG}:RedisSettings",
         approval_only=True,
+        extra="redis",
     ),
     "database": ChannelType(
         channel="signoff.channels.database:DatabaseChannel",
         settings=f"{_CONFIG}:DatabaseSettings",
         approval_only=True,
+        extra="database",
     ),
 }

@@ -8,7 +8,9 @@ time), send with the row's stable idempotency key, and record ``notifiedAt``
 only after the channel accepted it. A permanent failure is recorded with its
 reason and not retried; a transient one releases the lock and makes ``deliver``
 raise, so the queue retries the message — and only the channels still unsent
-are tried again.
+are tried again. Channels are looked up (and, in a deployment, built:
+``channels.build.ChannelSet``) row by row, so a channel that cannot be built
+fails its own rows the same way and the others still deliver.
 """
 
 from __future__ import annotations
@@ -112,13 +114,13 @@ class Notifier:
         if claimed is None:
             report.skipped.append(row.channel)
             return
-        channel = self.channels.get(row.channel)
-        if channel is None:
-            failure = SendFailed(row.channel, "no such channel in channels.yaml", retryable=False)
-            self._give_up(claimed, failure, report)
-            return
         previous = Delivery(receipt=claimed.receipt) if claimed.receipt else None
         try:
+            # Built here, per row: a channel that cannot be built (its library, its
+            # secret, its settings) raises SendFailed for its own rows only.
+            channel = self.channels.get(row.channel)
+            if channel is None:
+                raise SendFailed(row.channel, "no such channel in channels.yaml", retryable=False)
             if (
                 item is not None
                 and claimed.notification is None
