@@ -7,6 +7,7 @@ from typing import TYPE_CHECKING, Any
 from signoff.api.app import serve
 from signoff.api.models import ScheduledRun
 from signoff.continuations.base import continuation_session
+from signoff.durable.results import Skipped
 from signoff.telemetry import logger, metrics_for_turn
 
 if TYPE_CHECKING:
@@ -23,6 +24,14 @@ def dispatch(app: APIGatewayHttpResolver, api: Api, event: dict[str, Any], conte
     session_id = continuation_session(event)
     if session_id is not None:
         result = api.turns.proceed(session_id, deadline=api.deadline(context, interactive=False))
+        if isinstance(result, Skipped):
+            # Logged by ``proceed``; an answer, not an error, so Lambda does not retry it.
+            logger.append_keys(session_id=result.session_id, agent=result.agent)
+            return {
+                "sessionId": result.session_id,
+                "status": "skipped",
+                "sessionStatus": result.session_status,
+            }
         return _background(api, "resumed", result)
     if "requestContext" not in event and "agent" in event:
         run = ScheduledRun.model_validate(event)

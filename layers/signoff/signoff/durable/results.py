@@ -1,4 +1,5 @@
-"""What a durable turn call returns: finished, paused on a pending item, or still running."""
+"""What a durable turn call returns: finished, paused on a pending item, or still running;
+or, for a continuation with nothing to continue, why it was skipped."""
 
 from __future__ import annotations
 
@@ -8,7 +9,7 @@ from typing import TYPE_CHECKING, Any, Literal
 if TYPE_CHECKING:
     from signoff.store.records import PendingItem
 
-__all__ = ["Decided", "TurnResult"]
+__all__ = ["Decided", "Skipped", "TurnResult"]
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -26,6 +27,21 @@ class TurnResult:
     text: str | None = None
     stop_reason: str | None = None
     pending: PendingItem | None = None
+
+
+@dataclass(frozen=True, kw_only=True)
+class Skipped:
+    """A continuation (``Turns.proceed``) that found nothing for it to run.
+
+    ``session_status`` is the session's status as the continuation found it:
+    ``paused`` (waiting on a person), ``done`` or ``idle`` (nothing under way),
+    or ``running`` (another live process holds its lease and finishes the turn).
+    """
+
+    session_id: str
+    agent: str
+    session_status: str
+    pending_id: str | None = None
 
 
 @dataclass(frozen=True, kw_only=True)

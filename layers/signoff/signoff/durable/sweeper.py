@@ -26,6 +26,7 @@ import logging
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
+from signoff.durable.results import Skipped
 from signoff.errors import AlreadyResolved, NotFound, SessionBusy, SignoffError
 from signoff.notify import lifecycle
 
@@ -169,12 +170,14 @@ class Sweeper:
             if agent is not None:
                 self._announce_stall(agent, session, now, report)
             try:
-                self.turns.proceed(session.session_id, deadline=deadline)
+                result = self.turns.proceed(session.session_id, deadline=deadline)
             except SessionBusy:
-                continue  # another sweep, or the turn's own continuation, took it
+                continue  # the claimed checkpoint was gone: nothing to continue
             except SignoffError:
                 log.warning("could not re-drive session %s", session.session_id, exc_info=True)
                 continue
+            if isinstance(result, Skipped):
+                continue  # another sweep, or the turn's own continuation, took it
             report.redriven.append(session.session_id)
 
     def _announce_stall(

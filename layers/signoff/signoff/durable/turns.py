@@ -19,7 +19,7 @@ from signoff.durable.announce import Announcements
 from signoff.durable.decide import Actor, Decisions, verdict_of
 from signoff.durable.journal import Journal
 from signoff.durable.pausing import outbox_rows, pending_item, resolution_of
-from signoff.durable.results import Decided, TurnResult
+from signoff.durable.results import Decided, Skipped, TurnResult
 from signoff.engine import Engine, Finished, Paused
 from signoff.errors import NotFound, SessionBusy, SignoffError
 from signoff.ids import new_id
@@ -235,27 +235,50 @@ class Turns:
         self.pending.mark_resumed(item.id)
         return result
 
-    def proceed(self, session_id: str, *, deadline: float | None = None) -> TurnResult:
+    def proceed(self, session_id: str, *, deadline: float | None = None) -> TurnResult | Skipped:
         """Continue whatever a session's turn waits for.
 
         A turn that yielded before its deadline or whose process died is re-driven;
         a turn paused on an item that was resolved (a click acknowledged before the
         resume, e.g. from Slack), or whose resume died before its first commit, is
-        resumed.
+        resumed. Anything else is ``Skipped``, logged and not an error: a
+        continuation is delivered at least once (Lambda retries an invocation that
+        raised), and a session that waits on a person, is finished, or whose turn
+        another live process runs (its holder commits or yields the turn itself,
+        and if it dies its lease runs out and the sweeper re-drives) has nothing
+        for a retry to do.
 
         Raises:
             NotFound: no such session.
-            SessionBusy: the turn waits on a person, or another live process holds it.
         """
         record = self.sessions.load(session_id)
         if record is None:
             raise NotFound("session", session_id)
-        if record.status == "paused" and record.pending_id:
-            item = self.pending.get(record.pending_id)
-            if item is not None and item.status != "pending":
-                return self.resume(item, deadline=deadline)
         agent = self.catalog.get(record.agent)
-        record = self._claim(record, "redrive")
+        resolved = self._resolved_pause(record)
+        # Only the claims may be refused: a refusal names the session's status as
+        # it was then, so a race with another continuation or the sweeper ends in
+        # the same no-op.
+        try:
+            if resolved is not None:
+                claimed = self._claim(record, "resume", pending_id=resolved.id)
+            else:
+                claimed = self._claim(record, "redrive")
+        except SessionBusy as busy:
+            return self._skip(record, busy)
+        if resolved is not None:
+            return self._resume_claimed(agent, resolved, claimed, deadline)
+        return self._redrive(agent, claimed, deadline)
+
+    def _resolved_pause(self, record: SessionRecord) -> PendingItem | None:
+        """The item a paused session waits on, once it is resolved (the turn may resume)."""
+        if record.status != "paused" or not record.pending_id:
+            return None
+        item = self.pending.get(record.pending_id)
+        return item if item is not None and item.status != "pending" else None
+
+    def _redrive(self, agent: Agent, record: SessionRecord, deadline: float | None) -> TurnResult:
+        """Continue the checkpoint of a session claimed for a re-drive."""
         state = self._state(record)
         if state.awaiting_call is not None and state.pending_id is not None:
             # A resume died before its first commit: the checkpoint still waits on
@@ -274,6 +297,26 @@ class Turns:
             checkpoint=journal.step,
         )
         return self._settle(agent, journal, outcome, history)
+
+    def _skip(self, record: SessionRecord, busy: SessionBusy) -> Skipped:
+        skipped = Skipped(
+            session_id=record.session_id,
+            agent=record.agent,
+            session_status=busy.status,
+            pending_id=busy.pending_id,
+        )
+        log.info(
+            "continuation skipped: session %s is %s",
+            skipped.session_id,
+            skipped.session_status,
+            extra={
+                "session_id": skipped.session_id,
+                "agent": skipped.agent,
+                "session_status": skipped.session_status,
+                "pending_id": skipped.pending_id,
+            },
+        )
+        return skipped
 
     # -- the pieces ----------------------------------------------------------------------
 
