@@ -141,7 +141,10 @@ def _banner(stack: LocalStack) -> str:
     from signoff_dev.local.mailbox import EMAILS_PATH
     from signoff_dev.local.sink import LIST_PATH, SINK_PATH
 
-    names = AgentCatalog(stack.agents_dir).names()
+    catalog = AgentCatalog(stack.agents_dir)
+    names = catalog.names()
+    # Each agent's notify checked against channels.yaml now, not at its first request.
+    broken = [f"  misconfigured  {name}: {problem}" for name, problem in catalog.problems().items()]
     functions = ", ".join(sorted({route.function for route in stack.routes}))
     schedules = ", ".join(
         f"{s.rule} every {s.period:g} s" for s in stack.schedules if s.input_event is None
@@ -157,6 +160,7 @@ def _banner(stack: LocalStack) -> str:
             f"signoff local stack: {stack.template_path}, environment {stack.environment}",
             f"  API            {stack.url}  ({len(stack.routes)} routes → {functions})",
             f"  agents         {', '.join(names) or 'none'}  ({stack.agents_dir})",
+            *broken,
             f"  playground     {stack.url}/playground  (live events over the SSE stream, "
             f"POST {stack.url}/agents/<name>/messages/stream)",
             f"  notifications  printed here as they arrive at {stack.url}{SINK_PATH};",

@@ -55,6 +55,24 @@ class AgentCatalog:
             return []
         return sorted(p.parent.name for p in self.root.glob("*/agent.yaml"))
 
+    def problems(self) -> dict[str, ConfigError]:
+        """Each agent's configuration problem, by agent name; healthy agents are absent.
+
+        What a cold start checks (seed 004: the engine rejects an agent whose
+        ``notify`` names no registered notifier): every ``agent.yaml`` parses, and
+        its ``notify`` names channels that ``channels.yaml`` defines. Per agent, so
+        one broken agent is reported and the others still serve. Cheap: the tools,
+        rules and skills are loaded on first use, as before.
+        """
+        found: dict[str, ConfigError] = {}
+        for name in self.names():
+            file = self.root / name / "agent.yaml"
+            try:
+                check_agent_notify(str(file), _load_config(file).notify, self.channels)
+            except ConfigError as exc:
+                found[name] = exc
+        return found
+
     def get(self, name: str) -> Agent:
         """The agent called ``name``.
 

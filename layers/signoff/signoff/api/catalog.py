@@ -14,7 +14,7 @@ from signoff.api.docs import errors, json_response
 from signoff.api.models import AgentSummary, SessionDecision, SessionStatusBody
 from signoff.api.shapes import pending_body
 from signoff.clock import iso
-from signoff.errors import NotFound
+from signoff.errors import ConfigError, NotFound
 
 if TYPE_CHECKING:
     from signoff.store.records import SessionRecord
@@ -33,10 +33,16 @@ router = Router()
 def list_agents() -> list[dict[str, str]]:
     api = api_of(router)
     api.tenant(router.current_event.headers)
-    return [
-        {"name": name, "description": api.agents.get(name).config.description}
-        for name in api.agents.names()
-    ]
+    listed: list[AgentSummary] = []
+    for name in api.agents.names():
+        try:
+            summary = AgentSummary(name=name, description=api.agents.get(name).config.description)
+        except ConfigError:
+            # One broken agent must not hide the others. What is wrong (file, field)
+            # is in the function's log from its cold start, not in the response.
+            summary = AgentSummary(name=name, description="", status="misconfigured")
+        listed.append(summary)
+    return [summary.model_dump() for summary in listed]
 
 
 @router.get(

@@ -46,6 +46,10 @@ __all__ = [
 ]
 
 _WITHHELD = "the request could not be completed"
+_MISCONFIGURED = (
+    "the configuration of this agent or of its channels is invalid; an operator has to fix "
+    "it (the function's log names the file and field)"
+)
 
 # (status, error code) per family of ``signoff.errors``, then the few errors that
 # refine their family's answer; the most specific class in the MRO wins. Every
@@ -108,6 +112,9 @@ def error_payload(error: BaseException) -> tuple[int, dict[str, Any]]:
     # sent to (a Slack or webhook URL is itself a secret): the client gets the code only.
     withheld = status == 500 or isinstance(error, SendFailed)
     detail = _WITHHELD if withheld else str(error)
+    if isinstance(error, ConfigError):
+        # Clear about what is wrong, without the deployment's paths and settings.
+        detail = _MISCONFIGURED
     return status, {"error": code, "detail": detail, **_extra(error)}
 
 

@@ -115,10 +115,11 @@ class SessionStatusBody(_Wire):
 
 
 class AgentSummary(BaseModel):
-    """One entry of ``GET /agents``."""
+    """One entry of ``GET /agents``; a ``misconfigured`` agent's requests fail until fixed."""
 
     name: str
     description: str
+    status: Literal["ready", "misconfigured"] = "ready"
 
 
 class ErrorBody(BaseModel):

@@ -2,10 +2,9 @@
 
 from __future__ import annotations
 
-from signoff.agents import AgentCatalog
 from signoff.api.context import Api
 from signoff.aws.channels import chat_from_env
-from signoff.aws.turns import turns_from_env
+from signoff.aws.turns import checked_agents, turns_from_env
 from signoff.clock import SystemClock
 from signoff.continuations.aws import LambdaContinuations
 from signoff.keyring import rotating_signer
@@ -30,7 +29,7 @@ def api_from_env(deployment: Deployment | None = None) -> Api:
     settings = deployment or Deployment.from_env()
     clock = SystemClock()
     store = DynamoStore.from_env(clock=clock, deployment=settings)
-    agents = AgentCatalog(settings.agents_dir)
+    agents = checked_agents(settings)
     queue = SqsQueue.from_env(settings)
     turns = turns_from_env(settings, agents=agents, store=store, queue=queue, clock=clock)
     return Api(

@@ -2,8 +2,7 @@
 
 from __future__ import annotations
 
-from signoff.agents import AgentCatalog
-from signoff.aws.turns import turns_from_env
+from signoff.aws.turns import checked_agents, turns_from_env
 from signoff.clock import SystemClock
 from signoff.durable.sweeper import Sweeper
 from signoff.queue.sqs import SqsQueue
@@ -19,7 +18,7 @@ def sweeper_from_env(deployment: Deployment | None = None) -> Sweeper:
     clock = SystemClock()
     store = DynamoStore.from_env(clock=clock, deployment=settings)
     queue = SqsQueue.from_env(settings)
-    agents = AgentCatalog(settings.agents_dir)
+    agents = checked_agents(settings)
     return Sweeper(
         turns=turns_from_env(settings, agents=agents, store=store, queue=queue, clock=clock),
         pending=store.pending,

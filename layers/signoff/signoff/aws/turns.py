@@ -4,17 +4,39 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
+from signoff.agents import AgentCatalog
 from signoff.durable.turns import Turns
 from signoff.models.factory import build_model
+from signoff.telemetry import logger
 
 if TYPE_CHECKING:
-    from signoff.agents import AgentCatalog
     from signoff.clock import Clock
     from signoff.queue.base import Queue
     from signoff.settings import Deployment
     from signoff.store.dynamodb import DynamoStore
 
-__all__ = ["turns_from_env"]
+__all__ = ["checked_agents", "turns_from_env"]
+
+
+def checked_agents(deployment: Deployment) -> AgentCatalog:
+    """The deployment's agents, each checked now: one log line per misconfigured agent.
+
+    A cold start does not fail for one agent's mistake (the healthy agents keep
+    serving, and ``GET /agents`` marks the broken one); the log says which agent,
+    which file and field, and what is wrong, before its first request does.
+    """
+    agents = AgentCatalog(deployment.agents_dir)
+    for name, problem in sorted(agents.problems().items()):
+        logger.error(
+            "agent misconfigured",
+            extra={
+                "agent": name,
+                "file": problem.file,
+                "field": problem.field,
+                "problem": problem.problem,
+            },
+        )
+    return agents
 
 
 def turns_from_env(
