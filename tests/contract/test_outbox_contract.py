@@ -154,6 +154,41 @@ def test_sent_rows_keep_their_receipt_and_cannot_be_claimed(
     assert store.outbox.claim("p1", "slack", owner="b", until=t0 + 30, now=t0 + 3) is None
 
 
+def test_a_receipt_recorded_under_the_lock_is_handed_to_the_next_claim(
+    store: Store, records: Records, t0: float
+) -> None:
+    records.pause(store, records.pending("p1"), outbox=[records.outbox("p1", "slack")])
+    assert store.outbox.claim("p1", "slack", owner="a", until=t0 + 30, now=t0)
+
+    # the post went out; its receipt is written on its own, before notifiedAt
+    assert store.outbox.record_receipt("p1", "slack", {"ts": "1700.42", "channel": "C1"}, owner="a")
+
+    row = store.outbox.rows("p1")[0]
+    assert (row.receipt, row.notified_at, row.lock_owner) == (
+        {"ts": "1700.42", "channel": "C1"},
+        None,
+        "a",
+    )
+    # a crashes before mark_sent; once its lock runs out the next sender is handed the receipt
+    again = store.outbox.claim("p1", "slack", owner="b", until=t0 + 90, now=t0 + 31)
+    assert again is not None and again.receipt == {"ts": "1700.42", "channel": "C1"}
+
+
+def test_only_the_lock_holder_records_a_receipt(store: Store, records: Records, t0: float) -> None:
+    records.pause(store, records.pending("p1"), outbox=[records.outbox("p1", "slack")])
+    assert store.outbox.claim("p1", "slack", owner="a", until=t0 + 30, now=t0)
+    assert store.outbox.claim("p1", "slack", owner="b", until=t0 + 90, now=t0 + 31)
+
+    # a's lock lapsed and b holds the row: a's late write changes nothing
+    assert not store.outbox.record_receipt("p1", "slack", {"ts": "1.1"}, owner="a")
+    assert store.outbox.record_receipt("p1", "slack", {"ts": "2.2"}, owner="b")
+    store.outbox.mark_sent("p1", "slack", at=t0 + 32, receipt={"ts": "2.2"})
+    # a sent row is settled: nobody writes its receipt any more
+    assert not store.outbox.record_receipt("p1", "slack", {"ts": "3.3"}, owner="b")
+    assert not store.outbox.record_receipt("p9", "slack", {"ts": "3.3"}, owner="b")
+    assert store.outbox.rows("p1")[0].receipt == {"ts": "2.2"}
+
+
 def test_a_permanent_failure_is_recorded_and_never_retried(
     store: Store, records: Records, t0: float
 ) -> None:

@@ -151,6 +151,10 @@ def test_pause_notifies_every_channel_once_and_slack_retries_alone(deployment: D
             slack_ok,
         ]
     )
+    # each retry first looks for an earlier post's marker (internal_error may have posted)
+    deployment.slack.script(
+        [Reply(json={"ok": True, "messages": []})] * 2, path="/conversations.history"
+    )
     deployment.lark.script([lark_ok] * 5)
     paused = deployment.pause()
     batch = deployment.queued()
@@ -175,6 +179,8 @@ def test_pause_notifies_every_channel_once_and_slack_retries_alone(deployment: D
     assert len(sent_mail()) == 1, "the email was not re-sent"
     posts = [r for r in deployment.slack.requests if r.path.endswith("chat.postMessage")]
     assert len(posts) == 3 and posts[-1].headers["authorization"] == "Bearer xoxb-test"
+    lookups = [r for r in deployment.slack.requests if r.path.endswith("conversations.history")]
+    assert len(lookups) == 2
     assert len([r for r in deployment.lark.requests if r.path.endswith("/messages")]) == 1
     # everything recorded: a fourth delivery sends nothing
     assert deployment.notify(batch)["batchItemFailures"] == []

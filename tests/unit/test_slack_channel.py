@@ -122,6 +122,11 @@ def test_an_approval_is_posted_once_as_block_kit_and_its_ts_recorded(
         ],
         "unfurl_links": False,
         "unfurl_media": False,
+        # the hidden marker a retry looks for in the channel's history
+        "metadata": {
+            "event_type": "signoff_notification",
+            "event_payload": {"idempotency_key": KEY},
+        },
     }
 
 
@@ -243,6 +248,104 @@ def test_a_previous_attempt_without_a_ts_is_posted(
     slack.notify(APPROVAL, KEY, previous=Delivery(receipt={}))
 
     assert len(server.requests) == 1
+
+
+def history(*messages: dict[str, object]) -> Reply:
+    return Reply(json={"ok": True, "messages": list(messages), "has_more": False})
+
+
+def marked(key: str, ts: str) -> dict[str, object]:
+    """A message in the history as Slack lists it with ``include_all_metadata``."""
+    return {
+        "type": "message",
+        "ts": ts,
+        "text": "Approve refund_payment?",
+        "metadata": {
+            "event_type": "signoff_notification",
+            "event_payload": {"idempotency_key": key},
+        },
+    }
+
+
+CREATED = 1_700_000_000.0
+UNCONFIRMED = Delivery(unconfirmed_since=CREATED)
+
+
+def test_an_unconfirmed_earlier_attempt_adopts_its_marked_message_from_the_history(
+    server: RecordingServer, slack: SlackChannel
+) -> None:
+    # given the earlier attempt posted (the message carries its marker) and died
+    # before the receipt was recorded
+    server.script(
+        [
+            history(
+                {"type": "message", "ts": "1700000050.000300", "text": "chatter"},
+                marked(KEY, "1700000040.000200"),
+            )
+        ]
+    )
+
+    # when the retry runs
+    delivery = slack.notify(APPROVAL, KEY, previous=UNCONFIRMED)
+
+    # then it read the bounded history once and posted nothing
+    assert delivery == Delivery(receipt={"ts": "1700000040.000200", "channel": CHANNEL})
+    (request,) = server.requests
+    assert request.path == "/conversations.history"
+    assert request.headers["authorization"] == f"Bearer {TOKEN}"
+    assert request.headers["content-type"] == "application/x-www-form-urlencoded"
+    assert request.form() == {
+        "channel": [CHANNEL],
+        "oldest": [f"{CREATED - 300:.6f}"],
+        "limit": ["100"],
+        "include_all_metadata": ["true"],
+    }
+
+
+def test_an_unconfirmed_attempt_without_its_marker_in_the_history_posts_once(
+    server: RecordingServer, slack: SlackChannel
+) -> None:
+    # another notification's marker, and a forged one of another event type
+    other = marked(idempotency_key("run_01", "pend_02", "slack"), "1700000041.000100")
+    forged = marked(KEY, "1700000042.000100") | {
+        "metadata": {"event_type": "other_app", "event_payload": {"idempotency_key": KEY}}
+    }
+    server.script([history(other, forged), posted()])
+
+    delivery = slack.notify(APPROVAL, KEY, previous=UNCONFIRMED)
+
+    assert delivery.receipt["ts"] == "1700000000.000100"
+    assert [r.path for r in server.requests] == ["/conversations.history", "/chat.postMessage"]
+
+
+def test_a_history_without_the_scope_still_posts(
+    server: RecordingServer, slack: SlackChannel
+) -> None:
+    server.script([Reply(json={"ok": False, "error": "missing_scope"}), posted()])
+
+    slack.notify(APPROVAL, KEY, previous=UNCONFIRMED)
+
+    assert [r.path for r in server.requests] == ["/conversations.history", "/chat.postMessage"]
+
+
+def test_a_history_failing_transiently_is_retried_before_any_post(
+    server: RecordingServer, slack: SlackChannel
+) -> None:
+    server.script([Reply(json={"ok": False, "error": "internal_error"})])
+
+    with pytest.raises(SendFailed) as failure:
+        slack.notify(APPROVAL, KEY, previous=UNCONFIRMED)
+
+    assert failure.value.retryable
+    assert [r.path for r in server.requests] == ["/conversations.history"]
+
+
+def test_a_first_attempt_reads_no_history(server: RecordingServer, slack: SlackChannel) -> None:
+    server.script([posted()])
+
+    slack.notify(APPROVAL, KEY)
+
+    assert [r.path for r in server.requests] == ["/chat.postMessage"]
 
 
 def test_a_transient_failure_then_the_retry_posts_one_message(

@@ -32,6 +32,11 @@ class Delivery:
     """What a successful send leaves behind, e.g. Slack's message ``ts`` to update later."""
 
     receipt: dict[str, str] = field(default_factory=dict)
+    # Only on the ``previous`` a channel is handed: an earlier attempt of this send
+    # was made and left no receipt (it may have been delivered, its record lost).
+    # The row's creation time (epoch seconds) bounds how far back a channel that
+    # can find its own messages (Slack's marker) looks for it.
+    unconfirmed_since: float | None = None
 
 
 class Channel(Protocol):

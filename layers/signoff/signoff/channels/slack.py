@@ -1,17 +1,35 @@
 """The Slack channel: a Block Kit message with buttons, posted with a bot token.
 
-``chat.postMessage`` has no idempotency key, so the posted message's ``ts`` is
-the dedupe: it goes into the delivery receipt, and a retry that is handed that
-receipt back does not post again. Slack answers most failures with HTTP 200 and
-``{"ok": false, "error": ...}``; rate limits come as HTTP 429 with
-``Retry-After``. Clicks on the buttons are read by ``channels.slack_interactions``.
+``chat.postMessage`` has no idempotency key, so the channel makes its own:
+
+- every message carries a hidden marker, Slack message ``metadata``
+  ``{"event_type": "signoff_notification", "event_payload": {"idempotency_key": key}}``
+  (``key`` the row's channel key, so two signoff channels posting into one
+  Slack channel never take each other's message);
+- the posted message's ``ts`` is the receipt, which the notifier records in its
+  own outbox write right after the post; a retry handed that receipt posts nothing;
+- a retry whose earlier attempt left no receipt (``previous.unconfirmed_since``:
+  the process stopped between the post and the record) first reads the
+  channel's recent history (``conversations.history`` with
+  ``include_all_metadata``, the newest 100 messages since the row was created)
+  and adopts a message carrying its marker instead of posting again.
+
+The lookup needs the ``channels:history`` scope (``groups:history`` for a
+private channel). Without it, or when the message has scrolled past the newest
+100, the retry posts: a second message beats no message (at least once).
+
+Slack answers most failures with HTTP 200 and ``{"ok": false, "error": ...}``;
+rate limits come as HTTP 429 with ``Retry-After``. Clicks on the buttons are
+read by ``channels.slack_interactions``.
 """
 
 from __future__ import annotations
 
 import json
+import logging
 from datetime import datetime
 from typing import TYPE_CHECKING, Any, Final, Self
+from urllib.parse import urlencode
 
 from signoff.channels._chat import in_transit, message_ref, numbered, require_buttons
 from signoff.channels.base import Delivery, already_sent
@@ -34,9 +52,16 @@ if TYPE_CHECKING:
     from signoff.channels.config import SlackSettings
     from signoff.channels.notification import Notification
 
-__all__ = ["SLACK_API", "SlackChannel", "render_blocks"]
+__all__ = ["MARKER_EVENT", "SLACK_API", "SlackChannel", "render_blocks"]
 
 SLACK_API: Final = "https://slack.com/api"
+MARKER_EVENT: Final = "signoff_notification"
+# How far the lookup reads back: one page of the channel's newest messages since
+# the row was created, less a margin for the clocks of Slack and this process.
+_HISTORY_LIMIT: Final = 100
+_CLOCK_MARGIN: Final = 300.0
+
+_log = logging.getLogger(__name__)
 
 # Logical errors (HTTP 200, ok: false) that a later attempt can get past. Slack
 # documents internal_error / fatal_error as "some aspect may have succeeded":
@@ -115,19 +140,25 @@ class SlackChannel:
         Raises:
             SendFailed: Slack refused the message or could not be reached.
         """
-        # Slack has no idempotency header: an earlier attempt whose ts we hold
-        # (its post succeeded, recording it did not) IS the message; posting
-        # again would show the person the same approval twice.
-        # ``idempotency_key`` therefore has nowhere to go in the request.
+        # An earlier attempt whose ts we hold (its post succeeded, recording it
+        # did not) IS the message; posting again would show the same approval twice.
         if already_sent(previous, "ts"):
             return previous
         require_buttons(self.name, notification)
+        if previous is not None and previous.unconfirmed_since is not None:
+            found = self._find_marked(idempotency_key, previous.unconfirmed_since)
+            if found is not None:
+                return found
         payload = {
             "channel": self.channel_id,
             "text": _fallback(notification),
             "blocks": render_blocks(notification),
             "unfurl_links": False,
             "unfurl_media": False,
+            "metadata": {
+                "event_type": MARKER_EVENT,
+                "event_payload": {"idempotency_key": idempotency_key},
+            },
         }
         answer = self._call("chat.postMessage", payload)
         ts = answer.get("ts")
@@ -140,6 +171,43 @@ class SlackChannel:
         return Delivery(
             receipt={"ts": ts, "channel": channel if isinstance(channel, str) else self.channel_id}
         )
+
+    def _find_marked(self, idempotency_key: str, since: float) -> Delivery | None:
+        """The receipt of a message in the channel's recent history carrying our marker.
+
+        None when there is none, or when the history cannot be read for good (a
+        missing scope): the caller then posts, as at least once beats never.
+
+        Raises:
+            SendFailed: the history failed transiently (retryable), so the retry
+                looks again instead of risking a second message.
+        """
+        try:
+            answer = self._call(
+                "conversations.history",
+                {
+                    "channel": self.channel_id,
+                    "oldest": f"{max(since - _CLOCK_MARGIN, 0.0):.6f}",
+                    "limit": _HISTORY_LIMIT,
+                    "include_all_metadata": "true",
+                },
+                form=True,
+            )
+        except SendFailed as failure:
+            if failure.retryable:
+                raise
+            _log.warning(
+                "slack channel %s cannot look for an earlier post of %s (%s); posting",
+                self.name,
+                idempotency_key,
+                failure.reason,
+            )
+            return None
+        messages = answer.get("messages")
+        for message in messages if isinstance(messages, list) else []:
+            if _marker(message) == idempotency_key and isinstance(message.get("ts"), str):
+                return Delivery(receipt={"ts": message["ts"], "channel": self.channel_id})
+        return None
 
     def update_outcome(self, receipt: dict[str, str], text: str) -> None:
         """Replace the posted message with ``text`` (the outcome and who decided), no buttons.
@@ -157,17 +225,25 @@ class SlackChannel:
         }
         self._call("chat.update", payload)
 
-    def _call(self, method: str, payload: dict[str, Any]) -> dict[str, Any]:
-        """POST one Web API method; the parsed answer when ``ok``, else ``SendFailed``."""
+    def _call(self, method: str, payload: dict[str, Any], *, form: bool = False) -> dict[str, Any]:
+        """POST one Web API method; the parsed answer when ``ok``, else ``SendFailed``.
+
+        ``form`` sends the payload form-encoded: Slack takes JSON bodies only for
+        its write methods, so a read method (``conversations.history``) is a form.
+        """
+        if form:
+            body = urlencode(payload).encode()
+            # the token stays in the header, never in a logged form or URL
+            content_type = "application/x-www-form-urlencoded"
+        else:
+            body = json.dumps(payload).encode()
+            # Slack warns (missing_charset) when a JSON body does not say utf-8.
+            content_type = "application/json; charset=utf-8"
         with map_httpx_errors(in_transit(self.name, method)):
             response = self._client.post(
                 f"{self._base_url}/{method}",
-                content=json.dumps(payload).encode(),
-                headers={
-                    "Authorization": f"Bearer {self._token}",
-                    # Slack warns (missing_charset) when a JSON body does not say utf-8.
-                    "Content-Type": "application/json; charset=utf-8",
-                },
+                content=body,
+                headers={"Authorization": f"Bearer {self._token}", "Content-Type": content_type},
                 follow_redirects=False,
             )
         status = response.status_code
@@ -208,6 +284,16 @@ class SlackChannel:
             status=status,
             retry_after=retry_after(response.headers),
         )
+
+
+def _marker(message: Any) -> str | None:
+    """The idempotency key of signoff's hidden marker on a history ``message``, if any."""
+    metadata = message.get("metadata") if isinstance(message, dict) else None
+    if not isinstance(metadata, dict) or metadata.get("event_type") != MARKER_EVENT:
+        return None
+    payload = metadata.get("event_payload")
+    key = payload.get("idempotency_key") if isinstance(payload, dict) else None
+    return key if isinstance(key, str) else None
 
 
 def render_blocks(notification: Notification) -> list[dict[str, Any]]:

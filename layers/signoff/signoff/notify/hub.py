@@ -114,7 +114,7 @@ class Notifier:
         if claimed is None:
             report.skipped.append(row.channel)
             return
-        previous = Delivery(receipt=claimed.receipt) if claimed.receipt else None
+        previous = _previous(claimed)
         try:
             # Built here, per row: a channel that cannot be built (its library, its
             # secret, its settings) raises SendFailed for its own rows only.
@@ -149,6 +149,12 @@ class Notifier:
             else:
                 self._give_up(claimed, failure, report)
             return
+        if delivery.receipt:
+            # Its own write, at once: the message exists now, and a retry handed its
+            # receipt (Slack's ts) sends nothing even if recording it sent fails below.
+            self.outbox.record_receipt(
+                row.pending_id, row.channel, delivery.receipt, owner=self.owner
+            )
         self.outbox.mark_sent(
             row.pending_id, row.channel, at=self.clock.now().timestamp(), receipt=delivery.receipt
         )
@@ -181,6 +187,20 @@ class Notifier:
         report.failed[row.channel] = failure.reason
         if self._on_permanent_failure is not None:
             self._on_permanent_failure(row, failure)
+
+
+def _previous(row: OutboxRow) -> Delivery | None:
+    """What the channel is told of the row's earlier attempts.
+
+    Their receipt when one was recorded; when none was but this is not the first
+    claim, an earlier attempt may have been delivered and died before its record
+    (``unconfirmed_since``: a channel that can find its own messages looks first).
+    """
+    if row.receipt:
+        return Delivery(receipt=row.receipt)
+    if row.attempts > 1:
+        return Delivery(unconfirmed_since=row.created_at)
+    return None
 
 
 def _decides(channel: Channel) -> bool:

@@ -159,6 +159,17 @@ class Outbox(Protocol):
     ) -> None:
         """Record ``notified_at`` (and the channel's receipt); only after the send succeeded."""
 
+    def record_receipt(
+        self, pending_id: str, channel: str, receipt: dict[str, str], *, owner: str
+    ) -> bool:
+        """Keep what a send left behind (Slack's channel and ``ts``), in its own write.
+
+        Written right after the service accepted the send and before ``mark_sent``,
+        under ``owner``'s send lock, so a retry after a lost ``mark_sent`` is handed
+        the receipt and sends nothing. False, writing nothing, when the row is no
+        longer ``owner``'s to write (another sender took it over) or is gone.
+        """
+
     def mark_failed(self, pending_id: str, channel: str, *, reason: str) -> None:
         """Give the row up: a permanent failure, recorded with its reason, never retried."""
 

@@ -71,6 +71,20 @@ class TableOutbox(Stored):
             attrs["receipt"] = dict(receipt)
         self._settle(pending_id, channel, attrs)
 
+    def record_receipt(
+        self, pending_id: str, channel: str, receipt: dict[str, str], *, owner: str
+    ) -> bool:
+        """Keep a send's receipt under ``owner``'s lock; False if the row is not ours."""
+        key = codec.outbox_key(pending_id, channel)
+        # Only the lock holder writes: a sender whose lock lapsed and was taken over
+        # must not replace the new holder's receipt. The lock itself stays.
+        condition = rules.releasable(owner, self._now())
+        try:
+            self._items.update(Update(key, {"receipt": dict(receipt)}, condition=condition))
+        except ConditionFailed:
+            return False
+        return True
+
     def mark_failed(self, pending_id: str, channel: str, *, reason: str) -> None:
         """Give the row up for good, with its reason."""
         self._settle(pending_id, channel, {"failed": True, "last_error": reason})

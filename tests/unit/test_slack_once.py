@@ -1,0 +1,179 @@
+"""One Slack message per notification, through the notifier, against a Slack on loopback.
+
+The loopback Slack keeps the messages posted to it and lists them back (with
+their metadata) from ``conversations.history``, as Slack does with
+``include_all_metadata``; the test reads the exact Web API calls it received.
+A crash is the process dying at a chosen outbox write.
+"""
+
+from __future__ import annotations
+
+import threading
+from typing import TYPE_CHECKING, Any
+
+import pytest
+
+from signoff.channels.notification import Notification
+from signoff.channels.slack import SlackChannel
+from signoff.clock import ManualClock
+from signoff.notify import lifecycle
+from signoff.notify.hub import Notifier
+from signoff.store.memory import MemoryStore
+from tests.support.chat import http as http
+from tests.support.http_server import Recorded, RecordingServer, Reply
+
+if TYPE_CHECKING:
+    from collections.abc import Iterator
+
+    import httpx
+
+    from signoff.notify.compose import Composer
+
+CHANNEL = "C0123ABCD"
+SUBJECT = lifecycle.run_finish_subject("run_01")
+KEY = f"run_01:{SUBJECT}:slack"
+NOTE = Notification(
+    kind="result", agent="billing", run_id="run_01", title="billing finished", body="Refunded."
+)
+
+
+class Crash(BaseException):
+    """The process dying (not an Exception, so nothing on the way catches it)."""
+
+
+class FakeSlack:
+    """``chat.postMessage`` and ``conversations.history`` over one channel's messages."""
+
+    def __init__(self, server: RecordingServer) -> None:
+        self.server = server
+        self.messages: list[dict[str, Any]] = []
+        self._lock = threading.Lock()
+        server.script([self._post] * 10, path="/chat.postMessage")
+        server.script([self._history] * 10, path="/conversations.history")
+
+    def _post(self, request: Recorded) -> Reply:
+        body = request.json()
+        with self._lock:
+            ts = f"1700000000.{len(self.messages) + 1:06d}"
+            self.messages.append({"type": "message", "ts": ts, **body})
+        return Reply(json={"ok": True, "channel": body["channel"], "ts": ts})
+
+    def _history(self, request: Recorded) -> Reply:
+        # newest first, as Slack lists them
+        return Reply(json={"ok": True, "messages": self.messages[::-1], "has_more": False})
+
+    def calls(self) -> list[str]:
+        return [r.path for r in self.server.requests]
+
+
+@pytest.fixture
+def slack_api() -> Iterator[FakeSlack]:
+    with RecordingServer() as server:
+        yield FakeSlack(server)
+
+
+@pytest.fixture
+def clock() -> ManualClock:
+    return ManualClock()
+
+
+@pytest.fixture
+def store(clock: ManualClock) -> MemoryStore:
+    store = MemoryStore(clock=clock)
+    now = clock.now().timestamp()
+    rows = lifecycle.rows(SUBJECT, NOTE, ["slack"], now=now, retain_until=now + 86400)
+    assert store.outbox.add(rows)
+    return store
+
+
+def hub(
+    store: MemoryStore, clock: ManualClock, slack_api: FakeSlack, http: httpx.Client
+) -> Notifier:
+    """A fresh invocation: its own owner id, the channel pointed at the loopback Slack."""
+
+    def no_composer() -> Composer:
+        raise AssertionError("lifecycle rows carry their notification")
+
+    slack = SlackChannel("slack", CHANNEL, "xoxb-test", client=http, base_url=slack_api.server.url)
+    return Notifier(
+        pending=store.pending,
+        outbox=store.outbox,
+        channels={"slack": slack},
+        composer=no_composer,
+        clock=clock,
+        lock_ttl=30,
+    )
+
+
+def crash_at(monkeypatch: pytest.MonkeyPatch, store: MemoryStore, write: str) -> None:
+    def die(*args: Any, **kwargs: Any) -> Any:
+        raise Crash
+
+    monkeypatch.setattr(store.outbox, write, die)
+
+
+def test_the_first_send_posts_once_with_its_hidden_marker(
+    store: MemoryStore, clock: ManualClock, slack_api: FakeSlack, http: httpx.Client
+) -> None:
+    hub(store, clock, slack_api, http).deliver(SUBJECT)
+
+    assert slack_api.calls() == ["/chat.postMessage"]
+    [post] = slack_api.server.requests
+    assert post.json()["metadata"] == {
+        "event_type": "signoff_notification",
+        "event_payload": {"idempotency_key": KEY},
+    }
+    [row] = store.outbox.rows(SUBJECT)
+    assert row.notified_at is not None
+    assert row.receipt == {"ts": "1700000000.000001", "channel": CHANNEL}
+
+
+def test_a_crash_after_the_post_and_before_any_record_finds_the_marker_and_posts_nothing(
+    store: MemoryStore,
+    clock: ManualClock,
+    slack_api: FakeSlack,
+    http: httpx.Client,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    # given the post went out and the process died before writing anything
+    with monkeypatch.context() as patched:
+        crash_at(patched, store, "record_receipt")
+        crash_at(patched, store, "mark_sent")
+        with pytest.raises(Crash):
+            hub(store, clock, slack_api, http).deliver(SUBJECT)
+    assert len(slack_api.messages) == 1
+
+    # when the retry runs once the dead invocation's lock ran out
+    clock.advance(31)
+    report = hub(store, clock, slack_api, http).deliver(SUBJECT)
+
+    # then it found its marker in the history and adopted that message
+    assert report.sent == ["slack"]
+    assert slack_api.calls() == ["/chat.postMessage", "/conversations.history"]
+    assert len(slack_api.messages) == 1
+    [row] = store.outbox.rows(SUBJECT)
+    assert row.notified_at is not None
+    assert row.receipt == {"ts": "1700000000.000001", "channel": CHANNEL}
+
+
+def test_a_crash_after_the_receipt_was_recorded_posts_nothing_and_reads_no_history(
+    store: MemoryStore,
+    clock: ManualClock,
+    slack_api: FakeSlack,
+    http: httpx.Client,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    # given the receipt was written on its own and the process died before notifiedAt
+    with monkeypatch.context() as patched:
+        crash_at(patched, store, "mark_sent")
+        with pytest.raises(Crash):
+            hub(store, clock, slack_api, http).deliver(SUBJECT)
+    [row] = store.outbox.rows(SUBJECT)
+    assert row.notified_at is None and row.receipt["ts"] == "1700000000.000001"
+
+    clock.advance(31)
+    hub(store, clock, slack_api, http).deliver(SUBJECT)
+
+    assert slack_api.calls() == ["/chat.postMessage"]
+    [row] = store.outbox.rows(SUBJECT)
+    assert row.notified_at is not None
