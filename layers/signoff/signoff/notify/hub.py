@@ -4,8 +4,11 @@ A subject is a pending item (its approval or question is composed when sent,
 with fresh signed links) or a lifecycle subject whose rows carry the whole
 notification (``signoff.notify.lifecycle``). Per channel: take the row's send
 lock (so concurrent invocations never send the same notification at the same
-time), send with the row's stable idempotency key, and record ``notifiedAt``
-only after the channel accepted it. A permanent failure is recorded with its
+time), send with the row's stable idempotency key, and record the channel's
+receipt (its own write, at once) and then ``notifiedAt``, only after the
+channel accepted it. A claim after an attempt that left no receipt tells the
+channel so (``Delivery.unconfirmed_since``): Slack then looks for its marked
+message before posting again. A permanent failure is recorded with its
 reason and not retried; a transient one releases the lock and makes ``deliver``
 raise, so the queue retries the message — and only the channels still unsent
 are tried again. Channels are looked up (and, in a deployment, built:

@@ -19,7 +19,9 @@ subject                                     kind              when
 ``stalled:<sessionId>:<runId>``             ``stuck``         the run's lease ran out
 ==========================================  ================  =====================
 
-The idempotency key of a send is ``<runId>:<subject>:<channel>``.
+The idempotency key of a send is ``<runId>:<subject>:<channel>``; the seed's
+channel-independent key of the notification (a webhook's ``Idempotency-Key``)
+is derived from it by ``signoff.channels.notification.notification_key``.
 """
 
 from __future__ import annotations
