@@ -9,6 +9,7 @@ functions call out with get its handler too, at WARNING (``quiet_libraries``).
 from __future__ import annotations
 
 import logging
+import threading
 import time
 from typing import TYPE_CHECKING
 
@@ -25,6 +26,8 @@ __all__ = [
     "logger",
     "metrics",
     "metrics_for_turn",
+    "notification_failed",
+    "notifications_sent",
     "quiet_libraries",
     "resolve_latency",
 ]
@@ -79,3 +82,28 @@ def resolve_latency(started: float) -> None:
         unit=MetricUnit.Milliseconds,
         value=(time.perf_counter() - started) * 1000,
     )
+
+
+# The notifier reports failures from its send threads; Powertools' metric set is a
+# plain dict, so additions from several threads take turns.
+_METRICS_LOCK = threading.Lock()
+
+
+def notification_failed(channel: str, subject: str, reason: str) -> None:
+    """A channel's row given up for good: one log line with the reason, one count.
+
+    Called as it happens (the notifier's ``on_permanent_failure``), so it is counted
+    also when another channel of the same notification failed transiently.
+    """
+    logger.warning(
+        "notification failed for good",
+        extra={"channel": channel, "subject": subject, "reason": reason},
+    )
+    with _METRICS_LOCK:
+        metrics.add_metric(name="NotificationsFailed", unit=MetricUnit.Count, value=1)
+
+
+def notifications_sent(count: int) -> None:
+    """``count`` channels of one notification delivered."""
+    with _METRICS_LOCK:
+        metrics.add_metric(name="NotificationsSent", unit=MetricUnit.Count, value=count)

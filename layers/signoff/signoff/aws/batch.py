@@ -16,14 +16,13 @@ import json
 from concurrent.futures import Future, ThreadPoolExecutor
 from typing import TYPE_CHECKING, Any
 
-from aws_lambda_powertools.metrics import MetricUnit
 from aws_lambda_powertools.utilities.batch import (
     BatchProcessor,
     EventType,
     process_partial_response,
 )
 
-from signoff.telemetry import logger, metrics
+from signoff.telemetry import notifications_sent
 
 if TYPE_CHECKING:
     from aws_lambda_powertools.utilities.data_classes.sqs_event import SQSRecord
@@ -43,15 +42,10 @@ def handle_batch(notifier: Notifier, event: dict[str, Any], context: Any) -> dic
 
     def record_handler(record: SQSRecord) -> None:
         report = started[record.message_id].result()  # re-raises the delivery's failure
-        for channel, reason in report.failed.items():
-            metrics.add_metric(name="NotificationsFailed", unit=MetricUnit.Count, value=1)
-            logger.warning(
-                "notification failed for good", extra={"channel": channel, "reason": reason}
-            )
+        # Failures for good were logged and counted as they happened
+        # (telemetry.notification_failed), also those of a delivery that raised.
         if report.sent:
-            metrics.add_metric(
-                name="NotificationsSent", unit=MetricUnit.Count, value=len(report.sent)
-            )
+            notifications_sent(len(report.sent))
 
     # A batch that failed as a whole is reported record by record too, so the
     # retry and DLQ accounting is the same for one failure or ten.

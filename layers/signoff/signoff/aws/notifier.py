@@ -15,6 +15,7 @@ from signoff.notify.compose import Composer
 from signoff.notify.hub import Notifier
 from signoff.settings import Deployment
 from signoff.store.dynamodb import DynamoStore
+from signoff.telemetry import notification_failed
 
 __all__ = ["notifier_from_env"]
 
@@ -47,4 +48,7 @@ def notifier_from_env(deployment: Deployment | None = None) -> Notifier:
         channels=channels,
         composer=composer,
         clock=clock,
+        on_permanent_failure=lambda row, failure: notification_failed(
+            row.channel, row.pending_id, failure.reason
+        ),
     )
