@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import io
+import logging
 import threading
 from typing import TYPE_CHECKING, Any
 
@@ -132,3 +134,26 @@ def test_a_crashed_invocation_is_reported_and_the_api_serves_on() -> None:
     finally:
         served.stop(timeout=5.0)
     assert "signoff-message failed" in lines[0] and "RuntimeError: boom" in lines[0]
+
+
+def test_a_continuation_for_a_done_session_is_a_logged_no_op_not_a_crash(
+    stack: LocalStack, http: httpx.Client, caplog: pytest.LogCaptureFixture
+) -> None:
+    caplog.set_level(logging.INFO, logger="signoff.durable.turns")
+    api = stack.message_api()
+    paused = http.post("/agents/customer-service/messages", json={"message": REFUND}).json()
+    approved = http.post(f"/approvals/{paused['id']}/approve", json={})
+    assert approved.status_code == 200, approved.text
+    session = f"/agents/customer-service/sessions/{paused['sessionId']}"
+    assert http.get(session).json()["status"] == "done"
+    console = stack.settings.console  # where the stack reports a crashed invocation
+    assert isinstance(console, io.StringIO)
+    reported = len(console.getvalue())
+
+    # a second delivery of a continuation, as Lambda's retry would make one
+    api.continuations.schedule(paused["sessionId"])
+
+    line = f"continuation skipped: session {paused['sessionId']} is done"
+    eventually(lambda: line in caplog.messages, line)
+    assert "asynchronous invocation of" not in console.getvalue()[reported:]
+    assert http.get(session).json()["status"] == "done"
