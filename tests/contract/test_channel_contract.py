@@ -2,16 +2,20 @@
 
 Each adapter sits behind a harness that can script its service's next answers
 and report what was delivered: the recording channel (scripted in memory), the
-webhook channel (a real HTTP server on loopback) and the email channel (SES v2
+webhook channel (a real HTTP server on loopback), the Slack channel (a Slack
+Web API on loopback that keeps its messages) and the email channel (SES v2
 on moto; failures are scripted through botocore's ``before-call`` event, the
 hook botocore's own Stubber uses, and delivered mail is read from moto's SES
 backend). The rules come from seed 004: a failed send raises and is never
-swallowed, and every retry carries the same idempotency key.
+swallowed, and every retry carries the same idempotency key — and a retry
+after a send whose record was lost delivers nothing new wherever the transport
+can promise it (Slack); elsewhere it delivers again with the same key.
 """
 
 from __future__ import annotations
 
 import json
+import time
 from typing import TYPE_CHECKING, Any, Protocol
 
 import boto3
@@ -22,14 +26,17 @@ from botocore.config import Config
 from moto.core import DEFAULT_ACCOUNT_ID
 from moto.ses.models import ses_backends
 
+from signoff.channels.base import Delivery
 from signoff.channels.email import IDEMPOTENCY_HEADER, EmailChannel
 from signoff.channels.memory import RecordingChannel
 from signoff.channels.notification import idempotency_key, notification_key
+from signoff.channels.slack import SlackChannel
 from signoff.channels.webhook import WebhookChannel
 from signoff.clock import SystemClock
 from signoff.errors import SendFailed
 from tests.support.aws import mocked_aws
 from tests.support.builders import approval_notification
+from tests.support.slack_api import FakeSlack
 from tests.support.webhook_sink import Reply, WebhookSink
 
 if TYPE_CHECKING:
@@ -60,8 +67,13 @@ class Harness(Protocol):
         """The key the service sees for a send with the channel key ``key``."""
         ...
 
+    # Whether a retry after an unrecorded send delivers nothing new (the README's table).
+    dedupes_unrecorded: bool
+
 
 class RecordingHarness:
+    dedupes_unrecorded = False
+
     def __init__(self) -> None:
         self._failures: list[bool] = []
         self.channel = RecordingChannel("recorder", fail_with=self._script)
@@ -83,6 +95,8 @@ class RecordingHarness:
 
 
 class WebhookHarness:
+    dedupes_unrecorded = False  # the receiver drops the repeated webhook-id
+
     def __init__(self, sink: WebhookSink, http: httpx.Client) -> None:
         self.sink = sink
         self.channel = WebhookChannel(
@@ -104,6 +118,8 @@ class WebhookHarness:
 
 
 class EmailHarness:
+    dedupes_unrecorded = False  # SES has no dedupe: at least once
+
     def __init__(self) -> None:
         # One attempt per call: the contract is about the channel's own retries.
         self.client = boto3.client(
@@ -146,13 +162,32 @@ class EmailHarness:
         return notification_key(key, run_id="run-1", channel=self.channel.name)
 
 
+class SlackHarness:
+    dedupes_unrecorded = True  # the hidden marker, found in the channel's history
+
+    def __init__(self, fake: FakeSlack, http: httpx.Client) -> None:
+        self.fake = fake
+        self.channel = SlackChannel(
+            "slack", "C0123ABCD", "xoxb-test", client=http, base_url=fake.url
+        )
+
+    def fail_next(self, times: int, *, retryable: bool) -> None:
+        self.fake.fail_next(times, retryable=retryable)
+
+    def delivered(self) -> list[str]:
+        return self.fake.markers()
+
+    def carried(self, key: str) -> str:
+        return key
+
+
 @pytest.fixture
 def http() -> Iterator[httpx.Client]:
     with httpx.Client(timeout=5.0) as client:
         yield client
 
 
-@pytest.fixture(params=["recording", "webhook", "email"])
+@pytest.fixture(params=["recording", "webhook", "slack", "email"])
 def harness(
     request: pytest.FixtureRequest, http: httpx.Client, monkeypatch: pytest.MonkeyPatch
 ) -> Iterator[Harness]:
@@ -165,6 +200,9 @@ def harness(
             yield WebhookHarness(sink, http)
         finally:
             sink.close()
+    elif request.param == "slack":
+        with FakeSlack() as fake:
+            yield SlackHarness(fake, http)
     else:
         with mocked_aws(monkeypatch):
             yield EmailHarness()
@@ -239,3 +277,18 @@ def test_different_notifications_keep_their_own_keys(harness: Harness) -> None:
     harness.channel.notify(approval("p2"), second)
 
     assert harness.delivered() == [harness.carried(first), harness.carried(second)]
+
+
+def test_a_crash_between_the_send_and_its_record(harness: Harness) -> None:
+    # Given a send the service accepted, whose receipt was never recorded
+    key = key_for(harness)
+    harness.channel.notify(approval(), key)
+
+    # When the retry is told only that an earlier attempt left no receipt
+    unrecorded = Delivery(unconfirmed_since=time.time() - 5)
+    harness.channel.notify(approval(), key, previous=unrecorded)
+
+    # Then nothing new arrives where the transport can promise it; elsewhere the
+    # copy carries the same key, for the receiver to drop
+    expected = 1 if harness.dedupes_unrecorded else 2
+    assert harness.delivered() == [harness.carried(key)] * expected

@@ -8,7 +8,6 @@ A crash is the process dying at a chosen outbox write.
 
 from __future__ import annotations
 
-import threading
 from typing import TYPE_CHECKING, Any
 
 import pytest
@@ -20,7 +19,7 @@ from signoff.notify import lifecycle
 from signoff.notify.hub import Notifier
 from signoff.store.memory import MemoryStore
 from tests.support.chat import http as http
-from tests.support.http_server import Recorded, RecordingServer, Reply
+from tests.support.slack_api import FakeSlack
 
 if TYPE_CHECKING:
     from collections.abc import Iterator
@@ -41,35 +40,10 @@ class Crash(BaseException):
     """The process dying (not an Exception, so nothing on the way catches it)."""
 
 
-class FakeSlack:
-    """``chat.postMessage`` and ``conversations.history`` over one channel's messages."""
-
-    def __init__(self, server: RecordingServer) -> None:
-        self.server = server
-        self.messages: list[dict[str, Any]] = []
-        self._lock = threading.Lock()
-        server.script([self._post] * 10, path="/chat.postMessage")
-        server.script([self._history] * 10, path="/conversations.history")
-
-    def _post(self, request: Recorded) -> Reply:
-        body = request.json()
-        with self._lock:
-            ts = f"1700000000.{len(self.messages) + 1:06d}"
-            self.messages.append({"type": "message", "ts": ts, **body})
-        return Reply(json={"ok": True, "channel": body["channel"], "ts": ts})
-
-    def _history(self, request: Recorded) -> Reply:
-        # newest first, as Slack lists them
-        return Reply(json={"ok": True, "messages": self.messages[::-1], "has_more": False})
-
-    def calls(self) -> list[str]:
-        return [r.path for r in self.server.requests]
-
-
 @pytest.fixture
 def slack_api() -> Iterator[FakeSlack]:
-    with RecordingServer() as server:
-        yield FakeSlack(server)
+    with FakeSlack() as fake:
+        yield fake
 
 
 @pytest.fixture
@@ -94,7 +68,7 @@ def hub(
     def no_composer() -> Composer:
         raise AssertionError("lifecycle rows carry their notification")
 
-    slack = SlackChannel("slack", CHANNEL, "xoxb-test", client=http, base_url=slack_api.server.url)
+    slack = SlackChannel("slack", CHANNEL, "xoxb-test", client=http, base_url=slack_api.url)
     return Notifier(
         pending=store.pending,
         outbox=store.outbox,
