@@ -21,7 +21,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 import httpx
 
 from signoff.aws.batch import handle_batch
-from signoff.channels.webhook import WebhookChannel
+from signoff.channels.build import BuildContext, ChannelSet
+from signoff.channels.config import ChannelsConfig
 from signoff.clock import SystemClock
 from signoff.notify.compose import Composer
 from signoff.notify.hub import Notifier
@@ -78,17 +79,22 @@ def main() -> None:
         http = httpx.Client(
             timeout=10, follow_redirects=False, limits=httpx.Limits(max_connections=64)
         )
-        channels = {
-            f"hook{c}": WebhookChannel(
-                f"hook{c}",
-                f"{sink.url}/hook{c}",
-                SECRET,
-                client=http,
-                allow_private=True,
-                clock=clock,
-            )
-            for c in range(CHANNELS)
-        }
+        # Built as the deployed notifier builds them: each on its own, on first use.
+        config = ChannelsConfig.model_validate(
+            {
+                "channels": {
+                    f"hook{c}": {
+                        "type": "webhook",
+                        "url": f"{sink.url}/hook{c}",
+                        "secret": {"secret": "bench-hook"},
+                        "allowPrivate": True,
+                    }
+                    for c in range(CHANNELS)
+                }
+            }
+        )
+        secrets = MemorySecrets({"bench-hook": SECRET})
+        channels = ChannelSet(config, BuildContext(secrets=secrets, clock=clock, client=http))
         composer = Composer(
             signer=signer_from(MemorySecrets({"resume-signing": "k" * 32})),
             public_url="https://api.example.com",
