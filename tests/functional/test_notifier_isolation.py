@@ -107,3 +107,43 @@ def test_the_database_row_fails_logged_and_counted_while_the_webhook_retries_alo
         assert len(webhook.requests) == 2
         rows = {row.channel: row for row in message.API.outbox.rows(pending_id)}
         assert rows["hooks"].notified_at is not None and rows["db"].attempts == 1
+
+
+def test_a_chat_channel_that_cannot_be_built_leaves_the_other_chat_channels_working(
+    aws: AwsResources, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from signoff.aws.channels import chat_from_env
+    from signoff.channels.config import ChannelsConfig
+    from signoff.channels.slack import SlackChannel
+    from signoff.clock import SystemClock
+    from signoff.settings import Deployment
+
+    monkeypatch.setenv("SIGNOFF_CHANNEL_SECRETS_PREFIX", "signoff/")
+    config = ChannelsConfig.model_validate(
+        {
+            "channels": {
+                "team-slack": {
+                    "type": "slack",
+                    "channelId": "C0123",
+                    "botToken": {"secret": "slack-bot"},
+                    "signingSecret": {"secret": "slack-signing"},
+                },
+                "team-lark": {
+                    "type": "lark",
+                    "chatId": "oc_ops",
+                    "appId": "cli_x",
+                    "appSecret": {"secret": "lark-app"},  # never created
+                    "verificationToken": {"secret": "lark-token"},
+                },
+            }
+        }
+    )
+    secrets = boto3.client("secretsmanager")
+    for name in ("slack-bot", "slack-signing", "lark-token"):
+        secrets.create_secret(Name=f"signoff/{name}", SecretString=f"{name}-value")
+
+    chat = chat_from_env(Deployment.from_env(), config, SystemClock())
+
+    # a decision through Lark stands; only showing it in the card is skipped
+    chat.updater("team-lark", {"message_id": "om_1"})("approved by ou_1")
+    assert isinstance(chat.channels["team-slack"], SlackChannel)

@@ -7,7 +7,7 @@ from functools import cached_property
 from typing import TYPE_CHECKING, Any
 
 from signoff.apikeys import caller_for
-from signoff.errors import NotFound
+from signoff.errors import NotFound, SendFailed
 
 if TYPE_CHECKING:
     from collections.abc import Callable, Mapping
@@ -45,14 +45,20 @@ class ChatChannels:
 
     config: ChannelsConfig
     secrets: SecretSource
-    channels: dict[str, Channel] = field(default_factory=dict)
+    # Built one by one (channels.build.ChannelSet): a chat channel that cannot be
+    # built (its bot token missing) leaves the other channels' clicks working.
+    channels: Mapping[str, Channel] = field(default_factory=dict)
 
     def of_type(self, kind: type[Any]) -> list[tuple[str, Any]]:
         return [(n, s) for n, s in self.config.channels.items() if isinstance(s, kind)]
 
     def updater(self, name: str, receipt: dict[str, str] | None) -> Callable[[str], None]:
-        """Shows an outcome in the message ``receipt`` names (nothing when there is none)."""
-        sender: Any = self.channels.get(name)
+        """Shows an outcome in the message ``receipt`` names (nothing when there is none,
+        or when the channel cannot be built: the decision stands without the update)."""
+        try:
+            sender: Any = self.channels.get(name)
+        except SendFailed:
+            sender = None  # ChannelSet logged why it cannot be built
 
         def update(text: str) -> None:
             if sender is not None and receipt:

@@ -54,7 +54,7 @@ def deployment_secrets(
 def chat_from_env(deployment: Deployment, config: ChannelsConfig, clock: Clock) -> ChatChannels:
     """The Slack and Lark channels whose clicks the resolve function verifies and applies."""
     from signoff.api.context import ChatChannels
-    from signoff.channels.build import build_channels
+    from signoff.channels.build import BuildContext, ChannelSet
     from signoff.channels.config import ChannelsConfig as Config
     from signoff.channels.config import LarkSettings, SlackSettings
 
@@ -66,6 +66,7 @@ def chat_from_env(deployment: Deployment, config: ChannelsConfig, clock: Clock) 
         }
     )
     secrets = deployment_secrets(config, deployment)
-    return ChatChannels(
-        config=chats, secrets=secrets, channels=build_channels(chats, secrets, clock=clock)
-    )
+    # Each built on first use and on its own: one chat channel that cannot be built
+    # does not stop the clicks of the others.
+    channels = ChannelSet(chats, BuildContext(secrets=secrets, clock=clock))
+    return ChatChannels(config=chats, secrets=secrets, channels=channels)
