@@ -35,8 +35,10 @@ from signoff.channels.notification import Notification, idempotency_key
 from signoff.channels.redis import RedisChannel
 from signoff.clock import ManualClock, iso
 from signoff.errors import SecretMissing, SendFailed
+from signoff.notify.compose import Composer
 from signoff.secrets.memory import MemorySecrets
-from tests.support.builders import approval_notification
+from signoff.tokens import signer_from
+from tests.support.builders import T0, approval_notification, pending_approval
 from tests.support.services import postgres_server as postgres_server
 from tests.support.services import redis_server as redis_server
 
@@ -60,6 +62,9 @@ if TYPE_CHECKING:
 pytestmark = pytest.mark.slow
 
 NOW = datetime(2026, 1, 1, 12, 0, tzinfo=UTC)
+# When the gate asked, minutes before the send: the row carries this, never the send time.
+ASKED = NOW - timedelta(minutes=7)
+REASON = "matched rule 'refunds-need-approval'"
 TOKEN = "rt.resume-token-that-must-not-leak"
 ENVIRONMENT = "production"
 CHANNEL = "ops-queue"
@@ -70,7 +75,15 @@ Credentials = Literal["good", "wrong-password", "no-permission"]
 
 def approval(pending_id: str = "p1", **changes: Any) -> Notification:
     """An approval with every field a channel could leak set, its links carrying TOKEN."""
-    return approval_notification(pending_id, token=TOKEN, session_id="s1", tenant="acme", **changes)
+    return approval_notification(
+        pending_id,
+        token=TOKEN,
+        session_id="s1",
+        tenant="acme",
+        reason=REASON,
+        requested_at=iso(ASKED),
+        **changes,
+    )
 
 
 def expected_row(pending_id: str = "p1") -> dict[str, Any]:
@@ -80,8 +93,8 @@ def expected_row(pending_id: str = "p1") -> dict[str, Any]:
         "tool": "issue_refund",
         "args": {"orderId": "A-17", "amount": 25},
         "scope": {"tenant": "acme", "environment": ENVIRONMENT, "agent": "customer-service"},
-        "reason": "Approve issue_refund?",
-        "requestedAt": "2026-01-01T12:00:00.000Z",
+        "reason": REASON,
+        "requestedAt": "2026-01-01T11:53:00.000Z",
     }
 
 
@@ -284,6 +297,24 @@ def test_a_retry_from_a_fresh_instance_still_delivers_once(backend: Backend) -> 
 
     # then nothing was added, and the first requestedAt stands
     assert backend.delivered() == [expected_row("p1")]
+
+
+def test_the_row_holds_the_gates_reason_and_the_time_it_asked(backend: Backend) -> None:
+    # given a pending approval asked at T0 for the gate's reason, composed as the notifier does
+    item = pending_approval("p1", reason="refunds need a human")
+    signer = signer_from(MemorySecrets({"resume-signing": "k" * 32}))
+    notification = Composer(signer=signer, public_url="https://api.example.com").for_item(item)
+
+    # when the channel sends it an hour later
+    backend.channel(at=datetime.fromtimestamp(T0, tz=UTC) + timedelta(hours=1)).notify(
+        notification, key_for(notification)
+    )
+
+    # then the seed's row names the gate's reason (not the message title) and the ask time
+    (row,) = backend.delivered()
+    assert row["reason"] == "refunds need a human"
+    assert row["requestedAt"] == iso(datetime.fromtimestamp(T0, tz=UTC))
+    assert row["scope"] == {"tenant": "acme", "environment": ENVIRONMENT, "agent": "refunds"}
 
 
 def test_another_pending_item_is_delivered_again(backend: Backend) -> None:
@@ -493,7 +524,7 @@ def test_the_row_keeps_its_idempotency_key_and_a_timestamptz(
         stored = connection.execute(
             f'SELECT idempotency_key, requested_at FROM "{database_backend.table}"'
         ).fetchall()
-    assert stored == [("run-1:p1:ops-queue", NOW)]
+    assert stored == [("run-1:p1:ops-queue", ASKED)]
 
 
 def test_a_locked_table_times_out_as_a_retryable_failure(

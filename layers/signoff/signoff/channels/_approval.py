@@ -10,7 +10,7 @@ here once; each channel keeps its own write and its own failure translation.
 from __future__ import annotations
 
 import importlib
-from datetime import datetime  # noqa: TC003 - pydantic needs it at runtime
+from datetime import datetime
 from typing import TYPE_CHECKING, Any, Self
 
 from pydantic import BaseModel, ConfigDict, field_serializer
@@ -65,9 +65,13 @@ class PendingApprovalRow(BaseModel):
     ) -> Self:
         """The row for an approval; its links and resume token stay out of it.
 
-        A ``Notification`` carries neither the gate's reason nor the pause time nor
-        the environment: ``reason`` is its title, ``requestedAt`` the time of the
-        send that stored the row, ``environment`` the deployment's.
+        ``reason`` is the gate's reason and ``requestedAt`` the time the item was
+        asked, both as the notification carries them (``Composer.for_item`` sets
+        them from the pending item): a retry hours later stores the same row.
+        ``requested_at`` stands in only for a notification built without that
+        time (a caller's own); a gate that gave no reason leaves it empty — never
+        the title, which is a sentence for a person, not the decision's why.
+        ``environment`` is the deployment's.
 
         Raises:
             SendFailed: permanent; the approval names no pending item or no tool.
@@ -81,8 +85,12 @@ class PendingApprovalRow(BaseModel):
             scope=ApprovalScope(
                 tenant=notification.tenant, environment=environment, agent=notification.agent
             ),
-            reason=notification.title,
-            requested_at=requested_at,
+            reason=notification.reason or "",
+            requested_at=(
+                datetime.fromisoformat(notification.requested_at)
+                if notification.requested_at
+                else requested_at
+            ),
         )
 
     def wire(self) -> dict[str, Any]:
@@ -93,7 +101,9 @@ class PendingApprovalRow(BaseModel):
 def approval_row(
     notification: Notification, *, channel: str, environment: str | None, clock: Clock
 ) -> PendingApprovalRow | None:
-    """The row to store for ``notification``, stamped now; ``None`` for any kind but approval.
+    """The row to store for ``notification``; ``None`` for any kind but approval.
+
+    ``clock`` dates only a notification that carries no ``requested_at``.
 
     Raises:
         SendFailed: permanent; the approval names no pending item or no tool.

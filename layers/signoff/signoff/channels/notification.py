@@ -45,6 +45,10 @@ class Notification(BaseModel):
     body: str
     resume_token: str | None = None
     expires_at: str | None = None  # RFC 3339
+    # When the item was asked (RFC 3339) and, for an approval, the gate's reason:
+    # the seed's ``requestedAt`` / ``reason``, which the queue channels store.
+    requested_at: str | None = None
+    reason: str | None = None
     pending_id: str | None = None
     session_id: str | None = None
     tenant: str | None = None

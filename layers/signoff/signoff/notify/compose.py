@@ -61,6 +61,7 @@ class Composer:
             "agent": item.agent,
             "run_id": item.run_id,
             "expires_at": iso(datetime.fromtimestamp(item.expires_at, tz=UTC)),
+            "requested_at": iso(datetime.fromtimestamp(item.requested_at, tz=UTC)),
             "pending_id": item.id,
             "session_id": item.session_id,
             "tenant": item.tenant,
@@ -92,6 +93,7 @@ class Composer:
             body=f"{item.tool} with arguments:\n{arguments}\n\nWhy: {item.reason}",
             tool=item.tool,
             args=item.args,
+            reason=item.reason,
             **common,
         )
 
