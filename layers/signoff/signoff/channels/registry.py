@@ -52,6 +52,10 @@ CHANNEL_TYPES: Final[dict[str, ChannelType]] = {
     "email": ChannelType(
         channel="signoff.channels.email:EmailChannel", settings=f"{_CONFIG}:EmailSettings"
     ),
+    "github": ChannelType(
+        channel="signoff.channels.github:GitHubChannel",
+        settings="signoff.channels.github:GitHubSettings",
+    ),
     "redis": ChannelType(
         channel="signoff.channels.redis:RedisChannel",
         settings=f"{_CONFIG}:RedisSettings",
