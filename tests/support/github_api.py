@@ -10,6 +10,7 @@ transiently (HTTP 503) or for good (404). Every request is in
 
 from __future__ import annotations
 
+import re
 import threading
 import time
 from datetime import UTC, datetime
@@ -24,6 +25,7 @@ if TYPE_CHECKING:
 __all__ = ["FakeGitHub"]
 
 _ANSWERS = 200  # scripted answers: more than any test makes
+_MARKER = re.compile(r"<!-- signoff:(\S+) -->")
 
 
 class FakeGitHub:
@@ -47,6 +49,12 @@ class FakeGitHub:
     def fail_next(self, times: int, *, retryable: bool) -> None:
         with self._lock:
             self._failures += [retryable] * times
+
+    def markers(self) -> list[str]:
+        """The keys of the hidden markers that start the posted comments, in order."""
+        with self._lock:
+            bodies = [c["body"] for c in self.comments]
+        return [m.group(1) for b in bodies if (m := _MARKER.match(b))]
 
     def calls(self) -> list[tuple[str, str]]:
         """``(method, path)`` of every request, in order."""
