@@ -28,6 +28,7 @@ from signoff.channels.config import DatabaseSettings, RedisSettings, SecretRef
 from signoff.channels.database import (
     DatabaseChannel,
     PendingApprovalRow,
+    PostgresPendingApprovals,
     create_table_sql,
     validate_table,
 )
@@ -592,7 +593,7 @@ def test_a_table_that_is_no_plain_identifier_is_refused(table: str) -> None:
     with pytest.raises(ValueError, match="not a table name"):
         create_table_sql(table)
     with pytest.raises(ValueError, match="not a table name"):
-        DatabaseChannel("db", "postgresql://", table, clock=ManualClock(NOW))
+        PostgresPendingApprovals("postgresql://", table)
 
 
 def test_the_row_model_is_the_seeds_wire_shape() -> None:

@@ -2,9 +2,15 @@
 
 Approval-only, like the seed's ``DatabaseApprover``: an ``approval`` notification
 becomes a row of the seed's ``PendingApprovalRow`` shape (``pendingId``, ``tool``,
-``args``, ``scope {tenant, environment, agent}``, ``reason``, ``requestedAt``);
-every other kind is accepted and does nothing. The Redis channel pushes the same
-record as JSON, so both backends hand a reader the same thing.
+``args``, ``scope {tenant, environment, agent}``, ``reason``, ``requestedAt``) with
+the gate's reason and the time the item was asked; every other kind is accepted
+and does nothing. The Redis channel pushes the same record as JSON, so both
+backends hand a reader the same thing.
+
+The channel writes through a ``PendingApprovalsRepository``
+(``signoff.channels.approvals``, the seed's repository seam): ``from_config``
+builds ``PostgresPendingApprovals`` below; a plug-in or test passes another
+(memory, any DB-API driver, its own ORM) to ``DatabaseChannel`` directly.
 
 The insert is idempotent: ``ON CONFLICT (pending_id) DO NOTHING``, so a retry of
 the same send — or a second database channel writing the same table — leaves
@@ -57,6 +63,7 @@ from signoff.errors import SendFailed
 if TYPE_CHECKING:
     import psycopg
 
+    from signoff.channels.approvals import PendingApprovalsRepository
     from signoff.channels.build import BuildContext
     from signoff.channels.config import DatabaseSettings
     from signoff.channels.notification import Notification
@@ -67,6 +74,7 @@ __all__ = [
     "ApprovalScope",
     "DatabaseChannel",
     "PendingApprovalRow",
+    "PostgresPendingApprovals",
     "create_table_sql",
     "validate_table",
 ]
@@ -93,81 +101,41 @@ def create_table_sql(table: str = DEFAULT_TABLE) -> str:
     )
 
 
-class DatabaseChannel:
-    """Inserts a ``PendingApprovalRow`` into a PostgreSQL table; approval-only."""
+class PostgresPendingApprovals:
+    """The repository over one PostgreSQL table, written with psycopg 3."""
 
     def __init__(
         self,
-        name: str,
         dsn: str,
         table: str = DEFAULT_TABLE,
         *,
-        clock: Clock,
-        environment: str | None = None,
         connect_timeout: int = 5,
         statement_timeout: int = 5,
     ) -> None:
-        """``environment`` is the deployment's, for the row's scope.
+        """The table ``table`` of the database ``dsn`` names (its password included).
 
         Raises:
             ValueError: ``table`` is not a table name.
         """
-        self.name = name
         self.table = validate_table(table)
-        self.environment = environment
         self._dsn = dsn  # holds the password: kept out of repr and of error messages
-        self._clock = clock
         self._connect_timeout = connect_timeout
         self._statement_timeout = statement_timeout
 
     def __repr__(self) -> str:
-        return f"DatabaseChannel(name={self.name!r}, table={self.table!r})"
+        return f"PostgresPendingApprovals(table={self.table!r})"
 
-    @classmethod
-    def from_config(
-        cls,
-        settings: DatabaseSettings,
-        context: BuildContext,
-        *,
-        name: str = "database",
-    ) -> Self:
-        """The channel ``name`` from its settings, its DSN read from ``secrets`` now.
+    @property
+    def location(self) -> str:
+        return self.table
 
-        Raises:
-            SecretMissing: the DSN secret does not exist.
-            StoreUnavailable: the secret source failed transiently.
-        """
-        require_extra("psycopg", channel="database", extra="database")
-        return cls(
-            name,
-            context.secrets.get(settings.dsn.secret),
-            settings.table,
-            clock=context.clock,
-            environment=context.environment,
-            connect_timeout=settings.connect_timeout_seconds,
-            statement_timeout=settings.statement_timeout_seconds,
-        )
-
-    def notify(
-        self, notification: Notification, idempotency_key: str, previous: Delivery | None = None
-    ) -> Delivery:
-        """Insert the approval's row once; other kinds are accepted and do nothing.
-
-        ``previous`` is not needed: the primary key makes a repeated insert a no-op.
+    def insert_once(self, row: PendingApprovalRow, idempotency_key: str) -> bool:
+        """Insert the row unless its pending id is there.
 
         Raises:
             SendFailed: retryable when the server could not be reached or timed out,
                 permanent when it refused the credentials, the table or the insert.
         """
-        row = approval_row(
-            notification, channel=self.name, environment=self.environment, clock=self._clock
-        )
-        if row is None:
-            return Delivery()
-        self._insert(row, idempotency_key)
-        return Delivery(receipt={"table": self.table})
-
-    def _insert(self, row: PendingApprovalRow, idempotency_key: str) -> None:
         import psycopg
         from psycopg import sql
         from psycopg.types.json import Jsonb
@@ -196,20 +164,92 @@ class DatabaseChannel:
                 options=f"-c statement_timeout={self._statement_timeout * 1000}",
             )
         except psycopg.Error as exc:
-            raise self._failed(exc, retryable=_connect_retryable(exc)) from exc
+            raise _failed(exc, retryable=_connect_retryable(exc)) from exc
         try:
             with connection:
-                connection.execute(statement, values)
+                return connection.execute(statement, values).rowcount == 1
         except psycopg.Error as exc:
             # Connected, only the operational class (lost connection, shutdown,
             # statement timeout, lock or resource limits) can pass on a retry.
-            raise self._failed(exc, retryable=isinstance(exc, psycopg.OperationalError)) from exc
+            raise _failed(exc, retryable=isinstance(exc, psycopg.OperationalError)) from exc
 
-    def _failed(self, exc: psycopg.Error, *, retryable: bool) -> SendFailed:
-        # psycopg's messages name the host, port, user and database, never the password;
-        # libpq's span lines, and a reason is logged as one.
-        reason = f"{type(exc).__name__}: {' '.join(str(exc).split())}"
-        return SendFailed(self.name, reason, retryable=retryable)
+
+class DatabaseChannel:
+    """Stores a ``PendingApprovalRow`` through a repository; approval-only."""
+
+    def __init__(
+        self,
+        name: str,
+        repository: PendingApprovalsRepository,
+        *,
+        clock: Clock,
+        environment: str | None = None,
+    ) -> None:
+        """``environment`` is the deployment's, for the row's scope; ``clock`` dates
+        only a notification that carries no ``requested_at``."""
+        self.name = name
+        self.repository = repository
+        self.environment = environment
+        self._clock = clock
+
+    def __repr__(self) -> str:
+        return f"DatabaseChannel(name={self.name!r}, repository={self.repository!r})"
+
+    @classmethod
+    def from_config(
+        cls,
+        settings: DatabaseSettings,
+        context: BuildContext,
+        *,
+        name: str = "database",
+    ) -> Self:
+        """The channel ``name`` over PostgreSQL, its DSN read from ``secrets`` now.
+
+        Raises:
+            SecretMissing: the DSN secret does not exist.
+            StoreUnavailable: the secret source failed transiently.
+        """
+        require_extra("psycopg", channel="database", extra="database")
+        repository = PostgresPendingApprovals(
+            context.secrets.get(settings.dsn.secret),
+            settings.table,
+            connect_timeout=settings.connect_timeout_seconds,
+            statement_timeout=settings.statement_timeout_seconds,
+        )
+        return cls(name, repository, clock=context.clock, environment=context.environment)
+
+    def notify(
+        self, notification: Notification, idempotency_key: str, previous: Delivery | None = None
+    ) -> Delivery:
+        """Store the approval's row once; other kinds are accepted and do nothing.
+
+        ``previous`` is not needed: the repository makes a repeated insert a no-op.
+
+        Raises:
+            SendFailed: the repository's, under this channel's name.
+        """
+        row = approval_row(
+            notification, channel=self.name, environment=self.environment, clock=self._clock
+        )
+        if row is None:
+            return Delivery()
+        try:
+            self.repository.insert_once(row, idempotency_key)
+        except SendFailed as exc:
+            if exc.channel == self.name:
+                raise
+            raise SendFailed(
+                self.name, exc.reason, retryable=exc.retryable, retry_after=exc.retry_after
+            ) from exc
+        return Delivery(receipt={"table": self.repository.location})
+
+
+def _failed(exc: psycopg.Error, *, retryable: bool) -> SendFailed:
+    # psycopg's messages name the host, port, user and database, never the password;
+    # libpq's span lines, and a reason is logged as one.
+    reason = f"{type(exc).__name__}: {' '.join(str(exc).split())}"
+    # The channel puts its own name on it (PendingApprovalsRepository's contract).
+    return SendFailed("database", reason, retryable=retryable)
 
 
 def _connect_retryable(exc: psycopg.Error) -> bool:
