@@ -286,3 +286,68 @@ def test_a_committed_lifecycle_row_reads_back_with_its_notification(
 
     assert store.outbox.rows("run:run-1:run_start") == [start]
     assert store.outbox.rows("p1")[0].notification is None
+
+
+# --- permanent failures: the slow retry and an operator's re-drive -------------------------
+
+
+def test_a_failure_with_a_retry_waits_for_it_then_is_made_sendable_once(
+    store: Store, records: Records, t0: float
+) -> None:
+    records.pause(store, records.pending("p1"), outbox=[records.outbox("p1", "webhook")])
+    assert store.outbox.claim("p1", "webhook", owner="a", until=t0 + 30, now=t0)
+
+    store.outbox.mark_failed("p1", "webhook", reason="401 Unauthorized", retry_at=t0 + 300)
+
+    row = store.outbox.rows("p1")[0]
+    assert (row.failed, row.failures, row.retry_at, row.lock_owner) == (True, 1, t0 + 300, None)
+    # waiting for its retry: neither claimable, nor unsent, nor failed for good
+    assert store.outbox.claim("p1", "webhook", owner="b", until=t0 + 90, now=t0 + 60) is None
+    assert store.outbox.unsent(created_before=t0 + 1000) == []
+    assert store.outbox.failed() == []
+    assert store.outbox.retries_due(t0 + 299) == []
+    assert not store.outbox.redrive("p1", "webhook", now=t0 + 299, due_only=True)
+    assert [r.channel for r in store.outbox.retries_due(t0 + 300)] == ["webhook"]
+
+    # due: one of two sweeps makes it sendable again, its failure count kept
+    assert store.outbox.redrive("p1", "webhook", now=t0 + 300, due_only=True)
+    assert not store.outbox.redrive("p1", "webhook", now=t0 + 301, due_only=True)
+    row = store.outbox.rows("p1")[0]
+    assert (row.failed, row.failures, row.retry_at) == (False, 1, None)
+    assert store.outbox.retries_due(t0 + 1000) == []
+    # back in the unsent view once the grace from the re-drive has passed
+    assert store.outbox.unsent(created_before=t0 + 300) == []
+    assert [r.channel for r in store.outbox.unsent(created_before=t0 + 361)] == ["webhook"]
+    again = store.outbox.claim("p1", "webhook", owner="b", until=t0 + 330, now=t0 + 300)
+    assert again is not None and again.attempts == 2
+    assert again.idempotency_key == "run-1:p1:webhook"
+
+
+def test_a_failure_without_a_retry_is_listed_failed_and_only_a_redrive_revives_it(
+    store: Store, records: Records, t0: float
+) -> None:
+    rows = [records.outbox("p1", "webhook"), records.outbox("p1", "slack")]
+    records.pause(store, records.pending("p1"), outbox=rows)
+    assert store.outbox.claim("p1", "webhook", owner="a", until=t0 + 30, now=t0)
+    store.outbox.mark_failed("p1", "webhook", reason="first", retry_at=t0 + 10)
+    assert store.outbox.redrive("p1", "webhook", now=t0 + 10, due_only=True)
+    assert store.outbox.claim("p1", "webhook", owner="a", until=t0 + 40, now=t0 + 10)
+
+    store.outbox.mark_failed("p1", "webhook", reason="404 Not Found")
+
+    [failed] = store.outbox.failed()
+    assert (failed.channel, failed.failures, failed.retry_at) == ("webhook", 2, None)
+    assert failed.last_error == "404 Not Found"
+    assert store.outbox.retries_due(t0 + 10_000) == []
+    # the sweeper's move never revives it; an operator's does, once, with a fresh schedule
+    assert not store.outbox.redrive("p1", "webhook", now=t0 + 10_000, due_only=True)
+    assert store.outbox.redrive("p1", "webhook", now=t0 + 20, due_only=False)
+    assert not store.outbox.redrive("p1", "webhook", now=t0 + 21, due_only=False)
+    row = {r.channel: r for r in store.outbox.rows("p1")}["webhook"]
+    assert (row.failed, row.failures, row.last_error) == (False, 0, "404 Not Found")
+    assert store.outbox.failed() == []
+    # a row that did not fail (unsent, or sent) is not re-driven
+    assert not store.outbox.redrive("p1", "slack", now=t0 + 20, due_only=False)
+    store.outbox.mark_sent("p1", "slack", at=t0 + 21)
+    assert not store.outbox.redrive("p1", "slack", now=t0 + 22, due_only=False)
+    assert not store.outbox.redrive("p9", "slack", now=t0 + 22, due_only=False)

@@ -91,7 +91,7 @@ def test_the_database_row_fails_logged_and_counted_while_the_webhook_retries_alo
         records = [r.__dict__ for r in caplog.records]
         built = [r for r in records if r["msg"] == "channel cannot be built"]
         assert [(r["channel"], r["retryable"]) for r in built] == [("db", False)]
-        given_up = [r for r in records if r["msg"] == "notification failed for good"]
+        given_up = [r for r in records if r["msg"] == "notification failed, retry scheduled"]
         assert [r["channel"] for r in given_up] == ["db"]
         assert "psycopg" in given_up[0]["reason"]
         assert "hunter2" not in caplog.text

@@ -45,6 +45,18 @@ def _flag(value: object) -> object:
 Flag = Annotated[bool, BeforeValidator(_flag)]
 
 
+def _delays(value: object) -> object:
+    # "300,1800,7200": one delay per retry; "none" turns the slow retries off
+    if isinstance(value, str):
+        if value.lower() == "none":
+            return ()
+        delays = tuple(float(part) for part in value.split(",") if part.strip())
+        if any(delay <= 0 for delay in delays):
+            raise ValueError("delays must be positive seconds")
+        return delays
+    return value
+
+
 def secret_id_variable(name: str) -> str:
     """A secret's id variable: ``resume-signing`` → ``SIGNOFF_RESUME_SIGNING_SECRET_ARN``."""
     return f"{PREFIX}{re.sub(r'[^A-Za-z0-9]', '_', name).upper()}_SECRET_ARN"
@@ -70,6 +82,11 @@ class Deployment(BaseModel):
     # ``provider:model`` for every agent: a real provider is one setting away.
     model_override: str | None = Field(None, alias="SIGNOFF_MODEL")
     model_base_url: str | None = Field(None, alias="SIGNOFF_MODEL_BASE_URL")
+    # Seconds before each slow retry of a permanently failed notification, comma
+    # separated; their count bounds the retries ("" in the template: the default).
+    notify_retry_delays: Annotated[tuple[float, ...], BeforeValidator(_delays)] = Field(
+        (300.0, 1800.0, 7200.0), alias="SIGNOFF_NOTIFY_RETRY_DELAYS"
+    )
     # The local stack's webhooks to loopback; never set in the template.
     allow_private_webhooks: Flag = Field(False, alias="SIGNOFF_ALLOW_PRIVATE_WEBHOOKS")
     # Every SIGNOFF_<NAME>_SECRET_ARN, by variable: the ids of the deployment's secrets.

@@ -89,15 +89,23 @@ def resolve_latency(started: float) -> None:
 _METRICS_LOCK = threading.Lock()
 
 
-def notification_failed(channel: str, subject: str, reason: str) -> None:
-    """A channel's row given up for good: one log line with the reason, one count.
+def notification_failed(
+    channel: str, subject: str, reason: str, *, retry_at: float | None = None
+) -> None:
+    """A channel's row failed permanently: one log line with the reason, one count.
 
     Called as it happens (the notifier's ``on_permanent_failure``), so it is counted
-    also when another channel of the same notification failed transiently.
+    also when another channel of the same notification failed transiently. Every
+    permanent failure counts, the first included: it is mostly configuration, and
+    fixed before the slow retry at ``retry_at`` it heals without a re-drive. No
+    ``retry_at``: the row is failed for good (``signoff outbox retry`` re-drives it).
     """
+    if retry_at is None:
+        message, extra = "notification failed for good", {}
+    else:
+        message, extra = "notification failed, retry scheduled", {"retry_at": retry_at}
     logger.warning(
-        "notification failed for good",
-        extra={"channel": channel, "subject": subject, "reason": reason},
+        message, extra={"channel": channel, "subject": subject, "reason": reason, **extra}
     )
     with _METRICS_LOCK:
         metrics.add_metric(name="NotificationsFailed", unit=MetricUnit.Count, value=1)

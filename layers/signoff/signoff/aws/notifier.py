@@ -12,7 +12,7 @@ from signoff.channels.config import CHANNELS_FILE, load_channels
 from signoff.clock import SystemClock
 from signoff.keyring import rotating_signer
 from signoff.notify.compose import Composer
-from signoff.notify.hub import Notifier
+from signoff.notify.hub import Notifier, RetrySchedule
 from signoff.settings import Deployment
 from signoff.store.dynamodb import DynamoStore
 from signoff.telemetry import notification_failed
@@ -49,6 +49,7 @@ def notifier_from_env(deployment: Deployment | None = None) -> Notifier:
         composer=composer,
         clock=clock,
         on_permanent_failure=lambda row, failure: notification_failed(
-            row.channel, row.pending_id, failure.reason
+            row.channel, row.pending_id, failure.reason, retry_at=row.retry_at
         ),
+        retries=RetrySchedule(settings.notify_retry_delays),
     )

@@ -3,6 +3,10 @@
 - Outbox rows committed but unsent after a grace period (the process died
   between the commit and the enqueue, or every retry so far failed) are
   enqueued again; the notifier's send lock makes a duplicate harmless.
+- Rows that failed permanently and whose slow retry is due (``retry_at``, set
+  by the notifier's ``RetrySchedule``) are made sendable again, one conditional
+  write each so two sweeps retry a row once, and enqueued: the notifier sends
+  them with the same idempotency key. Past the last retry a row stays failed.
 - Pending items past ``expiresAt`` become ``expired`` through ``Turns.expire``
   (one conditional write with its audit entry, so two sweeps never expire one
   twice) and their turns resume as denied with the reason "expired".
@@ -52,6 +56,7 @@ class SweepReport:
     """
 
     requeued: list[str] = field(default_factory=list)
+    retried: list[str] = field(default_factory=list)  # ``<subject>/<channel>``
     expired: list[str] = field(default_factory=list)
     resumed: list[str] = field(default_factory=list)
     reminded: list[str] = field(default_factory=list)
@@ -88,6 +93,7 @@ class Sweeper:
         """Run every job once; ``deadline`` (monotonic) bounds the turns it continues."""
         report = SweepReport()
         self._requeue(report)
+        self._retry_failed(report)
         self._expire(report, deadline)
         self._remind(report)
         self._redrive(report, deadline)
@@ -104,6 +110,22 @@ class Sweeper:
                 continue
             self.queue.send({"pendingId": subject, "sessionId": session_id})
             report.requeued.append(subject)
+
+    # -- retry permanent failures on their slow schedule -----------------------------------
+
+    def _retry_failed(self, report: SweepReport) -> None:
+        now = self.clock.now().timestamp()
+        subjects: dict[str, str] = {}
+        for row in self.outbox.retries_due(now, limit=self.batch):
+            session_id = self._session_of(row)
+            if session_id is None:
+                continue  # its pending item is gone: nothing to compose it from
+            # The conditional write: of two sweeps, one makes it sendable again.
+            if self.outbox.redrive(row.pending_id, row.channel, now=now, due_only=True):
+                subjects[row.pending_id] = session_id
+                report.retried.append(f"{row.pending_id}/{row.channel}")
+        for subject, session_id in subjects.items():
+            self._enqueue(subject, session_id)
 
     def _session_of(self, row: OutboxRow) -> str | None:
         """The session a row's message names; None when its pending item is gone."""

@@ -9,11 +9,13 @@ receipt (its own write, at once) and then ``notifiedAt``, only after the
 channel accepted it. A claim after an attempt that left no receipt tells the
 channel so (``Delivery.unconfirmed_since``): Slack then looks for its marked
 message before posting again. A permanent failure is recorded with its
-reason and not retried; a transient one releases the lock and makes ``deliver``
-raise, so the queue retries the message — and only the channels still unsent
-are tried again. Channels are looked up (and, in a deployment, built:
-``channels.build.ChannelSet``) row by row, so a channel that cannot be built
-fails its own rows the same way and the others still deliver.
+reason and retried by the sweeper on a slow schedule (``RetrySchedule``: a
+configuration fixed meanwhile heals it), then failed for good; a transient
+one releases the lock and makes ``deliver`` raise, so the queue retries the
+message — and only the channels still unsent are tried again. Channels are
+looked up (and, in a deployment, built: ``channels.build.ChannelSet``) row by
+row, so a channel that cannot be built fails its own rows the same way and the
+others still deliver.
 """
 
 from __future__ import annotations
@@ -38,7 +40,24 @@ if TYPE_CHECKING:
     from signoff.store.base import Outbox, PendingItems
     from signoff.store.records import OutboxRow, PendingItem
 
-__all__ = ["FanoutReport", "Notifier"]
+__all__ = ["DEFAULT_RETRY_DELAYS", "FanoutReport", "Notifier", "RetrySchedule"]
+
+# 5 min, 30 min, 2 h: a permanent failure is mostly configuration (a revoked token,
+# a wrong URL), which a person fixes in minutes to hours, not seconds.
+DEFAULT_RETRY_DELAYS: tuple[float, ...] = (300.0, 1800.0, 7200.0)
+
+
+@dataclass(frozen=True)
+class RetrySchedule:
+    """When a row that failed permanently is sent again: one delay per extra attempt."""
+
+    delays: tuple[float, ...] = DEFAULT_RETRY_DELAYS
+
+    def retry_at(self, failures: int, now: float) -> float | None:
+        """When to retry after the ``failures``-th permanent failure; None: failed for good."""
+        if failures > len(self.delays):
+            return None
+        return now + self.delays[failures - 1]
 
 
 @dataclass(kw_only=True)
@@ -68,6 +87,7 @@ class Notifier:
         # channels) goes out at once.
         max_workers: int = 32,
         on_permanent_failure: Callable[[OutboxRow, SendFailed], None] | None = None,
+        retries: RetrySchedule | None = None,
     ) -> None:
         self.pending = pending
         self.outbox = outbox
@@ -78,6 +98,7 @@ class Notifier:
         self.lock_ttl = lock_ttl
         self._pool = ThreadPoolExecutor(max_workers=max_workers, thread_name_prefix="notify")
         self._on_permanent_failure = on_permanent_failure
+        self.retries = retries or RetrySchedule()
 
     def deliver(self, subject: str) -> FanoutReport:
         """Send every unsent channel of one subject, channels in parallel.
@@ -186,10 +207,19 @@ class Notifier:
         return self._composer().for_item(item, deciding=deciding)
 
     def _give_up(self, row: OutboxRow, failure: SendFailed, report: FanoutReport) -> None:
-        self.outbox.mark_failed(row.pending_id, row.channel, reason=failure.reason)
+        # Not at once: a slow retry (the sweeper's) lets a fixed configuration heal it.
+        retry_at = self.retries.retry_at(row.failures + 1, self.clock.now().timestamp())
+        self.outbox.mark_failed(
+            row.pending_id, row.channel, reason=failure.reason, retry_at=retry_at
+        )
         report.failed[row.channel] = failure.reason
         if self._on_permanent_failure is not None:
-            self._on_permanent_failure(row, failure)
+            # the row as recorded: its ``retry_at`` says whether it is failed for good
+            failures = row.failures + 1
+            recorded = row.model_copy(
+                update={"failed": True, "failures": failures, "retry_at": retry_at}
+            )
+            self._on_permanent_failure(recorded, failure)
 
 
 def _previous(row: OutboxRow) -> Delivery | None:

@@ -170,8 +170,18 @@ class Outbox(Protocol):
         longer ``owner``'s to write (another sender took it over) or is gone.
         """
 
-    def mark_failed(self, pending_id: str, channel: str, *, reason: str) -> None:
-        """Give the row up: a permanent failure, recorded with its reason, never retried."""
+    def mark_failed(
+        self, pending_id: str, channel: str, *, reason: str, retry_at: float | None = None
+    ) -> None:
+        """Record a permanent failure with its reason and drop the lock; counts ``failures``.
+
+        With ``retry_at`` the row waits for the sweeper's slow retry
+        (``retries_due``); without, it is failed for good (``failed``) until an
+        operator re-drives it. Either way no claim takes it meanwhile.
+
+        Raises:
+            NotFound: no such row.
+        """
 
     def release(
         self,
@@ -189,7 +199,26 @@ class Outbox(Protocol):
         """
 
     def unsent(self, *, created_before: float, limit: int = 100) -> list[OutboxRow]:
-        """Rows never sent (and not failed for good), oldest first."""
+        """Rows never sent (and not failed), oldest first."""
+
+    def retries_due(self, now: float, *, limit: int = 100) -> list[OutboxRow]:
+        """Failed rows whose ``retry_at`` has come by ``now``, soonest first."""
+
+    def failed(self, *, limit: int = 100) -> list[OutboxRow]:
+        """Rows failed for good (no retry scheduled), oldest failure first."""
+
+    def redrive(self, pending_id: str, channel: str, *, now: float, due_only: bool) -> bool:
+        """Make a failed row sendable again with one conditional write (only a failed row).
+
+        ``due_only``: the sweeper's retry, only once ``retry_at`` has come, keeping
+        the failure count; otherwise an operator's re-drive of any failed row, its
+        schedule started afresh. The row rejoins ``unsent`` (after the grace period
+        from ``now``); its idempotency key is unchanged.
+
+        Returns:
+            False, writing nothing, when the row is not failed (sent, re-driven
+            already, unknown) or, with ``due_only``, its retry is not due.
+        """
 
 
 class Audit(Protocol):

@@ -10,7 +10,8 @@ lock, or DynamoDB calls). An item is::
     <live>        fields that conditions read or single updates change (``LIVE``)
     ttl           epoch seconds after which the item is gone, even if not yet deleted
     gsi1*         sparse index: pending items by expiry (``pending-by-expiry``)
-    gsi2*         sparse index: outbox rows neither sent nor failed (``outbox-unsent``)
+    gsi2*         sparse index: outbox rows not sent (``outbox-unsent``), in three
+                  partitions: unsent, failed with a retry due (by ``retry_at``), failed for good
     gsi3*         sparse index: running sessions by lease expiry (``leases-by-expiry``)
 
 An API key is stored three times, written together: under its hash (the lookup
@@ -42,6 +43,7 @@ if TYPE_CHECKING:
 
 __all__ = [
     "BLOB_PREFIX",
+    "FAILED_PARTITION",
     "ITEM_LIMIT",
     "LEASE_INDEX",
     "LIVE",
@@ -70,9 +72,11 @@ __all__ = [
     "item_size",
     "key_of",
     "lease_index",
+    "outbox_index",
     "outbox_key",
     "outbox_prefix",
     "pending_key",
+    "retry_due_by",
     "session_key",
     "stalled_before",
     "ttl_at",
@@ -99,6 +103,9 @@ UNSENT_INDEX: Final = Index("outbox-unsent", "gsi2pk", "gsi2sk")
 LEASE_INDEX: Final = Index("leases-by-expiry", "gsi3pk", "gsi3sk")
 _PENDING_PARTITION: Final = "PENDING"
 _UNSENT_PARTITION: Final = "UNSENT"
+_RETRY_PARTITION: Final = "RETRY"
+# rows failed for good, by when they failed (``signoff outbox list --failed``)
+FAILED_PARTITION: Final = "FAILED"
 _RUNNING_PARTITION: Final = "RUNNING"
 _KEYS_PARTITION: Final = "KEYS"
 
@@ -135,6 +142,8 @@ LIVE: Final[dict[type[Record], tuple[str, ...]]] = {
         "failed",
         "attempts",
         "last_error",
+        "failures",
+        "retry_at",
         "lock_owner",
         "lock_until",
         "receipt",
@@ -246,6 +255,25 @@ def unsent_before(created_before: float) -> tuple[str, str]:
     return _UNSENT_PARTITION, f"{created_before:020.6f}"
 
 
+def retry_due_by(now: float) -> tuple[str, str]:
+    """Partition and exclusive upper sort key of failed rows whose retry is due by ``now``."""
+    return _RETRY_PARTITION, f"{now:020.6f}$"
+
+
+def outbox_index(row: OutboxRow | tuple[str, str], *, state: str, at: float) -> Item:
+    """An outbox row's place in the ``outbox-unsent`` index.
+
+    ``state`` is ``unsent`` (by ``at``: its creation, or when it was made sendable
+    again), ``retry`` (by ``at``: its ``retry_at``) or ``failed`` (by ``at``: when
+    it was given up). A sent row has no place.
+    """
+    pending_id, channel = (row.pending_id, row.channel) if isinstance(row, OutboxRow) else row
+    partition = {"unsent": _UNSENT_PARTITION, "retry": _RETRY_PARTITION}.get(
+        state, FAILED_PARTITION
+    )
+    return {"gsi2pk": partition, "gsi2sk": f"{at:020.6f}#{pending_id}#{channel}"}
+
+
 def stalled_before(before: float) -> tuple[str, str]:
     """Partition and exclusive upper sort key of running sessions stalled by ``before``."""
     return _RUNNING_PARTITION, f"{before:020.6f}$"
@@ -259,9 +287,12 @@ def lease_index(session_id: str, since: float) -> Item:
 def _index_attrs(record: Record) -> Item:
     if isinstance(record, PendingItem) and record.status == "pending":
         return {"gsi1pk": _PENDING_PARTITION, "gsi1sk": f"{record.expires_at:020.6f}#{record.id}"}
-    if isinstance(record, OutboxRow) and record.notified_at is None and not record.failed:
-        sort = f"{record.created_at:020.6f}#{record.pending_id}#{record.channel}"
-        return {"gsi2pk": _UNSENT_PARTITION, "gsi2sk": sort}
+    if isinstance(record, OutboxRow) and record.notified_at is None:
+        if not record.failed:
+            return outbox_index(record, state="unsent", at=record.created_at)
+        if record.retry_at is not None:
+            return outbox_index(record, state="retry", at=record.retry_at)
+        return outbox_index(record, state="failed", at=record.created_at)
     if isinstance(record, SessionRecord) and record.status == "running" and record.state:
         # Only a turn with a checkpoint can be continued. One that yielded
         # (Continue) holds no lease: it stalls from the moment it stopped, unless

@@ -85,9 +85,26 @@ class TableOutbox(Stored):
             return False
         return True
 
-    def mark_failed(self, pending_id: str, channel: str, *, reason: str) -> None:
-        """Give the row up for good, with its reason."""
-        self._settle(pending_id, channel, {"failed": True, "last_error": reason})
+    def mark_failed(
+        self, pending_id: str, channel: str, *, reason: str, retry_at: float | None = None
+    ) -> None:
+        """Record a permanent failure with its reason: retried at ``retry_at``, or never."""
+        key = codec.outbox_key(pending_id, channel)
+        row = self._read(self._items.get(key), OutboxRow)
+        if row is None:
+            raise NotFound("outbox row", f"{pending_id}/{channel}")
+        attrs: Item = {"failed": True, "last_error": reason, "failures": row.failures + 1}
+        now = self._now()
+        if retry_at is None:
+            removes: tuple[str, ...] = (*codec.LOCK_REMOVES, "retry_at")
+            attrs |= codec.outbox_index(row, state="failed", at=now)
+        else:
+            removes = codec.LOCK_REMOVES
+            attrs |= {"retry_at": retry_at} | codec.outbox_index(row, state="retry", at=retry_at)
+        try:
+            self._items.update(Update(key, attrs, removes, rules.live(now)))
+        except ConditionFailed as failed:
+            raise NotFound("outbox row", f"{pending_id}/{channel}") from failed
 
     def release(
         self,
@@ -118,11 +135,46 @@ class TableOutbox(Stored):
             raise NotFound("outbox row", f"{pending_id}/{channel}") from failed
 
     def unsent(self, *, created_before: float, limit: int = 100) -> list[OutboxRow]:
-        """Rows never sent (and not failed for good), oldest first."""
+        """Rows never sent (and not failed), oldest first."""
         partition, upper = codec.unsent_before(created_before)
         index = codec.UNSENT_INDEX
         pages = self._items.query(partition, Attr(index.sk).lt(upper), index=index, limit=limit)
-        return list(islice(self._found(pages, OutboxRow, rules.unsent(created_before)), limit))
+        keep = rules.unsent(created_before) & (Attr("failed").missing() | Attr("failed").eq(False))
+        return list(islice(self._found(pages, OutboxRow, keep), limit))
+
+    def retries_due(self, now: float, *, limit: int = 100) -> list[OutboxRow]:
+        """Failed rows whose slow retry is due at ``now``, soonest due first."""
+        partition, upper = codec.retry_due_by(now)
+        index = codec.UNSENT_INDEX
+        pages = self._items.query(partition, Attr(index.sk).lt(upper), index=index, limit=limit)
+        return list(islice(self._found(pages, OutboxRow, rules.retry_due(now)), limit))
+
+    def failed(self, *, limit: int = 100) -> list[OutboxRow]:
+        """Rows failed for good (no retry left), oldest failure first."""
+        index = codec.UNSENT_INDEX
+        pages = self._items.query(codec.FAILED_PARTITION, index=index, limit=limit)
+        keep = Attr("failed").eq(True) & Attr("retry_at").missing()
+        return list(islice(self._found(pages, OutboxRow, keep), limit))
+
+    def redrive(self, pending_id: str, channel: str, *, now: float, due_only: bool) -> bool:
+        """Make a failed row sendable again (one conditional write); False if it is not failed.
+
+        ``due_only`` is the sweeper's slow retry: only once the row's ``retry_at``
+        has come, keeping its failure count. Otherwise an operator's re-drive
+        (``signoff outbox retry``): any failed row, with a fresh schedule.
+        """
+        key = codec.outbox_key(pending_id, channel)
+        attrs: Item = {"failed": False} | codec.outbox_index(
+            (pending_id, channel), state="unsent", at=now
+        )
+        if not due_only:
+            attrs["failures"] = 0
+        condition = rules.redrivable(now, due_only=due_only)
+        try:
+            self._items.update(Update(key, attrs, ("retry_at",), condition))
+        except ConditionFailed:
+            return False
+        return True
 
 
 class TableAudit(Stored):

@@ -138,8 +138,12 @@ class OutboxRow(_Record):
     retain_until: float | None = None
     notified_at: float | None = None
     attempts: int = 0
+    # ``failed`` with ``retry_at``: a permanent failure the sweeper sends again at
+    # ``retry_at`` (a slow schedule, ``failures`` counting them); without: failed for good.
     failed: bool = False
     last_error: str | None = None
+    failures: int = 0
+    retry_at: float | None = None
     lock_owner: str | None = None
     lock_until: float | None = None
     # What the channel returned for the send (e.g. Slack's message ts), kept so

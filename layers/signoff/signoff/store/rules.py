@@ -33,12 +33,14 @@ __all__ = [
     "due",
     "live",
     "owned",
+    "redrivable",
     "releasable",
     "remindable",
     "reminder_attrs",
     "resolution_attrs",
     "resolution_refusal",
     "resolvable",
+    "retry_due",
     "revoked",
     "sendable",
     "stalled",
@@ -230,6 +232,21 @@ def sendable(owner: str, now: float) -> Condition:
     # nobody else is sending it now: no lock, an expired one, or our own
     free = LOCK_OWNER.missing() | LOCK_UNTIL.le(now) | LOCK_OWNER.eq(owner)
     return live(now) & not_sent & alive & free
+
+
+def retry_due(now: float) -> Condition:
+    """A permanent failure whose slow retry is due at ``now`` (failed, never sent)."""
+    return Attr("failed").eq(True) & Attr("notified_at").missing() & Attr("retry_at").le(now)
+
+
+def redrivable(now: float, *, due_only: bool) -> Condition:
+    """The row may be made sendable again: it failed, and was never sent.
+
+    ``due_only``: the sweeper's move, only once its ``retry_at`` has come (two
+    sweeps reset it once); an operator's re-drive takes any failed row.
+    """
+    failed = Attr("failed").eq(True) & Attr("notified_at").missing()
+    return live(now) & (retry_due(now) if due_only else failed)
 
 
 def releasable(owner: str, now: float) -> Condition:
