@@ -1,5 +1,8 @@
 """Contract of the Channel port, run against every adapter built here.
 
+The checks are ``signoff.testing``'s (``CHANNEL_CHECKS``), importable by a
+third-party channel; this module supplies the harnesses of the built-in ones.
+
 Each adapter sits behind a harness that can script its service's next answers
 and report what was delivered: the recording channel (scripted in memory), the
 webhook channel (a real HTTP server on loopback), the Slack channel (a Slack
@@ -15,8 +18,7 @@ can promise it (Slack); elsewhere it delivers again with the same key.
 from __future__ import annotations
 
 import json
-import time
-from typing import TYPE_CHECKING, Any, Protocol
+from typing import TYPE_CHECKING, Any
 
 import boto3
 import httpx
@@ -26,23 +28,21 @@ from botocore.config import Config
 from moto.core import DEFAULT_ACCOUNT_ID
 from moto.ses.models import ses_backends
 
-from signoff.channels.base import Delivery
 from signoff.channels.email import IDEMPOTENCY_HEADER, EmailChannel
 from signoff.channels.memory import RecordingChannel
-from signoff.channels.notification import idempotency_key, notification_key
+from signoff.channels.notification import notification_key
 from signoff.channels.slack import SlackChannel
 from signoff.channels.webhook import WebhookChannel
 from signoff.clock import SystemClock
 from signoff.errors import SendFailed
+from signoff.testing import CHANNEL_CHECKS, ChannelHarness
 from tests.support.aws import mocked_aws
-from tests.support.builders import approval_notification
 from tests.support.slack_api import FakeSlack
 from tests.support.webhook_sink import Reply, WebhookSink
 
 if TYPE_CHECKING:
-    from collections.abc import Iterator
+    from collections.abc import Callable, Iterator
 
-    from signoff.channels.base import Channel
     from signoff.channels.notification import Notification
 
 REGION = "us-east-1"
@@ -50,25 +50,7 @@ SENDER = "signoff@example.com"
 SECRET = "whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw"
 
 
-class Harness(Protocol):
-    """One adapter and its (scripted) service."""
-
-    channel: Channel
-
-    def fail_next(self, times: int, *, retryable: bool) -> None:
-        """Make the service refuse the next ``times`` sends, transiently or for good."""
-        ...
-
-    def delivered(self) -> list[str]:
-        """The idempotency keys of the notifications the service accepted, in order."""
-        ...
-
-    def carried(self, key: str) -> str:
-        """The key the service sees for a send with the channel key ``key``."""
-        ...
-
-    # Whether a retry after an unrecorded send delivers nothing new (the README's table).
-    dedupes_unrecorded: bool
+Harness = ChannelHarness
 
 
 class RecordingHarness:
@@ -208,87 +190,7 @@ def harness(
             yield EmailHarness()
 
 
-approval = approval_notification
-
-
-def key_for(harness: Harness, pending: str = "p1") -> str:
-    return idempotency_key("run-1", pending, harness.channel.name)
-
-
-def test_a_send_is_delivered_once_with_its_key(harness: Harness) -> None:
-    # Given a working service; when one notification is sent
-    key = key_for(harness)
-    delivery = harness.channel.notify(approval(), key)
-
-    # Then it arrived once, carrying its key, and a receipt came back
-    assert harness.delivered() == [harness.carried(key)]
-    assert delivery.receipt is not None
-
-
-def test_a_transient_failure_raises_and_the_retry_carries_the_same_key(harness: Harness) -> None:
-    # Given a service that fails the next send transiently
-    key = key_for(harness)
-    harness.fail_next(1, retryable=True)
-
-    # When the send fails, it raises a retryable error naming the channel
-    with pytest.raises(SendFailed) as failed:
-        harness.channel.notify(approval(), key)
-    assert failed.value.retryable is True
-    assert failed.value.channel == harness.channel.name
-    assert harness.delivered() == []
-
-    # And the retry (the same logical notification) is delivered with the same key
-    harness.channel.notify(approval(), key)
-    assert harness.delivered() == [harness.carried(key)]
-
-
-def test_a_permanent_failure_raises_not_retryable(harness: Harness) -> None:
-    harness.fail_next(1, retryable=False)
-
-    with pytest.raises(SendFailed) as failed:
-        harness.channel.notify(approval(), key_for(harness))
-
-    assert failed.value.retryable is False
-    assert failed.value.channel == harness.channel.name
-    assert harness.delivered() == []
-
-
-@pytest.mark.parametrize("retryable", [True, False])
-def test_failures_are_never_swallowed(harness: Harness, retryable: bool) -> None:
-    # Given a service that refuses three sends in a row
-    harness.fail_next(3, retryable=retryable)
-    key = key_for(harness)
-
-    # Then every one of them raises: none passes as delivered
-    for _ in range(3):
-        with pytest.raises(SendFailed):
-            harness.channel.notify(approval(), key)
-    assert harness.delivered() == []
-
-    # And the next one that the service accepts is delivered
-    harness.channel.notify(approval(), key)
-    assert harness.delivered() == [harness.carried(key)]
-
-
-def test_different_notifications_keep_their_own_keys(harness: Harness) -> None:
-    first, second = key_for(harness, "p1"), key_for(harness, "p2")
-
-    harness.channel.notify(approval("p1"), first)
-    harness.channel.notify(approval("p2"), second)
-
-    assert harness.delivered() == [harness.carried(first), harness.carried(second)]
-
-
-def test_a_crash_between_the_send_and_its_record(harness: Harness) -> None:
-    # Given a send the service accepted, whose receipt was never recorded
-    key = key_for(harness)
-    harness.channel.notify(approval(), key)
-
-    # When the retry is told only that an earlier attempt left no receipt
-    unrecorded = Delivery(unconfirmed_since=time.time() - 5)
-    harness.channel.notify(approval(), key, previous=unrecorded)
-
-    # Then nothing new arrives where the transport can promise it; elsewhere the
-    # copy carries the same key, for the receiver to drop
-    expected = 1 if harness.dedupes_unrecorded else 2
-    assert harness.delivered() == [harness.carried(key)] * expected
+@pytest.mark.parametrize("check", CHANNEL_CHECKS.values(), ids=CHANNEL_CHECKS.keys())
+def test_channel_contract(harness: Harness, check: Callable[[Harness], None]) -> None:
+    # The checks of signoff.testing, which a third-party channel runs the same way.
+    check(harness)

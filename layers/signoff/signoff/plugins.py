@@ -10,7 +10,7 @@ from __future__ import annotations
 import importlib
 from typing import Any
 
-__all__ = ["load", "module_of"]
+__all__ = ["entry_point", "load", "module_of"]
 
 
 def load(path: str) -> Any:
@@ -33,3 +33,16 @@ def load(path: str) -> Any:
 def module_of(path: str) -> str:
     """The module part of ``package.module:Attr``."""
     return path.partition(":")[0]
+
+
+def entry_point(group: str, name: str) -> str | None:
+    """The target (``package.module:Attr``) of the installed entry point ``name`` in ``group``.
+
+    Scans the installed distributions' metadata only when called: a registry asks
+    only for a name it does not hold. None when no distribution declares it.
+    """
+    from importlib.metadata import entry_points  # only when a plug-in is looked for
+
+    for found in entry_points(group=group, name=name):
+        return str(found.value)
+    return None

@@ -3,14 +3,21 @@
 from __future__ import annotations
 
 import re
-from typing import Annotated, Any, Literal
+from typing import Annotated, Any, Literal, get_args
 
 from pydantic import BaseModel, BeforeValidator, ConfigDict, Field
 from pydantic.alias_generators import to_camel
 
 from signoff.models.settings import ModelSettings
 
-__all__ = ["AgentConfig", "BudgetSettings", "ScheduleSettings", "seconds"]
+__all__ = [
+    "NOTIFY_EVENTS",
+    "AgentConfig",
+    "BudgetSettings",
+    "ScheduleSettings",
+    "notify_shorthand",
+    "seconds",
+]
 
 _DURATION = re.compile(r"^\s*(\d+(?:\.\d+)?)\s*([smhd]?)\s*$")
 _UNIT = {"": 1, "s": 1, "m": 60, "h": 3600, "d": 86400}
@@ -49,6 +56,21 @@ class ScheduleSettings(_Config):
 
 
 NotifyEvent = Literal["approval", "question", "run_start", "run_finish", "stuck"]
+NOTIFY_EVENTS: tuple[NotifyEvent, ...] = get_args(NotifyEvent)
+
+
+def notify_shorthand(value: Any) -> Any:
+    """``notify: console`` or ``notify: [a, b]`` → every event to each named channel.
+
+    Seed 004's ``notify: <name>`` means all kinds; the mapping form
+    (``{name: [events]}``) picks them, and is needed for an approval-only channel
+    (redis, database), which refuses the other events.
+    """
+    if isinstance(value, str):
+        value = [value]
+    if isinstance(value, list) and all(isinstance(name, str) for name in value):
+        return {name: list(NOTIFY_EVENTS) for name in value}
+    return value
 
 
 class AgentConfig(_Config):
@@ -62,5 +84,8 @@ class AgentConfig(_Config):
     approval_timeout: Duration = 86400.0
     remind_after: Duration | None = None
     session_key: str | None = None
-    notify: dict[str, list[NotifyEvent]] = Field(default_factory=dict)
+    # ``{name: [events]}``; ``name`` or ``[names]`` is every event (``notify_shorthand``).
+    notify: Annotated[dict[str, list[NotifyEvent]], BeforeValidator(notify_shorthand)] = Field(
+        default_factory=dict
+    )
     schedule: ScheduleSettings | None = None

@@ -191,7 +191,9 @@ class ChannelSet(Mapping[str, "Channel"]):
             KeyError: no channel of that name in ``channels.yaml``.
             SendFailed: the channel cannot be built (``unbuildable`` says why).
         """
-        settings = self._config.channels[name]  # KeyError: no such channel
+        settings = self._config.settings(name)  # defined, or implicit (console)
+        if settings is None:
+            raise KeyError(name)
         with self._guard:
             lock = self._locks.setdefault(name, threading.Lock())
         with lock:
@@ -232,4 +234,4 @@ class ChannelSet(Mapping[str, "Channel"]):
 
     def __contains__(self, name: object) -> bool:
         # Defined is enough: whether it builds is said when it is used.
-        return name in self._config.channels
+        return isinstance(name, str) and self._config.settings(name) is not None

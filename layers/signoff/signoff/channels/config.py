@@ -39,6 +39,7 @@ from pydantic import (
 from pydantic.alias_generators import to_camel
 from pydantic_core import InitErrorDetails, PydanticCustomError
 
+from signoff.channels.plugin import installed, plugin_class, plugin_options
 from signoff.channels.registry import CHANNEL_TYPES
 from signoff.errors import ConfigError
 from signoff.plugins import load
@@ -51,11 +52,14 @@ if TYPE_CHECKING:
 __all__ = [
     "ALLOW_PRIVATE_VARIABLE",
     "CHANNELS_FILE",
+    "IMPLICIT_CHANNELS",
     "ChannelSettings",
     "ChannelsConfig",
+    "ConsoleSettings",
     "DatabaseSettings",
     "EmailSettings",
     "LarkSettings",
+    "PluginSettings",
     "RedisSettings",
     "SecretRef",
     "SlackSettings",
@@ -245,6 +249,30 @@ class DatabaseSettings(ChannelSettings):
     statement_timeout_seconds: int = Field(default=5, ge=1)
 
 
+class ConsoleSettings(ChannelSettings):
+    """One line per notification on stdout, or to the ``signoff.console`` logger."""
+
+    type: Literal["console"]
+    output: Literal["stdout", "log"] = "stdout"
+
+
+class PluginSettings(ChannelSettings):
+    """A plug-in channel (``channels/plugin.py``): ``type: python`` or an installed type.
+
+    ``class`` is ``package.module:Class`` (an installed type's comes from its entry
+    point); ``options`` go to the class's ``from_config``.
+    """
+
+    type: str
+    class_path: str = Field(alias="class", min_length=1)
+    options: dict[str, Any] = Field(default_factory=dict)
+
+
+# Channels an agent may name without defining them (seed 004's ``notify: console``);
+# a channels.yaml entry of the same name takes their place.
+IMPLICIT_CHANNELS: Final[dict[str, ChannelSettings]] = {"console": ConsoleSettings(type="console")}
+
+
 class ChannelsConfig(_Settings):
     """The contents of ``channels.yaml``: channel settings by channel name.
 
@@ -275,6 +303,10 @@ class ChannelsConfig(_Settings):
         """The defined channel names, sorted."""
         return sorted(self.channels)
 
+    def settings(self, name: str) -> ChannelSettings | None:
+        """The channel ``name``'s settings: defined here, else implicit (``console``)."""
+        return self.channels.get(name) or IMPLICIT_CHANNELS.get(name)
+
 
 def _typed(entry: Any) -> Any:
     """``entry`` validated by the settings model of its ``type``.
@@ -285,22 +317,57 @@ def _typed(entry: Any) -> Any:
     if isinstance(entry, ChannelSettings):
         return entry
     tag = entry.get("type") if isinstance(entry, dict) else None
-    kind = CHANNEL_TYPES.get(tag) if isinstance(tag, str) else None
+    # An unknown type may be an installed plug-in's: it joins the registry now.
+    kind = installed(tag) if isinstance(tag, str) else None
     if kind is None:
         given = f"unknown channel type {tag!r}; " if tag is not None else ""
-        problem = f"{given}a channel's type is one of {', '.join(CHANNEL_TYPES)}"
-        raise ValidationError.from_exception_data(
-            "ChannelSettings",
-            [
-                InitErrorDetails(
-                    type=PydanticCustomError("channel_type", problem),
-                    loc=("type",),
-                    input=tag,
-                )
-            ],
+        problem = (
+            f"{given}a channel's type is one of {', '.join(CHANNEL_TYPES)}, "
+            "or an installed plug-in's (entry point group signoff.channels)"
         )
+        raise _invalid("channel_type", problem, ("type",), tag)
+    if kind.plugin is not None:
+        if "class" in entry:
+            problem = f"a {tag} channel's class is its entry point's ({kind.plugin})"
+            raise _invalid("plugin_class", problem, ("class",), entry["class"])
+        entry = {**entry, "class": kind.plugin}
     model: type[ChannelSettings] = load(kind.settings)  # the type's module, imported now
-    return model.model_validate(entry)
+    settings = model.model_validate(entry)
+    if isinstance(settings, PluginSettings):
+        _check_plugin(settings)
+    return settings
+
+
+def _check_plugin(settings: PluginSettings) -> None:
+    """Refuses, at load, a plug-in class that cannot be imported or is no channel, and bad options.
+
+    Raises:
+        ValidationError: at ``class`` or ``options.<field>``.
+    """
+    try:
+        cls = plugin_class(settings.class_path)
+    except (ImportError, ValueError) as exc:
+        raise _invalid("plugin_class", str(exc), ("class",), settings.class_path) from exc
+    try:
+        plugin_options(cls, settings.options)
+    except ValidationError as exc:
+        errors = [
+            InitErrorDetails(
+                type=PydanticCustomError(err["type"], err["msg"]),
+                loc=("options", *err["loc"]),
+                input=err.get("input"),
+            )
+            for err in exc.errors(include_url=False)
+        ]
+        raise ValidationError.from_exception_data("PluginSettings", errors) from exc
+
+
+def _invalid(kind: str, problem: str, loc: tuple[str, ...], value: Any) -> ValidationError:
+    """One validation error at ``loc``, worded ``problem``."""
+    return ValidationError.from_exception_data(
+        "ChannelSettings",
+        [InitErrorDetails(type=PydanticCustomError(kind, problem), loc=loc, input=value)],
+    )
 
 
 def _within(name: str, exc: ValidationError) -> list[InitErrorDetails]:
@@ -387,7 +454,7 @@ def check_agent_notify(
             other than ``approval`` for a database or redis channel.
     """
     for name, events in notify.items():
-        settings = channels.channels.get(name)
+        settings = channels.settings(name)  # implicit channels (console) included
         if settings is None:
             defined = ", ".join(channels.names()) or "none defined"
             raise ConfigError(

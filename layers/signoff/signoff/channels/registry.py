@@ -34,6 +34,10 @@ class ChannelType:
     # The ``signoff[<extra>]`` that installs the client library the channel needs, if
     # any: a deployment without it gets this named in the channel's failed rows.
     extra: str | None = None
+    # A type installed through the ``signoff.channels`` entry point: the class it names
+    # ("package.module:Class"), built by ``channel`` (the plug-in builder) from the
+    # channel's ``options``.
+    plugin: str | None = None
 
 
 _CONFIG: Final = "signoff.channels.config"
@@ -67,5 +71,14 @@ CHANNEL_TYPES: Final[dict[str, ChannelType]] = {
         settings=f"{_CONFIG}:DatabaseSettings",
         approval_only=True,
         extra="database",
+    ),
+    "console": ChannelType(
+        channel="signoff.channels.console:ConsoleChannel", settings=f"{_CONFIG}:ConsoleSettings"
+    ),
+    # A plug-in class named in channels.yaml (``class: "package.module:Class"``); a
+    # type installed through the ``signoff.channels`` entry point joins this table
+    # with the same builder when a channel of that type is configured (channels/plugin.py).
+    "python": ChannelType(
+        channel="signoff.channels.plugin:PluginChannel", settings=f"{_CONFIG}:PluginSettings"
     ),
 }

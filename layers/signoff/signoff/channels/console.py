@@ -1,0 +1,66 @@
+"""The console channel: one line per notification on stdout or a logger (send-only).
+
+Useful locally and in tests: nothing to configure, nothing to reach. The line
+carries the notification's idempotency key, so a retry after an unrecorded send
+is visible as the same key printed twice (a console cannot take a line back).
+Defined implicitly under the name ``console`` (``IMPLICIT_CHANNELS``), so an
+agent can say ``notify: console`` without a ``channels.yaml`` entry.
+"""
+
+from __future__ import annotations
+
+import logging
+import sys
+import threading
+from typing import TYPE_CHECKING, Any, Self, TextIO
+
+from signoff.channels.base import Delivery
+
+if TYPE_CHECKING:
+    from signoff.channels.config import ConsoleSettings
+    from signoff.channels.notification import Notification
+
+__all__ = ["ConsoleChannel", "console_line"]
+
+_log = logging.getLogger("signoff.console")
+
+
+def console_line(notification: Notification, idempotency_key: str) -> str:
+    """``[kind] agent run: title (key)``, and the link to decide from if there is one."""
+    line = (
+        f"[{notification.kind}] {notification.agent} {notification.run_id}: "
+        f"{notification.title} ({idempotency_key})"
+    )
+    if notification.link_url:
+        line += f" {notification.link_url}"
+    # One notification, one line: a body or title with newlines would read as several.
+    return " ".join(line.splitlines())
+
+
+class ConsoleChannel:
+    """Writes each notification as one line to ``stream`` (stdout), or logs it (``to_log``)."""
+
+    def __init__(self, name: str, stream: TextIO | None = None, *, to_log: bool = False) -> None:
+        self.name = name
+        self._stream = stream
+        self._to_log = to_log
+        self._lock = threading.Lock()  # the notifier sends from a thread pool: whole lines
+
+    @classmethod
+    def from_config(cls, settings: ConsoleSettings, context: Any, *, name: str = "console") -> Self:
+        """The channel ``channels.yaml`` describes (``output: stdout`` or ``log``)."""
+        return cls(name, to_log=settings.output == "log")
+
+    def notify(
+        self, notification: Notification, idempotency_key: str, previous: Delivery | None = None
+    ) -> Delivery:
+        """Print (or log) one line for ``notification``; it never fails."""
+        line = console_line(notification, idempotency_key)
+        if self._to_log:
+            _log.info(line, extra={"channel": self.name, "idempotency_key": idempotency_key})
+            return Delivery()
+        with self._lock:
+            stream = self._stream or sys.stdout  # looked up now: tests capture sys.stdout
+            stream.write(line + "\n")
+            stream.flush()
+        return Delivery()
