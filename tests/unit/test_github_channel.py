@@ -7,15 +7,19 @@ retryable after GitHub's reset, a bad token or a missing issue is permanent.
 
 from __future__ import annotations
 
+import base64
+import json
 from typing import TYPE_CHECKING
 
 import httpx
 import pytest
+from cryptography.hazmat.primitives import hashes, serialization
+from cryptography.hazmat.primitives.asymmetric import padding, rsa
 
 from signoff.channels.base import Delivery
 from signoff.channels.build import build_channels
 from signoff.channels.config import load_channels
-from signoff.channels.github import GitHubChannel, marker
+from signoff.channels.github import GitHubApp, GitHubChannel, marker
 from signoff.channels.notification import idempotency_key
 from signoff.clock import ManualClock
 from signoff.errors import ConfigError, SecretMissing, SendFailed
@@ -371,3 +375,161 @@ def test_requests_go_to_the_checked_address_with_the_name_as_host(clock: ManualC
     assert [r.url.path for r in seen] == [f"/api/v3{COMMENTS}"] * 2
     assert {r.headers["host"] for r in seen} == {"ghe.example.com"}
     assert {r.extensions.get("sni_hostname") for r in seen} == {"ghe.example.com"}
+
+
+# A GitHub App: a JWT signed with its key, exchanged for an installation token.
+
+APP_KEY = rsa.generate_private_key(public_exponent=65537, key_size=2048)
+APP_PEM = APP_KEY.private_bytes(
+    serialization.Encoding.PEM,
+    serialization.PrivateFormat.PKCS8,
+    serialization.NoEncryption(),
+).decode()
+EXCHANGE = "/app/installations/7890/access_tokens"
+
+
+def app_channel(
+    github: FakeGitHub | RecordingServer, http: httpx.Client, clock: ManualClock, key: str
+) -> GitHubChannel:
+    return GitHubChannel(
+        "ops-github",
+        REPO,
+        ISSUE,
+        app=GitHubApp(app_id="123456", installation_id=7890, private_key=lambda: key),
+        client=http,
+        clock=clock,
+        api_url=github.url,
+        allow_private=True,
+    )
+
+
+def installation_token(token: str, expires_at: str = "2026-01-01T01:00:00Z") -> Reply:
+    return Reply(status=201, json={"token": token, "expires_at": expires_at})
+
+
+def unb64(part: str) -> bytes:
+    return base64.urlsafe_b64decode(part + "=" * (-len(part) % 4))
+
+
+def test_an_app_exchanges_a_signed_jwt_once_for_the_installation_token(
+    github: FakeGitHub, http: httpx.Client, clock: ManualClock
+) -> None:
+    github.server.script([installation_token("ghs_inst1")], path=EXCHANGE)
+    channel = app_channel(github, http, clock, APP_PEM)
+
+    channel.notify(approval_notification("p1"), idempotency_key("run-1", "p1", "ops-github"))
+    channel.notify(approval_notification("p2"), idempotency_key("run-1", "p2", "ops-github"))
+
+    exchange, *rest = github.server.requests
+    assert (exchange.method, exchange.path) == ("POST", EXCHANGE)
+    assert exchange.headers["accept"] == "application/vnd.github+json"
+    jwt = exchange.headers["authorization"].removeprefix("Bearer ")
+    header, claims, signature = jwt.split(".")
+    APP_KEY.public_key().verify(
+        unb64(signature), f"{header}.{claims}".encode(), padding.PKCS1v15(), hashes.SHA256()
+    )
+    now = int(clock.now().timestamp())
+    assert json.loads(unb64(header)) == {"alg": "RS256", "typ": "JWT"}
+    assert json.loads(unb64(claims)) == {"iat": now - 60, "exp": now + 540, "iss": "123456"}
+    # both sends use the one token: no second exchange within its hour
+    assert [r.path for r in rest] == [COMMENTS] * 4
+    assert {r.headers["authorization"] for r in rest} == {"Bearer ghs_inst1"}
+
+
+def test_an_installation_token_near_its_expiry_is_exchanged_again(
+    github: FakeGitHub, http: httpx.Client, clock: ManualClock
+) -> None:
+    github.server.script(
+        [installation_token("ghs_inst1"), installation_token("ghs_inst2", "2026-01-01T02:00:00Z")],
+        path=EXCHANGE,
+    )
+    channel = app_channel(github, http, clock, APP_PEM)
+    channel.notify(approval_notification("p1"), idempotency_key("run-1", "p1", "ops-github"))
+
+    clock.advance(3600 - 240)  # four minutes left: too few to start a send with
+    channel.notify(approval_notification("p2"), idempotency_key("run-1", "p2", "ops-github"))
+
+    assert [r.path for r in github.server.requests].count(EXCHANGE) == 2
+    assert github.server.requests[-1].headers["authorization"] == "Bearer ghs_inst2"
+
+
+def test_a_refused_installation_token_is_retried_with_a_new_one(
+    http: httpx.Client, clock: ManualClock
+) -> None:
+    with RecordingServer() as server:
+        server.script(
+            [installation_token("ghs_revoked"), installation_token("ghs_fresh")], path=EXCHANGE
+        )
+        server.script(
+            [Reply(status=401, json={"message": "Bad credentials"}), Reply(json=[])], path=COMMENTS
+        )
+        channel = app_channel(server, http, clock, APP_PEM)
+
+        with pytest.raises(SendFailed) as failed:
+            channel.notify(approval_notification(), KEY)
+        assert failed.value.retryable is True
+        server.script([Reply(status=201, json={"id": 5})], path=COMMENTS)
+        channel.notify(approval_notification(), KEY)
+
+    assert [r.path for r in server.requests] == [EXCHANGE, COMMENTS, EXCHANGE, COMMENTS, COMMENTS]
+    assert server.requests[-1].headers["authorization"] == "Bearer ghs_fresh"
+
+
+@pytest.mark.parametrize("status", [401, 404])
+def test_an_app_refused_by_github_is_permanent(
+    http: httpx.Client, clock: ManualClock, status: int
+) -> None:
+    with RecordingServer() as server:
+        server.script([Reply(status=status, json={"message": "no"})], path=EXCHANGE)
+        channel = app_channel(server, http, clock, APP_PEM)
+        with pytest.raises(SendFailed) as failed:
+            channel.notify(approval_notification(), KEY)
+
+    assert failed.value.retryable is False
+    assert [r.path for r in server.requests] == [EXCHANGE]
+
+
+def test_an_unusable_app_key_is_permanent_and_not_quoted(
+    github: FakeGitHub, http: httpx.Client, clock: ManualClock
+) -> None:
+    channel = app_channel(github, http, clock, "-----BEGIN PRIVATE KEY-----\nsecretbits\n")
+
+    with pytest.raises(SendFailed) as failed:
+        channel.notify(approval_notification(), KEY)
+
+    assert failed.value.retryable is False
+    assert "secretbits" not in failed.value.reason
+    assert github.server.requests == []
+
+
+def test_channels_yaml_builds_an_app_channel(
+    tmp_path: Path, github: FakeGitHub, http: httpx.Client, clock: ManualClock
+) -> None:
+    path = write_channels(
+        tmp_path,
+        f"{{type: github, repository: {REPO}, issue: {ISSUE}, apiUrl: '{github.url}', "
+        "allowPrivate: true, app: {appId: '123456', installationId: 7890, "
+        "privateKey: {secret: gh-app}}}",
+    )
+    github.server.script([installation_token("ghs_inst1")], path=EXCHANGE)
+    channels = build_channels(
+        load_channels(path, environ={}), MemorySecrets({"gh-app": APP_PEM}), http=http, clock=clock
+    )
+
+    channels["ops-github"].notify(approval_notification(), KEY)
+
+    assert [r.path for r in github.server.requests] == [EXCHANGE, COMMENTS, COMMENTS]
+
+
+@pytest.mark.parametrize(
+    "credentials",
+    [
+        "",
+        "token: {secret: gh}, app: {appId: '1', installationId: 2, privateKey: {secret: k}}",
+        "app: {appId: '1', installationId: 2, privateKey: inline-pem}",
+    ],
+)
+def test_a_channel_has_exactly_one_credential(tmp_path: Path, credentials: str) -> None:
+    entry = f"{{type: github, repository: {REPO}, issue: {ISSUE}, {credentials}}}"
+    with pytest.raises(ConfigError):
+        load_channels(write_channels(tmp_path, entry.replace(", }", "}")), environ={})

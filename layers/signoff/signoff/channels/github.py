@@ -6,11 +6,12 @@
                  token: {secret: github-token}}
 
 The repository and number come from the channel's settings (a notification
-carries no routing metadata). The token is a personal access token or a GitHub
-App installation token, read from the secret source at each send so a rotated
-(hourly, for an installation) token reaches a warm function; the App's JWT
-exchange is not done here. ``apiUrl`` points at GitHub Enterprise
-(``https://ghe.example.com/api/v3``).
+carries no routing metadata). ``token`` is a personal access token or an
+installation token kept fresh elsewhere, read from the secret source at each
+send so a rotated one reaches a warm function; or ``app`` names a GitHub App
+installation whose token the channel exchanges for itself and keeps until
+shortly before it expires (``channels/github_app.py``). ``apiUrl`` points at
+GitHub Enterprise (``https://ghe.example.com/api/v3``).
 
 GitHub has no idempotency key for ``POST …/comments``, so the channel makes its
 own: each comment starts with a hidden marker ``<!-- signoff:<key> -->`` (``key``
@@ -35,11 +36,12 @@ import ipaddress
 import json
 import math
 import re
+from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any, Final, Literal, Self
 
 import httpx
-from pydantic import Field
+from pydantic import Field, model_validator
 
 from signoff.channels._chat import in_transit
 from signoff.channels.base import Delivery, already_sent
@@ -50,8 +52,9 @@ from signoff.channels.config import (
     address_problem,
     private_webhooks_allowed,
 )
+from signoff.channels.github_app import GitHubAppSettings, InstallationTokens, app_jwt, expiry
+from signoff.channels.github_markdown import marker, render
 from signoff.channels.webhook import Resolver, resolve_host
-from signoff.display import visible
 from signoff.errors import SecretMissing, SendFailed, StoreUnavailable
 from signoff.http_errors import RETRYABLE, map_httpx_errors, retry_after
 
@@ -72,10 +75,7 @@ USER_AGENT: Final = "signoff-notifier"
 _PER_PAGE: Final = 100
 _MAX_PAGES: Final = 10
 _CLOCK_MARGIN: Final = 300.0
-_BODY_MAX: Final = 65536  # GitHub refuses a longer comment body
 _LAST_PAGE: Final = re.compile(r'[?&]page=(\d+)[^>]*>;\s*rel="last"')
-# Markdown that model-written text could use to format, link, hide or ping.
-_MARKDOWN: Final = re.compile(r"([\\`*_{}\[\]()#+\-.!|~>])")
 
 
 class GitHubSettings(ChannelSettings):
@@ -84,16 +84,28 @@ class GitHubSettings(ChannelSettings):
     type: Literal["github"]
     repository: str = Field(pattern=r"^[A-Za-z0-9][A-Za-z0-9-]*/[A-Za-z0-9._-]+$")
     issue: int = Field(ge=1)
-    token: Secret
+    # A personal access token or an installation token, or the App that makes one.
+    token: Secret | None = None
+    app: GitHubAppSettings | None = None
     api_url: HttpUrl = GITHUB_API
     allow_private: bool = False
 
+    @model_validator(mode="after")
+    def _one_credential(self) -> Self:
+        if (self.token is None) == (self.app is None):
+            raise ValueError(
+                "give either token: {secret: name} or app: {appId, installationId, privateKey}"
+            )
+        return self
 
-def marker(key: str) -> str:
-    """The hidden first line of the comment sent with the channel key ``key``."""
-    # "--" would end the HTML comment early; keys are ids and channel names, so
-    # this never changes a real key, only keeps a strange one inside the comment.
-    return f"<!-- signoff:{key.replace('--', '-&#45;')} -->"
+
+@dataclass(frozen=True, kw_only=True)
+class GitHubApp:
+    """A GitHub App installation the channel authenticates as; the key is read per exchange."""
+
+    app_id: str
+    installation_id: int
+    private_key: Callable[[], str]
 
 
 class GitHubChannel:
@@ -104,20 +116,29 @@ class GitHubChannel:
         name: str,
         repository: str,
         issue: int,
-        token: str | Callable[[], str],
+        token: str | Callable[[], str] | None = None,
         *,
+        app: GitHubApp | None = None,
         client: httpx.Client,
         clock: Clock,
         api_url: str = GITHUB_API,
         allow_private: bool = False,
         resolver: Resolver = resolve_host,
     ) -> None:
-        """``token`` is the token, or a function returning its current value (read per send)."""
+        """``token`` is the token, or a function returning its current value (read per send).
+
+        Or ``app``: the installation token is then exchanged for and kept until
+        shortly before it expires.
+        """
+        if (token is None) == (app is None):
+            raise ValueError("a GitHub channel needs a token or an App, not both")
         self.name = name
         self.repository = repository
         self.issue = issue
         self.allow_private = allow_private
         self._token = token
+        self._app = app
+        self._tokens = InstallationTokens()
         self._client = client
         self._clock = clock
         self._api = httpx.URL(api_url.rstrip("/"))
@@ -135,12 +156,24 @@ class GitHubChannel:
         allow_private = settings.allow_private or private_webhooks_allowed()
         if not allow_private:
             _check_public_url(settings.api_url)
-        secret_name, secrets = settings.token.secret, context.secrets
+        secrets = context.secrets
+        token, app = None, None
+        if settings.token is not None:
+            token_name = settings.token.secret
+            token = lambda: secrets.get(token_name)  # noqa: E731 - read at each send
+        if settings.app is not None:
+            key_name = settings.app.private_key.secret
+            app = GitHubApp(
+                app_id=settings.app.app_id,
+                installation_id=settings.app.installation_id,
+                private_key=lambda: secrets.get(key_name),
+            )
         return cls(
             name,
             settings.repository,
             settings.issue,
-            lambda: secrets.get(secret_name),
+            token,
+            app=app,
             client=context.http(),
             clock=context.clock,
             api_url=settings.api_url,
@@ -160,8 +193,9 @@ class GitHubChannel:
         # A recorded comment id IS the notification; only its record was lost.
         if already_sent(previous, "commentId"):
             return previous
-        session = _Session(self, self._token_value())
+        session = _Session(self)
         now = self._clock.now().timestamp()
+        session.bearer = self._bearer(session, now)
         since = previous.unconfirmed_since if previous is not None else None
         found = session.find(marker(idempotency_key), (since or now) - _CLOCK_MARGIN)
         if found is not None:
@@ -178,13 +212,25 @@ class GitHubChannel:
     def _comments_path(self) -> str:
         return f"/repos/{self.repository}/issues/{self.issue}/comments"
 
-    def _token_value(self) -> str:
+    def _bearer(self, session: _Session, now: float) -> str:
+        """The token this send uses: the configured one, or the App's installation token."""
+        if self._app is None:
+            return self.secret(self._token or "", "token")
+        app = self._app
+        return self._tokens.get(now, lambda: session.exchange(app, now))
+
+    def secret(self, value: str | Callable[[], str], what: str) -> str:
+        """``value``'s current value.
+
+        Raises:
+            SendFailed: missing (permanent) or the source failed transiently (retryable).
+        """
         try:
-            return self._token() if callable(self._token) else self._token
+            return value() if callable(value) else value
         except SecretMissing as exc:
-            raise SendFailed(self.name, f"no token: {exc}", retryable=False) from exc
+            raise self.failed(f"no {what}: {exc}", retryable=False) from exc
         except StoreUnavailable as exc:
-            raise SendFailed(self.name, f"the token is unavailable: {exc}", retryable=True) from exc
+            raise self.failed(f"the {what} is unavailable: {exc}", retryable=True) from exc
 
     def failed(
         self,
@@ -201,15 +247,16 @@ class GitHubChannel:
 class _Session:
     """One send's requests: the API host resolved and checked once, the token in hand."""
 
-    def __init__(self, channel: GitHubChannel, token: str) -> None:
+    def __init__(self, channel: GitHubChannel) -> None:
         self._channel = channel
+        self.bearer = ""
         self._headers = {
-            "Authorization": f"Bearer {token}",
             "Accept": "application/vnd.github+json",
             "X-GitHub-Api-Version": API_VERSION,
             "User-Agent": USER_AGENT,
         }
-        self._address = _checked_address(channel)
+        self._checked = False
+        self._address: str | None = None
 
     def find(self, wanted: str, since: float) -> Delivery | None:
         """The receipt of the issue's comment that starts with ``wanted``, if any.
@@ -239,6 +286,28 @@ class _Session:
                 pages = list(range(last, 1, -1))
         return None
 
+    def exchange(self, app: GitHubApp, now: float) -> tuple[str, float]:
+        """A new installation token of ``app`` and when it expires (epoch seconds).
+
+        Raises:
+            SendFailed: the key is missing or unusable, or GitHub refused the JWT or
+                knows no such installation (permanent); a transient failure (retryable).
+        """
+        channel = self._channel
+        key = channel.secret(app.private_key, "App private key")
+        try:
+            jwt = app_jwt(app.app_id, key, now)
+        except ValueError as exc:
+            raise channel.failed(
+                f"the App private key is unusable: {exc}", retryable=False
+            ) from None
+        path = f"/app/installations/{app.installation_id}/access_tokens"
+        answer, _ = self._send("POST", path, bearer=jwt)
+        token = answer.get("token") if isinstance(answer, dict) else None
+        if not isinstance(token, str) or not token:
+            raise channel.failed(f"POST {path}: no token in the answer", retryable=True)
+        return token, expiry(answer.get("expires_at"), now)
+
     def call_listing(self, path: str, params: dict[str, str]) -> tuple[list[Any], str]:
         """A list answer and its ``Link`` header."""
         answer, response = self._send("GET", path, params=params)
@@ -257,12 +326,16 @@ class _Session:
         *,
         params: Mapping[str, str] | None = None,
         body: dict[str, Any] | None = None,
+        bearer: str | None = None,
     ) -> tuple[Any, httpx.Response]:
         channel = self._channel
         api = channel._api
         url = api.copy_with(path=api.path.rstrip("/") + path, params=params)
-        headers = dict(self._headers)
+        headers = {"Authorization": f"Bearer {bearer or self.bearer}", **self._headers}
         extensions: dict[str, Any] = {}
+        if not self._checked:
+            # once per send, and only once a request is due (a missing token first)
+            self._address, self._checked = _checked_address(channel), True
         if self._address is not None:
             # Connect to the address just checked; Host and TLS (SNI, the certificate
             # check) still use the name, so a second DNS answer cannot swap in another.
@@ -283,6 +356,11 @@ class _Session:
                 follow_redirects=False,
                 extensions=extensions,
             )
+        if response.status_code == 401 and bearer is None and channel._app is not None:
+            # A held installation token that GitHub no longer takes (revoked, the App
+            # reinstalled): the next attempt exchanges for a new one.
+            channel._tokens.forget()
+            raise channel.failed(f"{label}: the installation token was refused", retryable=True)
         _check_status(channel, label, response)
         try:
             return response.json(), response
@@ -402,54 +480,3 @@ def _receipt(comment: Any) -> Delivery:
     if isinstance(url, str):
         receipt["url"] = url
     return Delivery(receipt=receipt)
-
-
-def render(notification: Notification, idempotency_key: str) -> str:
-    """The comment's Markdown: marker, title, body, tool call, link, context.
-
-    Text a model wrote is shown as it is: hidden characters as their escapes
-    (``visible``), then Markdown and HTML neutralised, so it can neither format,
-    link, hide text nor @-mention anyone. The marker is the first line, where no
-    model-written text can stand, so a comment quoting a marker is never adopted.
-    """
-    parts = [marker(idempotency_key), f"### {_text(notification.title or notification.kind)}"]
-    if notification.kind == "question":
-        parts.append(_text(notification.question or notification.body))
-        parts.extend(f"{i + 1}\\. {_text(o)}" for i, o in enumerate(notification.options or []))
-    elif notification.body:
-        parts.append(_text(notification.body))
-    if notification.kind == "approval" and notification.tool:
-        arguments = json.dumps(
-            notification.args or {}, indent=2, sort_keys=True, ensure_ascii=False, default=str
-        )
-        parts.append(f"**Tool** {_code(notification.tool)}\n\n{_block(visible(arguments))}")
-    if notification.note:
-        parts.append(_text(notification.note))
-    if notification.link_url:
-        verb = "Review and decide" if notification.resume_token else "View"
-        parts.append(f"[{verb}](<{notification.link_url}>)")
-    context = [f"agent {_code(notification.agent)}", f"run {_code(notification.run_id)}"]
-    if notification.expires_at:
-        context.append(f"expires {_code(notification.expires_at)}")
-    parts.append("<sub>" + " · ".join(context) + "</sub>")
-    body = "\n\n".join(parts)
-    return body if len(body) <= _BODY_MAX else body[: _BODY_MAX - 1] + "…"
-
-
-def _text(text: str) -> str:
-    # Markdown first, then the entities (whose "#" and "&" must stay as written).
-    shown = _MARKDOWN.sub(r"\\\1", visible(text))
-    return shown.replace("&", "&amp;").replace("<", "&lt;").replace("@", "&#64;")
-
-
-def _code(text: str) -> str:
-    """An inline code span that ``text`` cannot close."""
-    shown = visible(text, lines=False)
-    fence = "`" * (max((len(r) for r in re.findall(r"`+", shown)), default=0) + 1)
-    return f"{fence} {shown} {fence}"
-
-
-def _block(text: str) -> str:
-    """A fenced code block that ``text`` cannot close."""
-    fence = "`" * max(3, max((len(r) for r in re.findall(r"`+", text)), default=0) + 1)
-    return f"{fence}json\n{text}\n{fence}"
