@@ -6,13 +6,14 @@ third-party channel; this module supplies the harnesses of the built-in ones.
 Each adapter sits behind a harness that can script its service's next answers
 and report what was delivered: the recording channel (scripted in memory), the
 webhook channel (a real HTTP server on loopback), the Slack channel (a Slack
-Web API on loopback that keeps its messages) and the email channel (SES v2
+Web API on loopback that keeps its messages), the GitHub channel (a GitHub REST
+API on loopback that keeps one issue's comments) and the email channel (SES v2
 on moto; failures are scripted through botocore's ``before-call`` event, the
 hook botocore's own Stubber uses, and delivered mail is read from moto's SES
 backend). The rules come from seed 004: a failed send raises and is never
 swallowed, and every retry carries the same idempotency key — and a retry
 after a send whose record was lost delivers nothing new wherever the transport
-can promise it (Slack); elsewhere it delivers again with the same key.
+can promise it (Slack, GitHub); elsewhere it delivers again with the same key.
 """
 
 from __future__ import annotations
@@ -29,6 +30,7 @@ from moto.core import DEFAULT_ACCOUNT_ID
 from moto.ses.models import ses_backends
 
 from signoff.channels.email import IDEMPOTENCY_HEADER, EmailChannel
+from signoff.channels.github import GitHubChannel
 from signoff.channels.memory import RecordingChannel
 from signoff.channels.notification import notification_key
 from signoff.channels.slack import SlackChannel
@@ -37,6 +39,7 @@ from signoff.clock import SystemClock
 from signoff.errors import SendFailed
 from signoff.testing import CHANNEL_CHECKS, ChannelHarness
 from tests.support.aws import mocked_aws
+from tests.support.github_api import FakeGitHub
 from tests.support.slack_api import FakeSlack
 from tests.support.webhook_sink import Reply, WebhookSink
 
@@ -163,13 +166,39 @@ class SlackHarness:
         return key
 
 
+class GitHubHarness:
+    dedupes_unrecorded = True  # the hidden marker, found in the issue's comments
+
+    def __init__(self, fake: FakeGitHub, http: httpx.Client) -> None:
+        self.fake = fake
+        self.channel = GitHubChannel(
+            "github",
+            "acme/payments",
+            42,
+            "ghs_test",
+            client=http,
+            clock=SystemClock(),
+            api_url=fake.url,
+            allow_private=True,
+        )
+
+    def fail_next(self, times: int, *, retryable: bool) -> None:
+        self.fake.fail_next(times, retryable=retryable)
+
+    def delivered(self) -> list[str]:
+        return self.fake.markers()
+
+    def carried(self, key: str) -> str:
+        return key
+
+
 @pytest.fixture
 def http() -> Iterator[httpx.Client]:
     with httpx.Client(timeout=5.0) as client:
         yield client
 
 
-@pytest.fixture(params=["recording", "webhook", "slack", "email"])
+@pytest.fixture(params=["recording", "webhook", "slack", "github", "email"])
 def harness(
     request: pytest.FixtureRequest, http: httpx.Client, monkeypatch: pytest.MonkeyPatch
 ) -> Iterator[Harness]:
@@ -185,6 +214,9 @@ def harness(
     elif request.param == "slack":
         with FakeSlack() as fake:
             yield SlackHarness(fake, http)
+    elif request.param == "github":
+        with FakeGitHub("acme/payments", 42) as github:
+            yield GitHubHarness(github, http)
     else:
         with mocked_aws(monkeypatch):
             yield EmailHarness()
