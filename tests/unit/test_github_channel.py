@@ -16,6 +16,7 @@ import pytest
 from cryptography.hazmat.primitives import hashes, serialization
 from cryptography.hazmat.primitives.asymmetric import padding, rsa
 
+from signoff.aws.channels import channel_secret_names
 from signoff.channels.base import Delivery
 from signoff.channels.build import build_channels
 from signoff.channels.config import load_channels
@@ -533,3 +534,17 @@ def test_a_channel_has_exactly_one_credential(tmp_path: Path, credentials: str) 
     entry = f"{{type: github, repository: {REPO}, issue: {ISSUE}, {credentials}}}"
     with pytest.raises(ConfigError):
         load_channels(write_channels(tmp_path, entry.replace(", }", "}")), environ={})
+
+
+def test_a_deployment_reads_the_app_key_and_the_token_from_secrets_manager(
+    tmp_path: Path,
+) -> None:
+    path = tmp_path / "channels.yaml"
+    path.write_text(
+        "channels:\n"
+        f"  a: {{type: github, repository: {REPO}, issue: 1, token: {{secret: gh-token}}}}\n"
+        f"  b: {{type: github, repository: {REPO}, issue: 2, "
+        "app: {appId: '1', installationId: 2, privateKey: {secret: gh-app-key}}}\n"
+    )
+
+    assert channel_secret_names(load_channels(path, environ={})) == ["gh-app-key", "gh-token"]
