@@ -386,9 +386,10 @@ def _check_status(channel: GitHubChannel, label: str, response: httpx.Response) 
     now = channel._clock.now().timestamp
     if status in (403, 429):
         wait = retry_after(headers, now=now)
-        if wait is None and headers.get("x-ratelimit-remaining") == "0":
+        spent = headers.get("x-ratelimit-remaining") == "0"
+        if wait is None and spent:
             wait = _until_reset(headers.get("x-ratelimit-reset"), now())
-        if wait is not None:
+        if wait is not None or spent:
             raise channel.failed(
                 f"{answered} (rate limited)", retryable=True, status=status, wait=wait
             )
