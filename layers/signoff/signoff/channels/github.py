@@ -278,7 +278,9 @@ class _Session:
             comments, links = self.call_listing(path, params)
             read += 1
             for comment in comments:
-                body = comment.get("body") if isinstance(comment, dict) else None
+                if not isinstance(comment, dict) or not isinstance(comment.get("id"), int):
+                    continue
+                body = comment.get("body")
                 if isinstance(body, str) and body.startswith(wanted):
                     return _receipt(comment)
             if page == 1:
