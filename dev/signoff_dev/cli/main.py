@@ -1,4 +1,5 @@
-"""``signoff run | agents | config | keys``: agent turns in the terminal, and API keys.
+"""``signoff run | agents | config | keys | outbox``: agent turns in the terminal, API
+keys, and the outbox's failed notifications.
 
 Exit codes: 0 the turn finished, 1 an error, 2 a usage error (bad arguments,
 an unknown agent, an approval that no terminal or flag can answer).
@@ -20,7 +21,7 @@ from signoff.errors import ConfigError, SignoffError, UnknownAgent, UsageError
 from signoff.events import dump
 from signoff.ids import new_id
 from signoff.messages import Message
-from signoff_dev.cli import dev, keys
+from signoff_dev.cli import dev, keys, outbox
 
 if TYPE_CHECKING:
     from collections.abc import Sequence
@@ -94,6 +95,7 @@ def _parser() -> argparse.ArgumentParser:
     config.set_defaults(command=_config)
 
     keys.register(commands)
+    outbox.register(commands)
     dev.register(commands)
     return parser
 

@@ -42,7 +42,7 @@ if TYPE_CHECKING:
     from signoff.store.base import Outbox, PendingItems
     from signoff.store.records import OutboxRow, PendingItem, SessionRecord
 
-__all__ = ["SweepReport", "Sweeper"]
+__all__ = ["SweepReport", "Sweeper", "session_of"]
 
 log = logging.getLogger(__name__)
 
@@ -61,6 +61,14 @@ class SweepReport:
     resumed: list[str] = field(default_factory=list)
     reminded: list[str] = field(default_factory=list)
     redriven: list[str] = field(default_factory=list)
+
+
+def session_of(row: OutboxRow, pending: PendingItems) -> str | None:
+    """The session a row's queue message names; None when its pending item is gone."""
+    if row.notification is not None:
+        return str(row.notification.get("sessionId", ""))
+    item = pending.get(row.pending_id)
+    return None if item is None else item.session_id
 
 
 class Sweeper:
@@ -128,11 +136,7 @@ class Sweeper:
             self._enqueue(subject, session_id)
 
     def _session_of(self, row: OutboxRow) -> str | None:
-        """The session a row's message names; None when its pending item is gone."""
-        if row.notification is not None:
-            return str(row.notification.get("sessionId", ""))
-        item = self.pending.get(row.pending_id)
-        return None if item is None else item.session_id
+        return session_of(row, self.pending)
 
     # -- expire what nobody decided in time -----------------------------------------------
 
