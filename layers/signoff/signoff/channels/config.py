@@ -254,6 +254,8 @@ class ConsoleSettings(ChannelSettings):
 
     type: Literal["console"]
     output: Literal["stdout", "log"] = "stdout"
+    # The confirmation page's link (it carries a resume token) in the line, or not.
+    links: bool = True
 
 
 class PluginSettings(ChannelSettings):

@@ -25,13 +25,13 @@ __all__ = ["ConsoleChannel", "console_line"]
 _log = logging.getLogger("signoff.console")
 
 
-def console_line(notification: Notification, idempotency_key: str) -> str:
-    """``[kind] agent run: title (key)``, and the link to decide from if there is one."""
+def console_line(notification: Notification, idempotency_key: str, *, links: bool = True) -> str:
+    """``[kind] agent run: title (key)``, and (``links``) the page to decide from."""
     line = (
         f"[{notification.kind}] {notification.agent} {notification.run_id}: "
         f"{notification.title} ({idempotency_key})"
     )
-    if notification.link_url:
+    if links and notification.link_url:
         line += f" {notification.link_url}"
     # One notification, one line: a body or title with newlines would read as several.
     return " ".join(line.splitlines())
@@ -40,22 +40,27 @@ def console_line(notification: Notification, idempotency_key: str) -> str:
 class ConsoleChannel:
     """Writes each notification as one line to ``stream`` (stdout), or logs it (``to_log``)."""
 
-    def __init__(self, name: str, stream: TextIO | None = None, *, to_log: bool = False) -> None:
+    def __init__(
+        self, name: str, stream: TextIO | None = None, *, to_log: bool = False, links: bool = True
+    ) -> None:
         self.name = name
         self._stream = stream
         self._to_log = to_log
+        # The link carries a resume token: whoever reads the line (deployed: the
+        # CloudWatch logs) can decide with it, so a deployment may leave it out.
+        self._links = links
         self._lock = threading.Lock()  # the notifier sends from a thread pool: whole lines
 
     @classmethod
     def from_config(cls, settings: ConsoleSettings, context: Any, *, name: str = "console") -> Self:
-        """The channel ``channels.yaml`` describes (``output: stdout`` or ``log``)."""
-        return cls(name, to_log=settings.output == "log")
+        """The channel ``channels.yaml`` describes (``output: stdout`` or ``log``, ``links``)."""
+        return cls(name, to_log=settings.output == "log", links=settings.links)
 
     def notify(
         self, notification: Notification, idempotency_key: str, previous: Delivery | None = None
     ) -> Delivery:
         """Print (or log) one line for ``notification``; it never fails."""
-        line = console_line(notification, idempotency_key)
+        line = console_line(notification, idempotency_key, links=self._links)
         if self._to_log:
             _log.info(line, extra={"channel": self.name, "idempotency_key": idempotency_key})
             return Delivery()
