@@ -69,6 +69,12 @@ class InboxChannel:
         return Delivery(receipt={"key": idempotency_key})
 
 
+class PendingQueueChannel(InboxChannel):
+    """A row or queue backend as a plug-in: approvals only."""
+
+    approval_only: ClassVar[bool] = True
+
+
 class NotAChannel:
     """A class with no ``notify``: refused when channels.yaml is loaded."""
 

@@ -10,6 +10,8 @@ from __future__ import annotations
 
 import json
 import logging
+import subprocess
+import sys
 from typing import TYPE_CHECKING
 
 import pytest
@@ -283,3 +285,40 @@ def test_an_agent_notifying_console_needs_no_channels_yaml(tmp_path: Path) -> No
     check_agent_notify("agent.yaml", {"console": ["approval"]}, ChannelsConfig())
     with pytest.raises(ConfigError, match="no channel named 'pager'"):
         check_agent_notify("agent.yaml", {"pager": ["approval"]}, ChannelsConfig())
+
+
+def test_a_plugin_declaring_approval_only_refuses_other_events(tmp_path: Path) -> None:
+    path = channels_yaml(
+        tmp_path,
+        {
+            "queue": {
+                "type": "python",
+                "class": f"{PLUGIN}:PendingQueueChannel",
+                "options": {"inbox": "q"},
+            },
+            "inbox": {
+                "type": "python",
+                "class": f"{PLUGIN}:InboxChannel",
+                "options": {"inbox": "i"},
+            },
+        },
+    )
+    config = load_channels(path)
+
+    check_agent_notify("agent.yaml", {"queue": ["approval"], "inbox": ["stuck"]}, config)
+    with pytest.raises(ConfigError) as refused:
+        check_agent_notify("agent.yaml", {"queue": ["approval", "stuck"]}, config)
+    assert refused.value.field == "notify.queue"
+    assert "only takes the 'approval' event" in refused.value.problem
+
+
+def test_signoff_testing_imports_without_pytest() -> None:
+    # The engine layer ships without pytest; a plug-in's checks must import there.
+    code = (
+        "import sys; sys.modules['pytest'] = None; sys.modules['_pytest'] = None\n"
+        "from signoff.testing import CHANNEL_CHECKS, check_channel\n"
+        "assert len(CHANNEL_CHECKS) == 7 and callable(check_channel)\n"
+    )
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=False)
+
+    assert done.returncode == 0, done.stderr

@@ -467,7 +467,7 @@ def check_agent_notify(
         if not events:
             # an empty list would be accepted and then never send anything
             raise ConfigError(agent_file, f"notify.{name}", "lists no events to send")
-        if CHANNEL_TYPES[settings.type].approval_only:
+        if _approval_only(settings):
             others = sorted({event for event in events if event != "approval"})
             if others:
                 raise ConfigError(
@@ -476,6 +476,15 @@ def check_agent_notify(
                     f"a {settings.type} channel only takes the 'approval' event, "
                     f"not {', '.join(others)}",
                 )
+
+
+def _approval_only(settings: ChannelSettings) -> bool:
+    """Whether the channel takes approvals only: its type's entry says, or a plug-in
+    class's ``approval_only`` attribute (a row or queue backend written as a plug-in)."""
+    if isinstance(settings, PluginSettings):
+        # Imported when channels.yaml was validated: this import is a lookup.
+        return getattr(plugin_class(settings.class_path), "approval_only", False) is True
+    return CHANNEL_TYPES[settings.type].approval_only
 
 
 def _first_error(exc: ValidationError) -> tuple[str, str]:
