@@ -8,7 +8,10 @@ how a repository's failure reaches the notifier.
 
 from __future__ import annotations
 
+import contextlib
+import json
 import secrets
+import sqlite3
 import threading
 from datetime import UTC, datetime, timedelta
 from typing import TYPE_CHECKING, Any, Protocol
@@ -23,6 +26,7 @@ from signoff.channels.database import (
     PostgresPendingApprovals,
     create_table_sql,
 )
+from signoff.channels.dbapi import DbApiPendingApprovals
 from signoff.channels.notification import idempotency_key
 from signoff.clock import ManualClock, iso
 from signoff.errors import SendFailed
@@ -34,6 +38,7 @@ from tests.support.services import postgres_server as postgres_server
 
 if TYPE_CHECKING:
     from collections.abc import Iterator
+    from pathlib import Path
 
     from tests.support.services import PostgresServer
 
@@ -106,12 +111,67 @@ class PostgresAdapter:
             connection.execute(f'DROP TABLE IF EXISTS "{self.table}"')
 
 
-@pytest.fixture(params=["memory", pytest.param("postgresql", marks=pytest.mark.slow)])
-def adapter(request: pytest.FixtureRequest) -> Iterator[Adapter]:
+class SqliteAdapter:
+    """The DB-API adapter over SQLite, in the table create_table_sql makes."""
+
+    def __init__(self, path: Path) -> None:
+        self.path = str(path)
+        with contextlib.closing(sqlite3.connect(self.path)) as connection:
+            connection.execute(create_table_sql("approvals"))
+        self.repository = DbApiPendingApprovals(
+            lambda: sqlite3.connect(self.path), "approvals", driver=sqlite3
+        )
+
+    def stored(self) -> list[tuple[dict[str, Any], str]]:
+        with contextlib.closing(sqlite3.connect(self.path)) as connection:
+            rows = connection.execute(
+                "SELECT pending_id, tool, args, scope, reason, requested_at, idempotency_key"
+                " FROM approvals ORDER BY requested_at, pending_id"
+            ).fetchall()
+        return [
+            (
+                {
+                    "pendingId": pending_id,
+                    "tool": tool,
+                    "args": json.loads(args),
+                    "scope": json.loads(scope),
+                    "reason": reason,
+                    "requestedAt": requested_at,
+                },
+                key,
+            )
+            for pending_id, tool, args, scope, reason, requested_at, key in rows
+        ]
+
+
+class PsycopgDbApiAdapter(PostgresAdapter):
+    """The DB-API adapter with psycopg as the driver, on the same kind of table."""
+
+    def __init__(self, server: PostgresServer) -> None:
+        super().__init__(server)
+        dsn = self.dsn
+        self.repository = DbApiPendingApprovals(
+            lambda: psycopg.connect(dsn), self.table, driver=psycopg
+        )
+
+
+@pytest.fixture(
+    params=[
+        "memory",
+        "dbapi-sqlite",
+        pytest.param("postgresql", marks=pytest.mark.slow),
+        pytest.param("dbapi-psycopg", marks=pytest.mark.slow),
+    ]
+)
+def adapter(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[Adapter]:
     if request.param == "memory":
         yield MemoryAdapter()
         return
-    made = PostgresAdapter(request.getfixturevalue("postgres_server"))
+    if request.param == "dbapi-sqlite":
+        yield SqliteAdapter(tmp_path / "approvals.db")
+        return
+    server = request.getfixturevalue("postgres_server")
+    made = PostgresAdapter(server) if request.param == "postgresql" else PsycopgDbApiAdapter(server)
     yield made
     made.close()
 
@@ -150,12 +210,15 @@ def test_other_items_are_stored_beside_it(adapter: Adapter) -> None:
 
 def test_concurrent_inserts_of_one_item_store_it_once(adapter: Adapter) -> None:
     # given eight senders racing on the same item (the notifier sends from threads)
-    results: list[bool] = []
+    results: list[bool | str] = []
     start = threading.Barrier(8)
 
     def send() -> None:
         start.wait()
-        results.append(adapter.repository.insert_once(row("p1"), "run-1:p1:db"))
+        try:
+            results.append(adapter.repository.insert_once(row("p1"), "run-1:p1:db"))
+        except SendFailed as exc:  # kept, so a lost race shows in the assertion
+            results.append(exc.reason)
 
     threads = [threading.Thread(target=send) for _ in range(8)]
     for thread in threads:
@@ -164,7 +227,7 @@ def test_concurrent_inserts_of_one_item_store_it_once(adapter: Adapter) -> None:
         thread.join()
 
     # then exactly one of them stored it
-    assert sorted(results) == [False] * 7 + [True]
+    assert sorted(results, key=str) == [False] * 7 + [True]
     assert len(adapter.stored()) == 1
 
 
@@ -233,3 +296,31 @@ def test_a_repository_failure_reaches_the_notifier_under_the_channels_name(
     assert failed.value.channel == "dash"
     assert failed.value.retryable is retryable
     assert failed.value.reason == "the table is read-only"
+
+
+# -- the DB-API adapter's failures -------------------------------------------------------
+
+
+def test_a_dbapi_driver_error_is_a_send_failure(tmp_path: Path) -> None:
+    # given a SQLite file without the table
+    path = str(tmp_path / "empty.db")
+    default = DbApiPendingApprovals(lambda: sqlite3.connect(path), "approvals", driver=sqlite3)
+    strict = DbApiPendingApprovals(
+        lambda: sqlite3.connect(path), "approvals", driver=sqlite3, retryable=lambda _: False
+    )
+
+    # when each inserts, then SQLite's OperationalError is retryable unless the caller says not
+    with pytest.raises(SendFailed) as failed:
+        default.insert_once(row("p1"), "run-1:p1:db")
+    assert failed.value.retryable is True
+    assert "no such table" in failed.value.reason
+    with pytest.raises(SendFailed) as refused:
+        strict.insert_once(row("p1"), "run-1:p1:db")
+    assert refused.value.retryable is False
+
+
+def test_a_dbapi_table_or_driver_that_cannot_work_is_refused_at_once() -> None:
+    with pytest.raises(ValueError, match="not a table name"):
+        DbApiPendingApprovals(lambda: None, "x; DROP TABLE y", driver=sqlite3)
+    with pytest.raises(ValueError, match="paramstyle"):
+        DbApiPendingApprovals(lambda: None, driver=json)

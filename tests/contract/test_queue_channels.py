@@ -178,9 +178,7 @@ class DatabaseBackend:
         with self.admin() as connection:
             connection.execute(create_table_sql(self.table))
             # What the module docstring tells an operator to grant, and no more.
-            connection.execute(
-                f'GRANT INSERT, SELECT (pending_id) ON "{self.table}" TO {roles.writer}'
-            )
+            connection.execute(f'GRANT INSERT ON "{self.table}" TO {roles.writer}')
 
     def admin(self) -> psycopg.Connection[Any]:
         return psycopg.connect(self.server.dsn(), autocommit=True)
@@ -569,7 +567,7 @@ def test_a_schema_qualified_table_is_written(database_backend: DatabaseBackend) 
         connection.execute(f"CREATE SCHEMA {schema}")
         connection.execute(create_table_sql(table))
         connection.execute(f"GRANT USAGE ON SCHEMA {schema} TO {writer}")
-        connection.execute(f'GRANT INSERT, SELECT (pending_id) ON {schema}."Pending" TO {writer}')
+        connection.execute(f'GRANT INSERT ON {schema}."Pending" TO {writer}')
     notification = approval("p1")
 
     # when the channel sends to it

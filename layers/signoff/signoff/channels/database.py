@@ -12,10 +12,13 @@ The channel writes through a ``PendingApprovalsRepository``
 builds ``PostgresPendingApprovals`` below; a plug-in or test passes another
 (memory, any DB-API driver, its own ORM) to ``DatabaseChannel`` directly.
 
-The insert is idempotent: ``ON CONFLICT (pending_id) DO NOTHING``, so a retry of
-the same send — or a second database channel writing the same table — leaves
-one row. The channel never creates its table; an operator does, once, with the
-statement ``create_table_sql(table)`` returns (here for the default table)::
+The insert is idempotent: ``ON CONFLICT DO NOTHING``, so a retry of the same
+send — or a second database channel writing the same table — leaves one row.
+The clause names no conflict target on purpose: both unique columns are then
+arbiters, and two concurrent first sends of one item (two notifier invocations)
+cannot fail on ``idempotency_key`` after the ``pending_id`` check let both pass.
+The channel never creates its table; an operator does, once, with the statement
+``create_table_sql(table)`` returns (here for the default table)::
 
     CREATE TABLE IF NOT EXISTS "signoff_pending_approvals" (
         pending_id      text PRIMARY KEY,
@@ -27,10 +30,10 @@ statement ``create_table_sql(table)`` returns (here for the default table)::
         idempotency_key text NOT NULL UNIQUE
     );
 
-and grants the channel's role what it needs — ``INSERT``, and ``SELECT`` on the
-key column, which ``ON CONFLICT (pending_id)`` reads::
+and grants the channel's role what it needs, ``INSERT`` (a conflict target would
+also need ``SELECT`` on its column; the statement names none)::
 
-    GRANT INSERT, SELECT (pending_id) ON "signoff_pending_approvals" TO signoff_notifier;
+    GRANT INSERT ON "signoff_pending_approvals" TO signoff_notifier;
 
 The name is quoted, as in every statement the channel sends, so its case counts.
 
@@ -86,10 +89,8 @@ def create_table_sql(table: str = DEFAULT_TABLE) -> str:
     Raises:
         ValueError: ``table`` is not a table name.
     """
-    # The same quoting psycopg.sql.Identifier applies; the name holds no quote to escape.
-    quoted = ".".join(f'"{part}"' for part in validate_table(table).split("."))
     return (
-        f"CREATE TABLE IF NOT EXISTS {quoted} (\n"
+        f"CREATE TABLE IF NOT EXISTS {quoted_table(table)} (\n"
         "    pending_id      text PRIMARY KEY,\n"
         "    tool            text NOT NULL,\n"
         "    args            jsonb NOT NULL,\n"
@@ -99,6 +100,16 @@ def create_table_sql(table: str = DEFAULT_TABLE) -> str:
         "    idempotency_key text NOT NULL UNIQUE\n"
         ");"
     )
+
+
+def quoted_table(table: str) -> str:
+    """``table`` (``name`` or ``schema.name``) quoted for a SQL statement.
+
+    Raises:
+        ValueError: ``table`` is not a table name.
+    """
+    # The same quoting psycopg.sql.Identifier applies; the name holds no quote to escape.
+    return ".".join(f'"{part}"' for part in validate_table(table).split("."))
 
 
 class PostgresPendingApprovals:
@@ -144,7 +155,8 @@ class PostgresPendingApprovals:
             "INSERT INTO {table}"
             " (pending_id, tool, args, scope, reason, requested_at, idempotency_key)"
             " VALUES (%s, %s, %s, %s, %s, %s, %s)"
-            " ON CONFLICT (pending_id) DO NOTHING"
+            # No conflict target: every unique column is an arbiter (module docstring).
+            " ON CONFLICT DO NOTHING"
         ).format(table=sql.Identifier(*self.table.split(".")))
         values = (
             row.pending_id,
