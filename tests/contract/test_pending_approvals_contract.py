@@ -83,7 +83,7 @@ class PostgresAdapter:
         self.table = f"approvals_{secrets.token_hex(4)}"
         with psycopg.connect(self.dsn, autocommit=True) as connection:
             connection.execute(create_table_sql(self.table))
-        self.repository = PostgresPendingApprovals(self.dsn, self.table)
+        self.repository: PendingApprovalsRepository = PostgresPendingApprovals(self.dsn, self.table)
 
     def stored(self) -> list[tuple[dict[str, Any], str]]:
         with psycopg.connect(self.dsn, autocommit=True) as connection:
@@ -118,7 +118,7 @@ class SqliteAdapter:
         self.path = str(path)
         with contextlib.closing(sqlite3.connect(self.path)) as connection:
             connection.execute(create_table_sql("approvals"))
-        self.repository = DbApiPendingApprovals(
+        self.repository: PendingApprovalsRepository = DbApiPendingApprovals(
             lambda: sqlite3.connect(self.path), "approvals", driver=sqlite3
         )
 
