@@ -1,34 +1,41 @@
-"""The database channel under ``signoff.testing``'s channel checks, over each repository.
+"""The queue channels under ``signoff.testing``'s channel checks: database and Redis.
 
-The same checks every built-in channel passes (``CHANNEL_CHECKS``), with the
-channel writing to a memory repository and to a real PostgreSQL table. A
-service's refusal is scripted in front of the repository (a wrapper that raises
-the adapter's ``SendFailed`` for the next sends, then passes them on); what
-was delivered is read back from the repository — the table, for PostgreSQL.
-A retry after an unrecorded send stores nothing new: the row's unique columns.
+The same checks every built-in channel passes (``CHANNEL_CHECKS``). The database
+channel writes to a memory repository and to a real PostgreSQL table; the Redis
+channel to a real redis-server. A service's refusal is scripted at the edge the
+adapter translates (a repository wrapper raising the adapter's ``SendFailed``; a
+client whose next ``EVALSHA`` raises redis-py's error), then sends pass on; what
+was delivered is read back from the table or the list. A retry after an
+unrecorded send stores nothing new: the row's unique columns, the Redis marker.
 """
 
 from __future__ import annotations
 
+import json
 import secrets
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import psycopg
 import pytest
+import redis
 
 from signoff.channels.approvals import MemoryPendingApprovals, PendingApprovalsRepository
 from signoff.channels.database import DatabaseChannel, PostgresPendingApprovals, create_table_sql
+from signoff.channels.notification import idempotency_key
+from signoff.channels.redis import RedisChannel
 from signoff.clock import ManualClock
 from signoff.errors import SendFailed
 from signoff.testing import CHANNEL_CHECKS, ChannelHarness
+from signoff.testing.channels import RUN_ID
 from tests.support.services import postgres_server as postgres_server
+from tests.support.services import redis_server as redis_server
 
 if TYPE_CHECKING:
     from collections.abc import Callable, Iterator
 
     from signoff.channels._approval import PendingApprovalRow
     from signoff.channels.base import Channel
-    from tests.support.services import PostgresServer
+    from tests.support.services import PostgresServer, RedisServer
 
 
 class Scripted:
@@ -89,11 +96,59 @@ def postgres_harness(server: PostgresServer) -> tuple[DatabaseHarness, Callable[
     return DatabaseHarness(PostgresPendingApprovals(dsn, table), read), drop
 
 
-@pytest.fixture(params=["memory", pytest.param("postgresql", marks=pytest.mark.slow)])
+class ScriptedRedis(redis.Redis):
+    """A real client whose next ``EVALSHA`` calls fail as redis-py does for a failing server."""
+
+    failures: list[bool]
+
+    def evalsha(self, *args: Any, **kwargs: Any) -> Any:
+        if self.failures:
+            retryable = self.failures.pop(0)
+            # A dropped connection is retried by the notifier; a refused command is not.
+            raise redis.ConnectionError("scripted") if retryable else redis.ResponseError("NOPERM")
+        return super().evalsha(*args, **kwargs)
+
+
+class RedisHarness:
+    dedupes_unrecorded = True
+
+    def __init__(self, server: RedisServer) -> None:
+        self.client = ScriptedRedis(host="127.0.0.1", port=server.port)
+        self.client.failures = []
+        self.queue_key = f"conformance:{secrets.token_hex(4)}"
+        self.channel: Channel = RedisChannel(
+            "queue", self.client, self.queue_key, clock=ManualClock()
+        )
+
+    def fail_next(self, times: int, *, retryable: bool) -> None:
+        self.client.failures += [retryable] * times
+
+    def delivered(self) -> list[str]:
+        # Oldest first; the pushed row holds no key, the pending id names the send.
+        rows = [json.loads(raw) for raw in reversed(self.client.lrange(self.queue_key, 0, -1))]
+        return [idempotency_key(RUN_ID, row["pendingId"], "queue") for row in rows]
+
+    def carried(self, key: str) -> str:
+        return key
+
+
+@pytest.fixture(
+    params=[
+        "memory",
+        pytest.param("postgresql", marks=pytest.mark.slow),
+        pytest.param("redis", marks=pytest.mark.slow),
+    ]
+)
 def harness(request: pytest.FixtureRequest) -> Iterator[ChannelHarness]:
     if request.param == "memory":
         memory = MemoryPendingApprovals()
         yield DatabaseHarness(memory, lambda: [item.idempotency_key for item in memory.rows()])
+        return
+    if request.param == "redis":
+        made_redis = RedisHarness(request.getfixturevalue("redis_server"))
+        yield made_redis
+        made_redis.client.delete(made_redis.queue_key)
+        made_redis.client.close()
         return
     made, drop = postgres_harness(request.getfixturevalue("postgres_server"))
     yield made
