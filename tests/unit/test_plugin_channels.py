@@ -232,20 +232,18 @@ def test_the_console_channel_prints_one_line_with_the_key(
     assert out[0].startswith("[approval] customer-service run-1: two lines (run-1:p1:c)")
 
 
-def test_the_console_channel_leaves_the_link_out_when_told(
+def test_the_console_channel_shows_the_link_only_when_asked(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    path = channels_yaml(tmp_path, {"console": {"type": "console", "links": False}})
-    channel = channel_set(load_channels(path))["console"]
     note = sample_approval(token="tok-secret")
-
-    channel.notify(note, "run-1:p1:console")
-
+    # by default no resume token reaches the line (deployed, stdout is a log)
+    channel_set(ChannelsConfig())["console"].notify(note, "run-1:p1:console")
     out = capsys.readouterr().out
     assert "run-1:p1:console" in out
     assert "tok-secret" not in out
-    channel_set(ChannelsConfig())["console"].notify(note, "run-1:p1:console")
-    assert note.link_url in capsys.readouterr().out  # by default the page's link is shown
+    path = channels_yaml(tmp_path, {"console": {"type": "console", "links": True}})
+    channel_set(load_channels(path))["console"].notify(note, "run-1:p1:console")
+    assert note.link_url in capsys.readouterr().out
 
 
 def test_the_console_channel_can_log_instead(

@@ -254,8 +254,9 @@ class ConsoleSettings(ChannelSettings):
 
     type: Literal["console"]
     output: Literal["stdout", "log"] = "stdout"
-    # The confirmation page's link (it carries a resume token) in the line, or not.
-    links: bool = True
+    # The confirmation page's link carries a resume token, and a line lands in a log
+    # (deployed: CloudWatch), which must hold no token: shown only when asked for.
+    links: bool = False
 
 
 class PluginSettings(ChannelSettings):

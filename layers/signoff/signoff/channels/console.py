@@ -25,7 +25,7 @@ __all__ = ["ConsoleChannel", "console_line"]
 _log = logging.getLogger("signoff.console")
 
 
-def console_line(notification: Notification, idempotency_key: str, *, links: bool = True) -> str:
+def console_line(notification: Notification, idempotency_key: str, *, links: bool = False) -> str:
     """``[kind] agent run: title (key)``, and (``links``) the page to decide from."""
     line = (
         f"[{notification.kind}] {notification.agent} {notification.run_id}: "
@@ -41,7 +41,7 @@ class ConsoleChannel:
     """Writes each notification as one line to ``stream`` (stdout), or logs it (``to_log``)."""
 
     def __init__(
-        self, name: str, stream: TextIO | None = None, *, to_log: bool = False, links: bool = True
+        self, name: str, stream: TextIO | None = None, *, to_log: bool = False, links: bool = False
     ) -> None:
         self.name = name
         self._stream = stream
