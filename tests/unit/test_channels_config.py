@@ -9,6 +9,7 @@ import httpx
 import pytest
 
 from signoff.agents import AgentCatalog, load_agent
+from signoff.channels.addresses import address_problem
 from signoff.channels.build import build_channels
 from signoff.channels.config import (
     ChannelsConfig,
@@ -18,7 +19,6 @@ from signoff.channels.config import (
     RedisSettings,
     SlackSettings,
     WebhookSettings,
-    address_problem,
     check_agent_notify,
     load_channels,
 )

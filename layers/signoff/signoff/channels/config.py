@@ -14,13 +14,12 @@ secret source when a channel sends), never written inline. Agents name the
 channels they want in ``agent.yaml``'s ``notify``; ``check_agent_notify``
 refuses a name that is not defined here, as seed 004's engine rejects an agent
 whose ``notify`` names no registered notifier. Webhook targets are checked
-against private, loopback and link-local addresses here (literal addresses) and
-again when sending (what a hostname resolves to).
+against private, loopback and link-local addresses here (literal addresses,
+``channels/addresses.py``) and again when sending (what a hostname resolves to).
 """
 
 from __future__ import annotations
 
-import ipaddress
 import re
 from typing import TYPE_CHECKING, Annotated, Any, Final, Literal
 from urllib.parse import urlsplit
@@ -39,18 +38,17 @@ from pydantic import (
 from pydantic.alias_generators import to_camel
 from pydantic_core import InitErrorDetails, PydanticCustomError
 
+from signoff.channels.addresses import private_webhooks_allowed, public_url_problem
 from signoff.channels.plugin import installed, plugin_class, plugin_options
 from signoff.channels.registry import CHANNEL_TYPES
 from signoff.errors import ConfigError
 from signoff.plugins import load
-from signoff.settings import Deployment
 
 if TYPE_CHECKING:
     from collections.abc import Mapping, Sequence
     from pathlib import Path
 
 __all__ = [
-    "ALLOW_PRIVATE_VARIABLE",
     "CHANNELS_FILE",
     "IMPLICIT_CHANNELS",
     "ChannelSettings",
@@ -64,14 +62,11 @@ __all__ = [
     "SecretRef",
     "SlackSettings",
     "WebhookSettings",
-    "address_problem",
     "check_agent_notify",
     "load_channels",
-    "private_webhooks_allowed",
 ]
 
 CHANNELS_FILE: Final = "channels.yaml"
-ALLOW_PRIVATE_VARIABLE: Final = "SIGNOFF_ALLOW_PRIVATE_WEBHOOKS"
 
 # A channel's name ends up in idempotency keys (``runId:pendingId:channel``) and
 # in secret-free log lines: no colon, no spaces, nothing that needs quoting.
@@ -82,10 +77,6 @@ _EMAIL: Final = re.compile(r"^[^@\s<>]+@[^@\s<>]+\.[^@\s<>]+$")
 _TABLE: Final = re.compile(r"[A-Za-z_][A-Za-z0-9_]{0,62}(\.[A-Za-z_][A-Za-z0-9_]{0,62})?")
 DEFAULT_TABLE: Final = "signoff_pending_approvals"
 DEFAULT_QUEUE_KEY: Final = "signoff:pending-approvals"
-
-_IP = ipaddress.IPv4Address | ipaddress.IPv6Address
-# NAT64's well-known prefix: the low 32 bits are the IPv4 host actually reached.
-_NAT64: Final = ipaddress.IPv6Network("64:ff9b::/96")
 
 
 class _Settings(BaseModel):
@@ -386,25 +377,6 @@ def _within(name: str, exc: ValidationError) -> list[InitErrorDetails]:
     ]
 
 
-def private_webhooks_allowed(environ: Mapping[str, str] | None = None) -> bool:
-    """Whether the deployment allows webhooks to private addresses (the local stack does)."""
-    return Deployment.from_env(environ).allow_private_webhooks
-
-
-def address_problem(address: str) -> str | None:
-    """Why a webhook may not target the IP ``address``, or None when it is public.
-
-    Raises:
-        ValueError: ``address`` is not an IP address.
-    """
-    ip = ipaddress.ip_address(address)
-    # An IPv4 address wrapped in IPv6 (mapped, 6to4, NAT64) reaches that IPv4 host.
-    embedded = _embedded_ipv4(ip)
-    if embedded is not None and (problem := _ip_problem(embedded)):
-        return problem
-    return _ip_problem(ip)
-
-
 def load_channels(path: Path, *, environ: Mapping[str, str] | None = None) -> ChannelsConfig:
     """Load and validate ``channels.yaml``; a missing file is a deployment without channels.
 
@@ -441,7 +413,7 @@ def load_channels(path: Path, *, environ: Mapping[str, str] | None = None) -> Ch
     allow_all = private_webhooks_allowed(environ)
     for name, settings in config.channels.items():
         if isinstance(settings, WebhookSettings) and not (allow_all or settings.allow_private):
-            refused = _public_url_problem(settings.url)
+            refused = public_url_problem(settings.url)
             if refused:
                 raise ConfigError(file, f"channels.{name}.url", refused)
     return config
@@ -494,52 +466,3 @@ def _first_error(exc: ValidationError) -> tuple[str, str]:
     loc = [str(part) for part in err["loc"]]
     problem = err["msg"].removeprefix("Value error, ")
     return ".".join(loc) or "(root)", problem
-
-
-def _public_url_problem(url: str) -> str | None:
-    """Why ``url`` is no public target, judged without DNS: scheme, literal IPs, ``localhost``."""
-    parts = urlsplit(url)
-    host = (parts.hostname or "").rstrip(".").lower()
-    hint = f"set allowPrivate: true or {ALLOW_PRIVATE_VARIABLE}=true to allow it"
-    if host == "localhost" or host.endswith(".localhost"):
-        return f"{host} is a loopback name; {hint}"
-    try:
-        problem = address_problem(host)
-    except ValueError:
-        problem = None  # a hostname: what it resolves to is checked at send time
-    if problem:
-        return f"{problem}; {hint}"
-    if parts.scheme != "https":
-        # the body carries one-click approve and deny links
-        return f"a public webhook must use https; {hint}"
-    return None
-
-
-def _embedded_ipv4(
-    ip: ipaddress.IPv4Address | ipaddress.IPv6Address,
-) -> ipaddress.IPv4Address | None:
-    if not isinstance(ip, ipaddress.IPv6Address):
-        return None
-    if ip.ipv4_mapped is not None:
-        return ip.ipv4_mapped
-    if ip.sixtofour is not None:
-        return ip.sixtofour
-    if ip in _NAT64:
-        return ipaddress.IPv4Address(int(ip) & 0xFFFFFFFF)
-    return None
-
-
-def _ip_problem(ip: _IP) -> str | None:
-    checks = (
-        ("a loopback", ip.is_loopback),
-        ("a link-local", ip.is_link_local),
-        ("an unspecified", ip.is_unspecified),
-        ("a multicast", ip.is_multicast),
-        ("a private", ip.is_private),
-        ("a reserved", ip.is_reserved),
-        ("a non-public", not ip.is_global),
-    )
-    for label, applies in checks:
-        if applies:
-            return f"{ip} is {label} address"
-    return None

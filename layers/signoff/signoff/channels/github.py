@@ -44,14 +44,9 @@ import httpx
 from pydantic import Field, model_validator
 
 from signoff.channels._chat import in_transit
+from signoff.channels.addresses import address_problem, private_webhooks_allowed
 from signoff.channels.base import Delivery, already_sent
-from signoff.channels.config import (
-    ChannelSettings,
-    HttpUrl,
-    Secret,
-    address_problem,
-    private_webhooks_allowed,
-)
+from signoff.channels.config import ChannelSettings, HttpUrl, Secret
 from signoff.channels.github_app import GitHubAppSettings, InstallationTokens, app_jwt, expiry
 from signoff.channels.github_markdown import marker, render
 from signoff.channels.webhook import Resolver, resolve_host

@@ -40,8 +40,8 @@ from urllib.parse import urlsplit
 import httpx
 from standardwebhooks.webhooks import Webhook
 
+from signoff.channels.addresses import address_problem, private_webhooks_allowed
 from signoff.channels.base import Delivery
-from signoff.channels.config import address_problem, private_webhooks_allowed
 from signoff.channels.notification import notification_key
 from signoff.errors import SecretMissing, SendFailed, StoreUnavailable
 from signoff.http_errors import RETRYABLE, map_httpx_errors, retry_after
