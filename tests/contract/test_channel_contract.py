@@ -7,13 +7,15 @@ Each adapter sits behind a harness that can script its service's next answers
 and report what was delivered: the recording channel (scripted in memory), the
 webhook channel (a real HTTP server on loopback), the Slack channel (a Slack
 Web API on loopback that keeps its messages), the GitHub channel (a GitHub REST
-API on loopback that keeps one issue's comments) and the email channel (SES v2
+API on loopback that keeps one issue's comments), the Lark channel (a Lark Open
+API on loopback that issues tenant tokens and honours the send's ``uuid`` as
+Lark does: one message per uuid within its hour) and the email channel (SES v2
 on moto; failures are scripted through botocore's ``before-call`` event, the
 hook botocore's own Stubber uses, and delivered mail is read from moto's SES
 backend). The rules come from seed 004: a failed send raises and is never
 swallowed, and every retry carries the same idempotency key — and a retry
 after a send whose record was lost delivers nothing new wherever the transport
-can promise it (Slack, GitHub); elsewhere it delivers again with the same key.
+can promise it (Slack, GitHub, Lark); elsewhere it delivers again with the same key.
 """
 
 from __future__ import annotations
@@ -29,17 +31,20 @@ from botocore.config import Config
 from moto.core import DEFAULT_ACCOUNT_ID
 from moto.ses.models import ses_backends
 
+from signoff.channels.base import Delivery
 from signoff.channels.email import IDEMPOTENCY_HEADER, EmailChannel
 from signoff.channels.github import GitHubChannel
+from signoff.channels.lark import LarkChannel, lark_uuid
 from signoff.channels.memory import RecordingChannel
-from signoff.channels.notification import notification_key
+from signoff.channels.notification import idempotency_key, notification_key
 from signoff.channels.slack import SlackChannel
 from signoff.channels.webhook import WebhookChannel
 from signoff.clock import SystemClock
 from signoff.errors import SendFailed
-from signoff.testing import CHANNEL_CHECKS, ChannelHarness
+from signoff.testing import CHANNEL_CHECKS, ChannelHarness, sample_approval
 from tests.support.aws import mocked_aws
 from tests.support.github_api import FakeGitHub
+from tests.support.lark_api import DEDUPE_WINDOW, FakeLark
 from tests.support.slack_api import FakeSlack
 from tests.support.webhook_sink import Reply, WebhookSink
 
@@ -192,13 +197,38 @@ class GitHubHarness:
         return key
 
 
+class LarkHarness:
+    dedupes_unrecorded = True  # Lark's uuid: one message per uuid within its hour
+
+    def __init__(self, fake: FakeLark, http: httpx.Client) -> None:
+        self.fake = fake
+        self.channel = LarkChannel(
+            "lark",
+            "oc_test",
+            "cli_test",
+            "secret-test",
+            client=http,
+            clock=SystemClock(),
+            base_url=fake.url,
+        )
+
+    def fail_next(self, times: int, *, retryable: bool) -> None:
+        self.fake.fail_next(times, retryable=retryable)
+
+    def delivered(self) -> list[str]:
+        return self.fake.uuids()
+
+    def carried(self, key: str) -> str:
+        return lark_uuid(key)
+
+
 @pytest.fixture
 def http() -> Iterator[httpx.Client]:
     with httpx.Client(timeout=5.0) as client:
         yield client
 
 
-@pytest.fixture(params=["recording", "webhook", "slack", "github", "email"])
+@pytest.fixture(params=["recording", "webhook", "slack", "github", "lark", "email"])
 def harness(
     request: pytest.FixtureRequest, http: httpx.Client, monkeypatch: pytest.MonkeyPatch
 ) -> Iterator[Harness]:
@@ -217,6 +247,9 @@ def harness(
     elif request.param == "github":
         with FakeGitHub("acme/payments", 42) as github:
             yield GitHubHarness(github, http)
+    elif request.param == "lark":
+        with FakeLark() as lark:
+            yield LarkHarness(lark, http)
     else:
         with mocked_aws(monkeypatch):
             yield EmailHarness()
@@ -226,3 +259,23 @@ def harness(
 def test_channel_contract(harness: Harness, check: Callable[[Harness], None]) -> None:
     # The checks of signoff.testing, which a third-party channel runs the same way.
     check(harness)
+
+
+def test_lark_dedupe_is_the_service_s_uuid_then_the_recorded_message_id(
+    http: httpx.Client,
+) -> None:
+    # The conformance check's "one message" is Lark's doing: the resend reaches the
+    # API and is answered with the first message; past the hour only the receipt helps.
+    clock = [1_000_000.0]
+    with FakeLark(now=lambda: clock[0]) as fake:
+        channel = LarkHarness(fake, http).channel
+        key = idempotency_key("run-1", "p1", "lark")
+        first = channel.notify(sample_approval(), key)
+        again = channel.notify(sample_approval(), key, previous=Delivery(unconfirmed_since=1.0))
+        assert (fake.sends(), fake.uuids()) == (2, [lark_uuid(key)])
+        assert again.receipt == first.receipt
+        clock[0] += DEDUPE_WINDOW
+        assert channel.notify(sample_approval(), key, previous=first) is first
+        assert fake.sends() == 2  # the recorded message id: no request at all
+        channel.notify(sample_approval(), key, previous=Delivery(unconfirmed_since=1.0))
+        assert fake.uuids() == [lark_uuid(key)] * 2  # unrecorded past the hour: a copy
