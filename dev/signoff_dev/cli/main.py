@@ -1,5 +1,5 @@
-"""``signoff run | agents | config | keys | outbox``: agent turns in the terminal, API
-keys, and the outbox's failed notifications.
+"""``signoff run | agents | check | config | keys | outbox``: agent turns in the terminal,
+the agents' check before a build, API keys, and the outbox's failed notifications.
 
 Exit codes: 0 the turn finished, 1 an error, 2 a usage error (bad arguments,
 an unknown agent, an approval that no terminal or flag can answer).
@@ -21,7 +21,7 @@ from signoff.errors import ConfigError, SignoffError, UnknownAgent, UsageError
 from signoff.events import dump
 from signoff.ids import new_id
 from signoff.messages import Message
-from signoff_dev.cli import dev, keys, outbox
+from signoff_dev.cli import check, dev, keys, outbox
 
 if TYPE_CHECKING:
     from collections.abc import Sequence
@@ -83,6 +83,8 @@ def _parser() -> argparse.ArgumentParser:
 
     agents = commands.add_parser("agents", help="list the agents")
     agents.set_defaults(command=_agents)
+
+    check.register(commands)
 
     schema = commands.add_parser("schema", help="print the LoopEvent JSON Schema")
     schema.set_defaults(command=_schema)

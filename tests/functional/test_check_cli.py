@@ -1,0 +1,122 @@
+"""``signoff check`` as ``make build`` runs it: a real subprocess over an agents folder.
+
+A bad ``notify`` name or a YAML error fails the command (and so the build) with
+the agent, the file and the field; the sample agents pass.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+import sys
+from typing import TYPE_CHECKING
+
+from tests.conftest import ROOT
+
+if TYPE_CHECKING:
+    from pathlib import Path
+
+
+# The console script's entry (`signoff` is signoff_dev.cli:main), not `-m`: runpy
+# warns on stderr for a module its package has already imported.
+_MAIN = "import sys; from signoff_dev.cli import main; sys.exit(main(sys.argv[1:]))"
+
+
+def check(*args: str) -> subprocess.CompletedProcess[str]:
+    env = {k: v for k, v in os.environ.items() if k != "SIGNOFF_AGENTS_DIR"}
+    return subprocess.run(
+        [sys.executable, "-c", _MAIN, *args],
+        cwd=ROOT,
+        env=env,
+        capture_output=True,
+        text=True,
+        stdin=subprocess.DEVNULL,
+        timeout=60,
+        check=False,
+    )
+
+
+def agents_copy(tmp_path: Path) -> Path:
+    root = tmp_path / "agents"
+    shutil.copytree(ROOT / "agents", root, ignore=shutil.ignore_patterns("__pycache__"))
+    return root
+
+
+def test_the_sample_agents_pass_with_one_summary_line() -> None:
+    done = check("check")
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.splitlines() == [
+        "signoff check: 2 agents OK under agents (customer-service, daily-digest), 2 channels"
+    ]
+    assert done.stderr == ""
+
+
+def test_a_notify_name_that_is_no_channel_fails_naming_agent_file_and_field(
+    tmp_path: Path,
+) -> None:
+    root = agents_copy(tmp_path)
+    config = root / "customer-service" / "agent.yaml"
+    config.write_text(
+        config.read_text(encoding="utf-8").replace("local-email:", "local-emial:"),
+        encoding="utf-8",
+    )
+    done = check("check", "--agents", str(root))
+    assert done.returncode == 1
+    assert done.stdout == ""
+    first, summary = done.stderr.splitlines()
+    assert first.startswith(f"signoff check: customer-service: {config}: notify.local-emial: ")
+    assert "no channel named 'local-emial' in channels.yaml" in first
+    assert summary == f"signoff check: 1 problem(s), 1 of 2 agents misconfigured under {root}"
+
+
+def test_a_yaml_error_fails_naming_the_file(tmp_path: Path) -> None:
+    root = agents_copy(tmp_path)
+    config = root / "daily-digest" / "agent.yaml"
+    config.write_text("description: [unclosed\n", encoding="utf-8")
+    done = check("--agents", str(root), "check")  # the top-level option works too
+    assert done.returncode == 1
+    lines = done.stderr.splitlines()
+    assert lines[0].startswith(f"signoff check: daily-digest: {config}: invalid YAML: ")
+    assert lines[-1].startswith("signoff check: 1 problem(s), 1 of 2 agents")
+
+
+def test_a_field_of_the_wrong_type_is_named(tmp_path: Path) -> None:
+    root = agents_copy(tmp_path)
+    config = root / "customer-service" / "agent.yaml"
+    config.write_text(
+        config.read_text(encoding="utf-8").replace(
+            "  local-email: [approval, question]", "  local-email: [approval, sometimes]"
+        ),
+        encoding="utf-8",
+    )
+    done = check("check", "--agents", str(root))
+    assert done.returncode == 1
+    assert done.stderr.startswith(f"signoff check: customer-service: {config}: notify.local-email")
+
+
+def test_more_than_the_cold_start_checks_a_tools_file_that_does_not_import(
+    tmp_path: Path,
+) -> None:
+    root = agents_copy(tmp_path)
+    tools = root / "daily-digest" / "tools.py"
+    tools.write_text("import no_such_module_here\n", encoding="utf-8")
+    done = check("check", "--agents", str(root))
+    assert done.returncode == 1
+    assert done.stderr.startswith(f"signoff check: daily-digest: {tools}: import failed: ")
+
+
+def test_an_invalid_channels_file_is_reported_once(tmp_path: Path) -> None:
+    root = agents_copy(tmp_path)
+    (root / "channels.yaml").write_text("channels: {x: {type: nope}}\n", encoding="utf-8")
+    done = check("check", "--agents", str(root))
+    assert done.returncode == 1
+    lines = done.stderr.splitlines()
+    assert len(lines) == 2
+    assert lines[0].startswith(f"signoff check: channels: {root / 'channels.yaml'}: channels.x")
+
+
+def test_no_agents_at_all_fails(tmp_path: Path) -> None:
+    done = check("check", "--agents", str(tmp_path))
+    assert done.returncode == 1
+    assert "no agents under" in done.stderr
