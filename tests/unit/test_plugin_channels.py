@@ -25,6 +25,7 @@ from signoff.clock import ManualClock
 from signoff.errors import ConfigError, SendFailed
 from signoff.secrets.memory import MemorySecrets
 from signoff.testing import check_channel, sample_approval
+from tests.support.distributions import install
 from tests.support.plugin_channel import INBOXES, Inbox
 
 if TYPE_CHECKING:
@@ -55,15 +56,6 @@ def channels_yaml(tmp_path: Path, channels: dict[str, object]) -> Path:
 
 def channel_set(config: ChannelsConfig) -> ChannelSet:
     return ChannelSet(config, BuildContext(secrets=MemorySecrets(), clock=ManualClock()))
-
-
-def install(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, entry_points: str) -> None:
-    """A distribution on sys.path declaring ``entry_points`` (importlib.metadata finds it)."""
-    dist = tmp_path / "site" / "signoff_inbox-1.0.dist-info"
-    dist.mkdir(parents=True)
-    (dist / "METADATA").write_text("Metadata-Version: 2.1\nName: signoff-inbox\nVersion: 1.0\n")
-    (dist / "entry_points.txt").write_text(entry_points)
-    monkeypatch.syspath_prepend(str(tmp_path / "site"))
 
 
 class InboxHarness:

@@ -11,7 +11,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Protocol
 
 from signoff.errors import ConfigError
-from signoff.models.registry import PROVIDERS, known_provider
+from signoff.models.plugin import installed, known_provider
 from signoff.plugins import load
 from signoff.settings import Deployment
 
@@ -72,7 +72,9 @@ def build_model(
         ConfigError: the settings or the script are missing or invalid.
     """
     settings = effective_settings(settings, deployment)
-    provider = PROVIDERS[settings.provider]
+    provider = installed(settings.provider)  # an installed provider joins the table here
+    if provider is None:  # settings built without validation (model_construct)
+        raise ConfigError("model", "provider", f"unknown provider {settings.provider!r}")
     adapter: ModelAdapter = load(provider.adapter)  # imported now, with its client library
     model = adapter.from_config(settings, agent_dir)
     if not provider.retried:

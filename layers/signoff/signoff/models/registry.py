@@ -6,8 +6,9 @@ that runs the scripted model never loads httpx or boto3). The adapter is built
 by ``from_config(settings, agent_dir)`` from the agent's ``ModelSettings``
 (``models.factory.ModelAdapter``). ``agent.yaml`` validation
 (``models/settings.py``), the ``SIGNOFF_MODEL`` override, ``build_model`` and
-the architecture test read this table; adding a provider is one line here (see
-``docs/extending.md``). The table is data: this module imports no adapter and
+the architecture test read this table; adding a provider is one line here, or
+a package installed with a ``signoff.models`` entry point (``models/plugin.py``;
+see ``docs/extending.md``). The table is data: this module imports no adapter and
 nothing that annotates one.
 """
 
@@ -16,9 +17,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Final
 
-from pydantic_core import PydanticCustomError
-
-__all__ = ["PROVIDERS", "Provider", "known_provider"]
+__all__ = ["PROVIDERS", "Provider"]
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -31,24 +30,11 @@ class Provider:
     retried: bool = True
 
 
-# Entries may be added at start-up (a plug-in's provider); nothing caches this table.
+# Entries may be added at start-up: a provider installed through the ``signoff.models``
+# entry-point group joins when an agent names it (models/plugin.py); nothing caches this table.
 PROVIDERS: Final[dict[str, Provider]] = {
     "scripted": Provider(adapter="signoff.models.scripted:ScriptedModel", retried=False),
     "openai": Provider(adapter="signoff.models.openai:OpenAIChat"),
     "anthropic": Provider(adapter="signoff.models.anthropic:AnthropicMessages"),
     "bedrock": Provider(adapter="signoff.models.bedrock:BedrockConverse"),
 }
-
-
-def known_provider(name: str) -> str:
-    """``name`` if it is a registered provider.
-
-    Raises:
-        PydanticCustomError: no provider of that name; a ``ValueError`` whose message
-            lists them, worded as pydantic words a ``Literal`` mismatch.
-    """
-    if name not in PROVIDERS:
-        *first, last = (repr(known) for known in PROVIDERS)
-        expected = f"{', '.join(first)} or {last}" if first else last
-        raise PydanticCustomError("literal_error", f"Input should be {expected}")
-    return name

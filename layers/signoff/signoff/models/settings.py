@@ -12,7 +12,7 @@ from typing import Annotated
 from pydantic import AfterValidator, BaseModel, ConfigDict, Field
 from pydantic.alias_generators import to_camel
 
-from signoff.models.registry import known_provider
+from signoff.models.plugin import known_provider
 
 __all__ = ["ModelSettings"]
 
