@@ -120,3 +120,14 @@ def test_no_agents_at_all_fails(tmp_path: Path) -> None:
     done = check("check", "--agents", str(tmp_path))
     assert done.returncode == 1
     assert "no agents under" in done.stderr
+
+
+def test_make_build_and_make_test_run_the_check_before_anything_else() -> None:
+    # `build` and `packaging` (which `test` needs) both depend on `template`;
+    # its recipe's first line is the check, so a bad agent stops the build first.
+    makefile = (ROOT / "Makefile").read_text(encoding="utf-8")
+    recipe = makefile.split("\ntemplate:", 1)[1].split("\n\n", 1)[0].splitlines()[1:]
+    assert recipe[0].strip() == "$(BIN)/signoff check --agents agents"
+    assert "\nbuild: template\n" in makefile
+    assert "\npackaging: template " in makefile
+    assert "\ntest: lint packaging\n" in makefile
