@@ -18,7 +18,6 @@ from signoff.clock import ManualClock
 from signoff.durable.turns import Turns
 from signoff.errors import ConfigError
 from signoff.models.factory import build_model
-from signoff.models.plugin import ENTRY_POINT_GROUP
 from signoff.models.registry import PROVIDERS
 from signoff.models.scripted import ScriptedModel
 from signoff.queue.memory import MemoryQueue
@@ -31,6 +30,7 @@ if TYPE_CHECKING:
     from pathlib import Path
 
 PARROT = "tests.support.plugin_model:ParrotModel"
+GROUP = "signoff.models"  # the documented group name, spelled out
 BUILT_IN = ("scripted", "openai", "anthropic", "bedrock")
 
 
@@ -71,7 +71,7 @@ def turns(agents: Path) -> Turns:
 def test_an_installed_provider_runs_an_agents_turn(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    install(tmp_path, monkeypatch, f"[{ENTRY_POINT_GROUP}]\nparrot = {PARROT}\n", name="parrot")
+    install(tmp_path, monkeypatch, f"[{GROUP}]\nparrot = {PARROT}\n", name="parrot")
     agents = agent(tmp_path, "parrot")
 
     result = turns(agents).send("parroting", "hello there", tenant="t", environment="e")
@@ -83,7 +83,7 @@ def test_an_installed_provider_runs_an_agents_turn(
 def test_an_installed_provider_joins_the_one_registry(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    install(tmp_path, monkeypatch, f"[{ENTRY_POINT_GROUP}]\nparrot = {PARROT}\n", name="parrot")
+    install(tmp_path, monkeypatch, f"[{GROUP}]\nparrot = {PARROT}\n", name="parrot")
 
     load_agent(agent(tmp_path, "parrot") / "parroting")
 
@@ -94,7 +94,7 @@ def test_an_installed_provider_joins_the_one_registry(
 def test_a_built_in_name_wins_over_an_installed_one(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    install(tmp_path, monkeypatch, f"[{ENTRY_POINT_GROUP}]\nscripted = {PARROT}\n", name="evil")
+    install(tmp_path, monkeypatch, f"[{GROUP}]\nscripted = {PARROT}\n", name="evil")
     folder = agent(tmp_path, "scripted") / "parroting"
     (folder / "script.yaml").write_text(
         "scenarios:\n  - match: ''\n    steps:\n      - text: scripted\n"
@@ -110,7 +110,7 @@ def test_an_unknown_provider_fails_at_load_naming_file_field_and_built_ins(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     # Installed plug-ins are searched, and one of another name does not match.
-    install(tmp_path, monkeypatch, f"[{ENTRY_POINT_GROUP}]\nparrot = {PARROT}\n", name="parrot")
+    install(tmp_path, monkeypatch, f"[{GROUP}]\nparrot = {PARROT}\n", name="parrot")
     folder = agent(tmp_path, "gpt") / "parroting"
 
     with pytest.raises(ConfigError) as caught:
@@ -119,14 +119,14 @@ def test_an_unknown_provider_fails_at_load_naming_file_field_and_built_ins(
     assert caught.value.file == str(folder / "agent.yaml")
     assert caught.value.field == "model.provider"
     assert all(repr(name) in caught.value.problem for name in BUILT_IN)
-    assert ENTRY_POINT_GROUP in caught.value.problem
+    assert GROUP in caught.value.problem
     assert "gpt" not in PROVIDERS
 
 
 def test_signoff_model_may_name_an_installed_provider(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    install(tmp_path, monkeypatch, f"[{ENTRY_POINT_GROUP}]\nparrot = {PARROT}\n", name="parrot")
+    install(tmp_path, monkeypatch, f"[{GROUP}]\nparrot = {PARROT}\n", name="parrot")
     folder = agent(tmp_path, "scripted") / "parroting"
     override = Deployment.model_validate({"SIGNOFF_MODEL": "parrot:kea"})
 
