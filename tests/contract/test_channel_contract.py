@@ -9,18 +9,24 @@ webhook channel (a real HTTP server on loopback), the Slack channel (a Slack
 Web API on loopback that keeps its messages), the GitHub channel (a GitHub REST
 API on loopback that keeps one issue's comments), the Lark channel (a Lark Open
 API on loopback that issues tenant tokens and honours the send's ``uuid`` as
-Lark does: one message per uuid within its hour) and the email channel (SES v2
+Lark does: one message per uuid within its hour), the email channel (SES v2
 on moto; failures are scripted through botocore's ``before-call`` event, the
 hook botocore's own Stubber uses, and delivered mail is read from moto's SES
-backend). The rules come from seed 004: a failed send raises and is never
-swallowed, and every retry carries the same idempotency key — and a retry
-after a send whose record was lost delivers nothing new wherever the transport
-can promise it (Slack, GitHub, Lark); elsewhere it delivers again with the same key.
+backend), and the console channel (a stream whose ``write`` raises the
+scripted ``OSError``: EAGAIN, or EPIPE for good). The rules come from seed
+004: a failed send raises and is never swallowed, and every retry carries the
+same idempotency key — and a retry after a send whose record was lost
+delivers nothing new wherever the transport can promise it (Slack, GitHub,
+Lark); elsewhere (webhook, email, console) it delivers again with the same
+key.
 """
 
 from __future__ import annotations
 
+import errno
+import io
 import json
+import re
 from typing import TYPE_CHECKING, Any
 
 import boto3
@@ -32,6 +38,7 @@ from moto.core import DEFAULT_ACCOUNT_ID
 from moto.ses.models import ses_backends
 
 from signoff.channels.base import Delivery
+from signoff.channels.console import ConsoleChannel
 from signoff.channels.email import IDEMPOTENCY_HEADER, EmailChannel
 from signoff.channels.github import GitHubChannel
 from signoff.channels.lark import LarkChannel, lark_uuid
@@ -222,13 +229,47 @@ class LarkHarness:
         return lark_uuid(key)
 
 
+class _Stream(io.StringIO):
+    """A text stream whose next writes raise the scripted ``OSError``s (a full or closed pipe)."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.failures: list[bool] = []
+
+    def write(self, text: str, /) -> int:
+        if self.failures:
+            if self.failures.pop(0):
+                raise BlockingIOError(errno.EAGAIN, "Resource temporarily unavailable")
+            raise BrokenPipeError(errno.EPIPE, "Broken pipe")
+        return super().write(text)
+
+
+class ConsoleHarness:
+    dedupes_unrecorded = False  # a console cannot take a line back: the key printed again
+
+    def __init__(self) -> None:
+        self.stream = _Stream()
+        self.channel = ConsoleChannel("console", self.stream)
+
+    def fail_next(self, times: int, *, retryable: bool) -> None:
+        self.stream.failures += [retryable] * times
+
+    def delivered(self) -> list[str]:
+        # each line ends with "(key)" (links: false)
+        lines = self.stream.getvalue().splitlines()
+        return [m.group(1) for line in lines if (m := re.search(r"\((\S+)\)$", line))]
+
+    def carried(self, key: str) -> str:
+        return key
+
+
 @pytest.fixture
 def http() -> Iterator[httpx.Client]:
     with httpx.Client(timeout=5.0) as client:
         yield client
 
 
-@pytest.fixture(params=["recording", "webhook", "slack", "github", "lark", "email"])
+@pytest.fixture(params=["recording", "webhook", "slack", "github", "lark", "email", "console"])
 def harness(
     request: pytest.FixtureRequest, http: httpx.Client, monkeypatch: pytest.MonkeyPatch
 ) -> Iterator[Harness]:
@@ -250,6 +291,8 @@ def harness(
     elif request.param == "lark":
         with FakeLark() as lark:
             yield LarkHarness(lark, http)
+    elif request.param == "console":
+        yield ConsoleHarness()
     else:
         with mocked_aws(monkeypatch):
             yield EmailHarness()

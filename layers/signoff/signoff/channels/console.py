@@ -9,12 +9,14 @@ agent can say ``notify: console`` without a ``channels.yaml`` entry.
 
 from __future__ import annotations
 
+import errno
 import logging
 import sys
 import threading
-from typing import TYPE_CHECKING, Any, Self, TextIO
+from typing import TYPE_CHECKING, Any, Final, Self, TextIO
 
 from signoff.channels.base import Delivery
+from signoff.errors import SendFailed
 
 if TYPE_CHECKING:
     from signoff.channels.config import ConsoleSettings
@@ -23,6 +25,11 @@ if TYPE_CHECKING:
 __all__ = ["ConsoleChannel", "console_line"]
 
 _log = logging.getLogger("signoff.console")
+
+# A stream that may take the line on a later try: a non-blocking pipe that is
+# full, an interrupted call, a full disk. Anything else (a closed pipe or file,
+# a bad descriptor) stays broken until someone fixes the output.
+_TRANSIENT: Final = frozenset({errno.EAGAIN, errno.EWOULDBLOCK, errno.EINTR, errno.ENOSPC})
 
 
 def console_line(notification: Notification, idempotency_key: str, *, links: bool = False) -> str:
@@ -59,13 +66,30 @@ class ConsoleChannel:
     def notify(
         self, notification: Notification, idempotency_key: str, previous: Delivery | None = None
     ) -> Delivery:
-        """Print (or log) one line for ``notification``; it never fails."""
+        """Print (or log) one line for ``notification``.
+
+        Logging never raises here (a failing handler reports to stderr itself).
+
+        Raises:
+            SendFailed: the stream refused the line (retryable when it may take it later).
+        """
         line = console_line(notification, idempotency_key, links=self._links)
         if self._to_log:
             _log.info(line, extra={"channel": self.name, "idempotency_key": idempotency_key})
             return Delivery()
         with self._lock:
             stream = self._stream or sys.stdout  # looked up now: tests capture sys.stdout
-            stream.write(line + "\n")
-            stream.flush()
+            try:
+                stream.write(line + "\n")
+                stream.flush()
+            except OSError as exc:
+                # Translated at the edge like any channel's failure, so the outbox
+                # retries or fails this row instead of the error escaping the batch.
+                reason = f"writing the line failed: {exc.strerror or exc}"
+                raise SendFailed(self.name, reason, retryable=exc.errno in _TRANSIENT) from exc
+            except ValueError as exc:
+                # A closed stream, or a line its encoding cannot carry: never on a retry.
+                raise SendFailed(
+                    self.name, f"the stream refused the line: {exc}", retryable=False
+                ) from exc
         return Delivery()
