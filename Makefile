@@ -54,13 +54,14 @@ lint: install
 
 # template.yaml: first the agents it ships (agents/, the AgentsLayer's ContentUri)
 # loaded as the functions load them, so a bad notify name or a YAML error fails
-# here and not at an agent's first request (signoff check, well under a second);
+# here and not at an agent's first request, and a redis / database channel whose
+# client library the layer lacks fails naming it (signoff check, well under a second);
 # then cfn-lint, SAM's own lint, and a build into .aws-sam/build (the engine
 # layer's wheels are fetched for python3.13 and the template's Architecture,
 # x86_64 by default). sam needs a region for these, no credentials. --cached
 # rebuilds only what changed.
 template: install $(SAM_VENV)/.installed
-	$(BIN)/signoff check --agents agents
+	$(BIN)/signoff check --agents agents --layer-requirements layers/signoff/requirements.txt
 	$(BIN)/cfn-lint template.yaml
 	$(SAM) validate --lint --region us-east-1
 	@[ -n "$(PYTHON313)" ] || { echo "sam build needs python3.13 (the Lambda runtime): none found on PATH or under $(PYENV_ROOT)/versions" >&2; exit 1; }

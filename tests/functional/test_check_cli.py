@@ -116,6 +116,38 @@ def test_an_invalid_channels_file_is_reported_once(tmp_path: Path) -> None:
     assert lines[0].startswith(f"signoff check: channels: {root / 'channels.yaml'}: channels.x")
 
 
+def with_database_channel(root: Path) -> None:
+    channels = root / "channels.yaml"
+    channels.write_text(
+        channels.read_text(encoding="utf-8")
+        + "  approvals-db:\n    type: database\n    dsn: {secret: database-dsn}\n",
+        encoding="utf-8",
+    )
+
+
+def test_a_channel_whose_library_the_layer_lacks_fails_saying_what_to_add(
+    tmp_path: Path,
+) -> None:
+    # Given a database channel and the engine layer's requirements (no psycopg)
+    root = agents_copy(tmp_path)
+    with_database_channel(root)
+    layer = ROOT / "layers" / "signoff" / "requirements.txt"
+    # When the build checks the agents against the layer
+    done = check("check", "--agents", str(root), "--layer-requirements", str(layer))
+    # Then it fails naming the channel, the library as pyproject's extra declares it, the file
+    assert done.returncode == 1, done.stdout
+    first = done.stderr.splitlines()[0]
+    assert first.startswith("signoff check: channel approvals-db: type database needs psycopg")
+    assert f"add it to {layer}" in first
+    # And with the library listed in the layer it passes
+    listed = tmp_path / "requirements.txt"
+    listed.write_text(layer.read_text(encoding="utf-8") + "psycopg[binary]>=3.1\n")
+    done = check("check", "--agents", str(root), "--layer-requirements", str(listed))
+    assert done.returncode == 0, done.stderr
+    # And without the option (a local check) the channel is no problem
+    assert check("check", "--agents", str(root)).returncode == 0
+
+
 def test_no_agents_at_all_fails(tmp_path: Path) -> None:
     done = check("check", "--agents", str(tmp_path))
     assert done.returncode == 1
@@ -127,7 +159,9 @@ def test_make_build_and_make_test_run_the_check_before_anything_else() -> None:
     # its recipe's first line is the check, so a bad agent stops the build first.
     makefile = (ROOT / "Makefile").read_text(encoding="utf-8")
     recipe = makefile.split("\ntemplate:", 1)[1].split("\n\n", 1)[0].splitlines()[1:]
-    assert recipe[0].strip() == "$(BIN)/signoff check --agents agents"
+    assert recipe[0].strip() == (
+        "$(BIN)/signoff check --agents agents --layer-requirements layers/signoff/requirements.txt"
+    )
     assert "\nbuild: template\n" in makefile
     assert "\npackaging: template " in makefile
     assert "\ntest: lint packaging\n" in makefile

@@ -6,6 +6,10 @@ error, a broken rule or a ``tools.py`` that does not import is found on this
 machine, not at an agent's first request. ``channels.yaml`` is loaded once, then
 each agent fully (``agent.yaml``, ``actauth.yml``, ``tools.py``, skills) with its
 ``notify`` checked against it: the ``AgentCatalog.problems()`` checks and more.
+With ``--layer-requirements`` (``make build`` passes the engine layer's file), a
+channel whose client library is an optional extra (redis, database) must have
+that library in the layer too: deployed, the notifier would otherwise fail its
+rows on every send, and the build is where to say what to add.
 
 Exit codes: 0 every agent loads (one summary line on stdout), 1 a problem (one
 line per agent on stderr naming the file and the field), or no agents at all.
@@ -15,7 +19,9 @@ from __future__ import annotations
 
 import argparse
 import os
+import re
 import sys
+from importlib.metadata import PackageNotFoundError, requires
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -42,7 +48,56 @@ def register(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> N
         default=argparse.SUPPRESS,
         help="folder of agents (default: $SIGNOFF_AGENTS_DIR or ./agents)",
     )
+    check.add_argument(
+        "--layer-requirements",
+        type=Path,
+        default=None,
+        help="the Lambda layer's requirements.txt: every optional library a configured "
+        "channel needs must be listed there",
+    )
     check.set_defaults(command=_check)
+
+
+# A requirement's project name (PEP 508): what precedes extras, versions and markers.
+_PROJECT = re.compile(r"^\s*([A-Za-z0-9][A-Za-z0-9._-]*)")
+
+
+def _project(requirement: str) -> str | None:
+    found = _PROJECT.match(requirement)
+    return re.sub(r"[-_.]+", "-", found.group(1)).lower() if found else None
+
+
+def extra_requirements(extra: str) -> list[str]:
+    """What ``signoff[<extra>]`` installs, as pyproject.toml's optional dependencies say."""
+    try:
+        declared = requires("signoff") or []
+    except PackageNotFoundError:
+        return []
+    marker = re.compile(rf"""extra\s*==\s*["']{re.escape(extra)}["']""")
+    return [r.split(";")[0].strip() for r in declared if marker.search(r)]
+
+
+def missing_from_layer(catalog: AgentCatalog, layer_requirements: Path) -> dict[str, str]:
+    """Each configured channel whose optional library the layer lacks, with what to add."""
+    from signoff.channels.registry import CHANNEL_TYPES
+
+    listed = {
+        name
+        for line in layer_requirements.read_text().splitlines()
+        if (name := _project(line.split("#")[0]))
+    }
+    found: dict[str, str] = {}
+    for name, settings in catalog.channels.channels.items():
+        entry = CHANNEL_TYPES.get(settings.type)
+        if entry is None or entry.extra is None:
+            continue
+        needed = [r for r in extra_requirements(entry.extra) if _project(r) not in listed]
+        if needed:
+            found[name] = (
+                f"type {settings.type} needs {', '.join(needed)} in the Lambda layer: add it to "
+                f"{layer_requirements} (deployed, its rows would fail: the library is missing)"
+            )
+    return found
 
 
 def check_agents(catalog: AgentCatalog) -> dict[str, ConfigError]:
@@ -79,11 +134,18 @@ def _check(args: argparse.Namespace) -> int:
     for name, problem in problems.items():
         # ConfigError's text is "<file>: <field>: <problem>"
         print(f"signoff check: {name or 'channels'}: {problem}", file=sys.stderr)
-    if problems:
+    layer = (
+        missing_from_layer(catalog, args.layer_requirements)
+        if args.layer_requirements and "" not in problems
+        else {}
+    )
+    for channel, problem in layer.items():
+        print(f"signoff check: channel {channel}: {problem}", file=sys.stderr)
+    if problems or layer:
         agents = sum(1 for name in problems if name)
         print(
-            f"signoff check: {len(problems)} problem(s), {agents} of {len(names)} agents "
-            f"misconfigured under {root}",
+            f"signoff check: {len(problems) + len(layer)} problem(s), {agents} of {len(names)} "
+            f"agents misconfigured under {root}",
             file=sys.stderr,
         )
         return EXIT_PROBLEMS
