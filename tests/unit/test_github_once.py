@@ -2,42 +2,39 @@
 
 The loopback GitHub keeps one issue's comments and lists them back; the test
 reads the exact REST calls it received. A crash is the process dying at a
-chosen outbox write.
+chosen outbox write (``tests/support/once.py``).
 """
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 import pytest
 
 from signoff.channels.github import GitHubChannel
-from signoff.channels.notification import Notification
 from signoff.clock import ManualClock
-from signoff.notify import lifecycle
-from signoff.notify.hub import Notifier
-from signoff.store.memory import MemoryStore
 from tests.support.chat import http as http
 from tests.support.github_api import FakeGitHub
+from tests.support.once import (
+    SUBJECT,
+    Crash,
+    channel_key,
+    crash_at,
+    invocation,
+    outbox_with_one_row,
+)
 
 if TYPE_CHECKING:
     from collections.abc import Iterator
 
     import httpx
 
-    from signoff.notify.compose import Composer
+    from signoff.notify.hub import Notifier
+    from signoff.store.memory import MemoryStore
 
 REPO, ISSUE = "acme/payments", 42
 COMMENTS = f"/repos/{REPO}/issues/{ISSUE}/comments"
-SUBJECT = lifecycle.run_finish_subject("run_01")
-KEY = f"run_01:{SUBJECT}:ops-github"
-NOTE = Notification(
-    kind="result", agent="billing", run_id="run_01", title="billing finished", body="Refunded."
-)
-
-
-class Crash(BaseException):
-    """The process dying (not an Exception, so nothing on the way catches it)."""
+KEY = channel_key("ops-github")
 
 
 @pytest.fixture
@@ -53,19 +50,11 @@ def github(clock: ManualClock) -> Iterator[FakeGitHub]:
 
 @pytest.fixture
 def store(clock: ManualClock) -> MemoryStore:
-    store = MemoryStore(clock=clock)
-    now = clock.now().timestamp()
-    rows = lifecycle.rows(SUBJECT, NOTE, ["ops-github"], now=now, retain_until=now + 86400)
-    assert store.outbox.add(rows)
-    return store
+    return outbox_with_one_row(clock, "ops-github")
 
 
 def hub(store: MemoryStore, clock: ManualClock, github: FakeGitHub, http: httpx.Client) -> Notifier:
-    """A fresh invocation: its own owner id, the channel pointed at the loopback GitHub."""
-
-    def no_composer() -> Composer:
-        raise AssertionError("lifecycle rows carry their notification")
-
+    """A fresh invocation, the channel pointed at the loopback GitHub."""
     channel = GitHubChannel(
         "ops-github",
         REPO,
@@ -76,21 +65,7 @@ def hub(store: MemoryStore, clock: ManualClock, github: FakeGitHub, http: httpx.
         api_url=github.url,
         allow_private=True,
     )
-    return Notifier(
-        pending=store.pending,
-        outbox=store.outbox,
-        channels={"ops-github": channel},
-        composer=no_composer,
-        clock=clock,
-        lock_ttl=30,
-    )
-
-
-def crash_at(monkeypatch: pytest.MonkeyPatch, store: MemoryStore, write: str) -> None:
-    def die(*args: Any, **kwargs: Any) -> Any:
-        raise Crash
-
-    monkeypatch.setattr(store.outbox, write, die, raising=False)
+    return invocation(store, clock, channel)
 
 
 def test_the_first_send_lists_then_posts_one_marked_comment(

@@ -3,22 +3,26 @@
 The loopback Slack keeps the messages posted to it and lists them back (with
 their metadata) from ``conversations.history``, as Slack does with
 ``include_all_metadata``; the test reads the exact Web API calls it received.
-A crash is the process dying at a chosen outbox write.
+A crash is the process dying at a chosen outbox write (``tests/support/once.py``).
 """
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 import pytest
 
-from signoff.channels.notification import Notification
 from signoff.channels.slack import SlackChannel
 from signoff.clock import ManualClock
-from signoff.notify import lifecycle
-from signoff.notify.hub import Notifier
-from signoff.store.memory import MemoryStore
 from tests.support.chat import http as http
+from tests.support.once import (
+    SUBJECT,
+    Crash,
+    channel_key,
+    crash_at,
+    invocation,
+    outbox_with_one_row,
+)
 from tests.support.slack_api import FakeSlack
 
 if TYPE_CHECKING:
@@ -26,18 +30,11 @@ if TYPE_CHECKING:
 
     import httpx
 
-    from signoff.notify.compose import Composer
+    from signoff.notify.hub import Notifier
+    from signoff.store.memory import MemoryStore
 
 CHANNEL = "C0123ABCD"
-SUBJECT = lifecycle.run_finish_subject("run_01")
-KEY = f"run_01:{SUBJECT}:slack"
-NOTE = Notification(
-    kind="result", agent="billing", run_id="run_01", title="billing finished", body="Refunded."
-)
-
-
-class Crash(BaseException):
-    """The process dying (not an Exception, so nothing on the way catches it)."""
+KEY = channel_key("slack")
 
 
 @pytest.fixture
@@ -53,38 +50,15 @@ def clock() -> ManualClock:
 
 @pytest.fixture
 def store(clock: ManualClock) -> MemoryStore:
-    store = MemoryStore(clock=clock)
-    now = clock.now().timestamp()
-    rows = lifecycle.rows(SUBJECT, NOTE, ["slack"], now=now, retain_until=now + 86400)
-    assert store.outbox.add(rows)
-    return store
+    return outbox_with_one_row(clock, "slack")
 
 
 def hub(
     store: MemoryStore, clock: ManualClock, slack_api: FakeSlack, http: httpx.Client
 ) -> Notifier:
-    """A fresh invocation: its own owner id, the channel pointed at the loopback Slack."""
-
-    def no_composer() -> Composer:
-        raise AssertionError("lifecycle rows carry their notification")
-
+    """A fresh invocation, the channel pointed at the loopback Slack."""
     slack = SlackChannel("slack", CHANNEL, "xoxb-test", client=http, base_url=slack_api.url)
-    return Notifier(
-        pending=store.pending,
-        outbox=store.outbox,
-        channels={"slack": slack},
-        composer=no_composer,
-        clock=clock,
-        lock_ttl=30,
-    )
-
-
-def crash_at(monkeypatch: pytest.MonkeyPatch, store: MemoryStore, write: str) -> None:
-    def die(*args: Any, **kwargs: Any) -> Any:
-        raise Crash
-
-    # raising=False: the test also runs against an outbox that lacks the write
-    monkeypatch.setattr(store.outbox, write, die, raising=False)
+    return invocation(store, clock, slack)
 
 
 def test_the_first_send_posts_once_with_its_hidden_marker(
