@@ -139,8 +139,8 @@ def _check(args: argparse.Namespace) -> int:
         if args.layer_requirements and "" not in problems
         else {}
     )
-    for channel, problem in layer.items():
-        print(f"signoff check: channel {channel}: {problem}", file=sys.stderr)
+    for channel, missing in layer.items():
+        print(f"signoff check: channel {channel}: {missing}", file=sys.stderr)
     if problems or layer:
         agents = sum(1 for name in problems if name)
         print(
