@@ -26,7 +26,7 @@ import yaml
 
 from signoff.apikeys import new_api_key
 from tests.conftest import ROOT
-from tests.support.lambdas import FakeLambdaContext, body, import_handler, load_event
+from tests.support.lambdas import FakeLambdaContext, body, deployed_at, import_handler, load_event
 
 if TYPE_CHECKING:
     from pathlib import Path
@@ -129,14 +129,7 @@ def deployment(aws: AwsResources, monkeypatch: pytest.MonkeyPatch, tmp_path: Pat
         "lark-token": LARK_TOKEN,
     }.items():
         secrets.create_secret(Name=f"signoff/{name}", SecretString=value)
-    for name, value in {
-        "SIGNOFF_AGENTS_DIR": str(agents),
-        "SIGNOFF_ENVIRONMENT": "production",
-        "SIGNOFF_PUBLIC_URL": "https://api.example.com",
-        "SIGNOFF_CHANNEL_SECRETS_PREFIX": "signoff/",
-        "POWERTOOLS_TRACE_DISABLED": "true",
-    }.items():
-        monkeypatch.setenv(name, value)
+    deployed_at(monkeypatch, agents, anonymous=False)
     from signoff.continuations.memory import MemoryContinuations
 
     message, resolve = (import_handler(f) for f in ("message", "resolve"))

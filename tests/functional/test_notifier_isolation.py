@@ -18,7 +18,14 @@ import yaml
 
 from tests.conftest import ROOT
 from tests.support.http_server import RecordingServer, Reply
-from tests.support.lambdas import FakeLambdaContext, body, import_handler, load_event, queued_batch
+from tests.support.lambdas import (
+    FakeLambdaContext,
+    body,
+    deployed_at,
+    import_handler,
+    load_event,
+    queued_batch,
+)
 
 if TYPE_CHECKING:
     from pathlib import Path
@@ -60,15 +67,7 @@ def test_the_database_row_fails_logged_and_counted_while_the_webhook_retries_alo
             "db-dsn": "postgresql://signoff:hunter2@db.internal/app",
         }.items():
             secrets.create_secret(Name=f"signoff/{name}", SecretString=value)
-        for name, value in {
-            "SIGNOFF_AGENTS_DIR": str(agents),
-            "SIGNOFF_ENVIRONMENT": "production",
-            "SIGNOFF_ALLOW_ANONYMOUS": "true",
-            "SIGNOFF_PUBLIC_URL": "https://api.example.com",
-            "SIGNOFF_CHANNEL_SECRETS_PREFIX": "signoff/",
-            "POWERTOOLS_TRACE_DISABLED": "true",
-        }.items():
-            monkeypatch.setenv(name, value)
+        deployed_at(monkeypatch, agents)
         message, notifier = (import_handler(f) for f in ("message", "notifier"))
         webhook.script([Reply(status=503), Reply(status=204)])
 

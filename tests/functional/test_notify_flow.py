@@ -21,7 +21,14 @@ from standardwebhooks import Webhook
 
 from tests.conftest import ROOT
 from tests.support.http_server import Recorded, RecordingServer, Reply
-from tests.support.lambdas import FakeLambdaContext, body, import_handler, load_event, queued_batch
+from tests.support.lambdas import (
+    FakeLambdaContext,
+    body,
+    deployed_at,
+    import_handler,
+    load_event,
+    queued_batch,
+)
 
 if TYPE_CHECKING:
     from collections.abc import Iterator
@@ -120,15 +127,7 @@ def deployment(
         }.items():
             secrets.create_secret(Name=f"signoff/{name}", SecretString=value)
         boto3.client("sesv2").create_email_identity(EmailIdentity="signoff@example.com")
-        for name, value in {
-            "SIGNOFF_AGENTS_DIR": str(agents),
-            "SIGNOFF_ENVIRONMENT": "production",
-            "SIGNOFF_ALLOW_ANONYMOUS": "true",
-            "SIGNOFF_PUBLIC_URL": "https://api.example.com",
-            "SIGNOFF_CHANNEL_SECRETS_PREFIX": "signoff/",
-            "POWERTOOLS_TRACE_DISABLED": "true",
-        }.items():
-            monkeypatch.setenv(name, value)
+        deployed_at(monkeypatch, agents)
         from signoff.continuations.memory import MemoryContinuations
 
         message, resolve, notifier = (import_handler(f) for f in ("message", "resolve", "notifier"))

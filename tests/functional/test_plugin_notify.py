@@ -12,7 +12,14 @@ from typing import TYPE_CHECKING
 import yaml
 
 from tests.conftest import ROOT
-from tests.support.lambdas import FakeLambdaContext, body, import_handler, load_event, queued_batch
+from tests.support.lambdas import (
+    FakeLambdaContext,
+    body,
+    deployed_at,
+    import_handler,
+    load_event,
+    queued_batch,
+)
 from tests.support.plugin_channel import INBOXES
 
 if TYPE_CHECKING:
@@ -44,15 +51,7 @@ def test_notify_shorthand_reaches_the_implicit_console_and_a_python_plugin(
         config = yaml.safe_load((agents / agent / "agent.yaml").read_text())
         config["notify"] = ["console", "team-inbox"]
         (agents / agent / "agent.yaml").write_text(yaml.safe_dump(config))
-    for name, value in {
-        "SIGNOFF_AGENTS_DIR": str(agents),
-        "SIGNOFF_ENVIRONMENT": "production",
-        "SIGNOFF_ALLOW_ANONYMOUS": "true",
-        "SIGNOFF_PUBLIC_URL": "https://api.example.com",
-        "SIGNOFF_CHANNEL_SECRETS_PREFIX": "signoff/",
-        "POWERTOOLS_TRACE_DISABLED": "true",
-    }.items():
-        monkeypatch.setenv(name, value)
+    deployed_at(monkeypatch, agents)
     message, notifier = (import_handler(f) for f in ("message", "notifier"))
 
     paused = message.handler(load_event("message_post"), FakeLambdaContext())

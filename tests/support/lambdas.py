@@ -86,6 +86,23 @@ def body(response: dict[str, Any]) -> Any:
     return json.loads(response["body"])
 
 
+def deployed_at(monkeypatch: pytest.MonkeyPatch, agents: Path, *, anonymous: bool = True) -> None:
+    """The environment the template gives the functions, with ``agents`` as the agents layer.
+
+    Channel secrets are ``signoff/<name>`` in the moto Secrets Manager; links point at
+    ``https://api.example.com``; tracing is off.
+    """
+    for name, value in {
+        "SIGNOFF_AGENTS_DIR": str(agents),
+        "SIGNOFF_ENVIRONMENT": "production",
+        "SIGNOFF_ALLOW_ANONYMOUS": "true" if anonymous else "false",
+        "SIGNOFF_PUBLIC_URL": "https://api.example.com",
+        "SIGNOFF_CHANNEL_SECRETS_PREFIX": "signoff/",
+        "POWERTOOLS_TRACE_DISABLED": "true",
+    }.items():
+        monkeypatch.setenv(name, value)
+
+
 def queued_batch(resources: AwsResources) -> dict[str, Any]:
     """The SQS event the notifier would get: every message now on the notify queue.
 
