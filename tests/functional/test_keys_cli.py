@@ -111,6 +111,21 @@ def test_without_a_table_it_is_a_usage_error(moto_server: dict[str, str]) -> Non
     assert done.stdout == ""
 
 
+def test_the_table_alone_is_enough(moto_server: dict[str, str]) -> None:
+    """As the README runs it: ``SIGNOFF_TABLE=… signoff keys create``, no bucket named."""
+    env = {k: v for k, v in moto_server.items() if k != "SIGNOFF_BUCKET"}
+    done = signoff("create", "--tenant", "acme", env=env, unset=("SIGNOFF_BUCKET",))
+
+    assert done.returncode == 0, done.stderr
+    listed = signoff("list", env=env, unset=("SIGNOFF_BUCKET",))
+    assert listed.returncode == 0, listed.stderr
+    assert "\tacme\tactive\t" in listed.stdout
+    assert (
+        tenant_for(DynamoStore.from_env().api_keys, done.stdout.strip(), allow_anonymous=False)
+        == "acme"
+    )
+
+
 def test_create_needs_a_tenant(moto_server: dict[str, str]) -> None:
     done = signoff("create", env=moto_server)
 

@@ -57,7 +57,9 @@ def _store() -> ApiKeys:
         )
     from signoff.store.dynamodb import DynamoStore
 
-    return DynamoStore.from_env().api_keys
+    # The keys are small rows of the table: no bucket needed (README's commands set
+    # only SIGNOFF_TABLE).
+    return DynamoStore.from_env(need_bucket=False).api_keys
 
 
 def _when(epoch: float) -> str:

@@ -359,7 +359,9 @@ def _blob_key(record: Record) -> str:
 class Codec:
     """Turns records into item dicts and back, moving large bodies to ``blobs``."""
 
-    def __init__(self, blobs: Blobs, *, offload_at: int = OFFLOAD_AT) -> None:
+    def __init__(self, blobs: Blobs | None, *, offload_at: int = OFFLOAD_AT) -> None:
+        # None: a store without a bucket (``signoff keys`` needs only the table);
+        # a record too large for one item is then refused, not silently truncated.
         self.blobs = blobs
         self.offload_at = offload_at
 
@@ -385,6 +387,11 @@ class Codec:
         if item_size(item) > self.offload_at:
             # Written before the item: a refused write leaves only an orphan
             # blob, which the bucket's lifecycle rule removes.
+            if self.blobs is None:
+                raise UsageError(
+                    f"a {type(record).__name__} of {item_size(item)} bytes needs the bucket "
+                    "for large values, and SIGNOFF_BUCKET is not set"
+                )
             key = _blob_key(record)
             self.blobs.put(key, body.encode())
             item["body"] = BLOB_PREFIX + key
@@ -395,6 +402,10 @@ class Codec:
         """The record an item holds, its body read back from Blobs when it was moved."""
         body: str = item["body"]
         if body.startswith(BLOB_PREFIX):
+            if self.blobs is None:
+                raise UsageError(
+                    f"{item['pk']} keeps its body in the bucket, and SIGNOFF_BUCKET is not set"
+                )
             body = self.blobs.get(body.removeprefix(BLOB_PREFIX)).decode()
         data = json.loads(body)
         for name in LIVE[model]:

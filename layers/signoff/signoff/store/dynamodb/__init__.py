@@ -33,7 +33,7 @@ class DynamoStore:
         self,
         client: DynamoDBClient,
         table: str,
-        blobs: Blobs,
+        blobs: Blobs | None,
         *,
         clock: Clock | None = None,
         page_size: int = 100,
@@ -59,11 +59,16 @@ class DynamoStore:
         clock: Clock | None = None,
         page_size: int = 100,
         deployment: Deployment | None = None,
+        need_bucket: bool = True,
     ) -> Self:
         """The table named by ``SIGNOFF_TABLE`` and the bucket by ``SIGNOFF_BUCKET``.
 
+        ``need_bucket=False`` is for callers that touch only small records (the
+        API keys): without ``SIGNOFF_BUCKET`` such a store refuses a record too
+        large for one item instead of failing at the start.
+
         Raises:
-            UsageError: one of the variables is not set.
+            UsageError: ``SIGNOFF_TABLE`` is not set, or ``SIGNOFF_BUCKET`` when needed.
         """
         from signoff.awsclients import lazy_client
         from signoff.store.s3 import S3Blobs
@@ -71,5 +76,5 @@ class DynamoStore:
         deployment = deployment or Deployment.from_env()
         table = deployment.need("table")
         client = lazy_client("dynamodb")
-        blobs = S3Blobs.from_env(deployment)
+        blobs = S3Blobs.from_env(deployment) if need_bucket or deployment.bucket else None
         return cls(client, table, blobs, clock=clock, page_size=page_size)
