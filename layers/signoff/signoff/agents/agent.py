@@ -2,9 +2,10 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
+from signoff.agents.hooks import NO_HOOKS, Hooks
 from signoff.budget import Budget
 from signoff.skills import skills_index
 
@@ -27,6 +28,8 @@ class Agent:
     tools: dict[str, Tool]
     rules: RuleSet
     skills: dict[str, Skill]
+    # The functions of the folder's hooks.py (none without one).
+    hooks: Hooks = field(default=NO_HOOKS)
 
     @property
     def system_prompt(self) -> str:

@@ -2,14 +2,13 @@
 
 An agent folder holds ``agent.yaml`` (required), ``actauth.yml`` (the rules; a
 missing file means every call is asked about), ``tools.py`` (``@tool``
-functions) and ``skills/<skill>/SKILL.md``. Every problem is reported as a
-``ConfigError`` naming the file and the field.
+functions), ``hooks.py`` (``signoff.agents.hooks``) and
+``skills/<skill>/SKILL.md``. Every problem is reported as a ``ConfigError``
+naming the file and the field.
 """
 
 from __future__ import annotations
 
-import importlib.util
-import sys
 from typing import TYPE_CHECKING
 
 import yaml
@@ -17,6 +16,8 @@ from pydantic import ValidationError
 
 from signoff.agents.agent import Agent
 from signoff.agents.config import AgentConfig
+from signoff.agents.hooks import load_hooks
+from signoff.agents.modules import import_agent_file
 from signoff.channels.config import CHANNELS_FILE, ChannelsConfig, check_agent_notify, load_channels
 from signoff.errors import ConfigError, UnknownAgent
 from signoff.gate import RuleSet, load_rules
@@ -108,6 +109,7 @@ def load_agent(directory: Path, channels: ChannelsConfig | None = None) -> Agent
         tools=_load_tools(directory / "tools.py", name),
         rules=rules,
         skills=discover_skills(directory / "skills"),
+        hooks=load_hooks(directory / "hooks.py", name),
     )
 
 
@@ -131,17 +133,7 @@ def _load_config(path: Path) -> AgentConfig:
 def _load_tools(path: Path, agent: str) -> dict[str, Tool]:
     if not path.exists():
         return {}
-    module_name = f"signoff_agent_tools.{agent.replace('-', '_')}"
-    spec = importlib.util.spec_from_file_location(module_name, path)
-    if spec is None or spec.loader is None:
-        raise ConfigError(str(path), "", "cannot be imported")
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[module_name] = module
-    try:
-        spec.loader.exec_module(module)
-    except Exception as exc:  # any error in user code is a config error of that file
-        sys.modules.pop(module_name, None)
-        raise ConfigError(str(path), "", f"import failed: {type(exc).__name__}: {exc}") from exc
+    module = import_agent_file(path, "signoff_agent_tools", agent)
     tools: dict[str, Tool] = {}
     for attribute, value in vars(module).items():
         if not isinstance(value, Tool):

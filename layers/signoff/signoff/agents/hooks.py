@@ -1,0 +1,207 @@
+"""An agent's hooks as code: the optional ``hooks.py`` of its folder.
+
+loopengine's ``AgentConfig`` takes functions (``onRunStart``, ``onRunFinish``,
+``tenantFor``, ``sessionIdFor``); a YAML file cannot hold them, so an agent
+folder may have a ``hooks.py`` defining any of:
+
+- ``on_run_start(ctx: RunStart)`` — a run began: a message, or a resolution
+  that resumed a paused run (``ctx.trigger``);
+- ``on_run_finish(ctx: RunFinish)`` — a run reached a genuine end (done,
+  ``max_turns``, ``denied``); never at a pause;
+- ``tenant_for(headers: Mapping[str, str]) -> str | None`` — the tenant of an
+  HTTP request, from its *verified* headers only (``signoff.api.context``);
+- ``session_id_for(body: dict) -> str | None`` — the session a message
+  continues, from its JSON body.
+
+The run hooks are fire-and-forget, as in loopengine: each runs on a thread of
+its own, an exception (or a failed coroutine) is logged with the agent and the
+hook's name and never reaches the turn, and the turn waits for a hook at most
+``HOOK_WAIT`` seconds. Where they fire follows the lifecycle announcements'
+channel rule (``signoff.durable.announce``): never for ``cli`` or
+``http_stream``, whose caller already sees the run start and end.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import inspect
+import logging
+import threading
+import time
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any, Final, Literal
+
+from signoff.agents.modules import import_agent_file
+from signoff.errors import ConfigError
+
+if TYPE_CHECKING:
+    from collections.abc import Callable, Mapping
+    from pathlib import Path
+
+__all__ = [
+    "HOOK_WAIT",
+    "NO_HOOKS",
+    "Channel",
+    "Hooks",
+    "RunFinish",
+    "RunStart",
+    "load_hooks",
+]
+
+log = logging.getLogger(__name__)
+
+# The longest a turn waits for one run hook before it answers anyway. A Lambda
+# sandbox freezes once the handler returns, so a hook still running then may be
+# cut off: the wait lets a quick hook (a log line, one HTTP call) finish, while a
+# slow one costs the response no more than this.
+HOOK_WAIT: Final = 2.0
+
+# Where a run came from: the seed's ApproverChannel values, plus ``schedule`` for an
+# EventBridge run (loopengine's "no channel", a caller nobody waits on).
+Channel = Literal["cli", "http", "http_stream", "schedule"]
+
+# loopengine's names, pointing to their Python home here.
+_RENAMED: Final = {
+    "onRunStart": "on_run_start",
+    "onRunFinish": "on_run_finish",
+    "tenantFor": "tenant_for",
+    "sessionIdFor": "session_id_for",
+}
+
+
+@dataclass(frozen=True, kw_only=True)
+class RunStart:
+    """What ``on_run_start`` is told; the seed's names (``sessionId``) read too."""
+
+    agent: str
+    tenant: str
+    session_id: str
+    channel: Channel | None
+    trigger: Literal["message", "resolution"]
+    run_id: str
+
+    @property
+    def sessionId(self) -> str:  # the seed's name, for hooks ported from loopengine
+        return self.session_id
+
+
+@dataclass(frozen=True, kw_only=True)
+class RunFinish:
+    """What ``on_run_finish`` is told; the seed's names (``sessionId``, ``stopReason``) read too."""
+
+    agent: str
+    tenant: str
+    session_id: str
+    channel: Channel | None
+    text: str
+    stop_reason: Literal["max_turns", "denied"] | None
+    run_id: str
+
+    @property
+    def sessionId(self) -> str:  # the seed's name
+        return self.session_id
+
+    @property
+    def stopReason(self) -> str | None:  # the seed's name
+        return self.stop_reason
+
+
+@dataclass(frozen=True, kw_only=True)
+class Hooks:
+    """The functions an agent's ``hooks.py`` defines; None where it defines none."""
+
+    agent: str = ""
+    on_run_start: Callable[[RunStart], Any] | None = None
+    on_run_finish: Callable[[RunFinish], Any] | None = None
+    tenant_for: Callable[[Mapping[str, str]], str | None] | None = None
+    session_id_for: Callable[[dict[str, Any]], str | None] | None = None
+
+    def run_started(self, ctx: RunStart) -> Fired | None:
+        """Start ``on_run_start`` in the background (None without one)."""
+        return _fire(self.agent, "on_run_start", self.on_run_start, ctx)
+
+    def run_finished(self, ctx: RunFinish) -> Fired | None:
+        """Start ``on_run_finish`` in the background (None without one)."""
+        return _fire(self.agent, "on_run_finish", self.on_run_finish, ctx)
+
+
+NO_HOOKS: Final = Hooks()
+
+
+class Fired:
+    """A run hook running on its own thread; ``wait`` gives it what is left of ``HOOK_WAIT``."""
+
+    def __init__(self, agent: str, name: str, thread: threading.Thread, wait: float) -> None:
+        self.agent = agent
+        self.name = name
+        self._thread = thread
+        self._until = time.monotonic() + wait
+        self._wait = wait
+
+    def wait(self) -> bool:
+        """Wait until the hook ends or its time is up; True when it ended."""
+        self._thread.join(max(self._until - time.monotonic(), 0.0))
+        if self._thread.is_alive():
+            log.warning(
+                "hook %s of agent %s still runs after %.1fs; the turn goes on without it",
+                self.name,
+                self.agent,
+                self._wait,
+                extra={"agent": self.agent, "hook": self.name},
+            )
+            return False
+        return True
+
+
+def _fire(agent: str, name: str, hook: Callable[[Any], Any] | None, ctx: Any) -> Fired | None:
+    if hook is None:
+        return None
+
+    def run() -> None:
+        # Whatever the hook does, it ends here: a failed announcement never fails the turn.
+        try:
+            result = hook(ctx)
+            if inspect.isawaitable(result):
+                asyncio.run(_awaited(result))
+        except Exception as error:
+            log.warning(
+                "hook %s of agent %s failed: %s: %s",
+                name,
+                agent,
+                type(error).__name__,
+                error,
+                exc_info=True,
+                extra={"agent": agent, "hook": name},
+            )
+
+    # A daemon thread: a hook that never returns does not keep the process alive.
+    thread = threading.Thread(target=run, name=f"hook-{agent}-{name}", daemon=True)
+    thread.start()
+    return Fired(agent, name, thread, HOOK_WAIT)
+
+
+async def _awaited(awaitable: Any) -> None:
+    await awaitable
+
+
+def load_hooks(path: Path, agent: str) -> Hooks:
+    """The hooks ``path`` defines (no hooks when the file does not exist).
+
+    Raises:
+        ConfigError: the file does not import, a hook is not callable, or it uses
+            loopengine's camelCase name (the error names the Python one).
+    """
+    if not path.exists():
+        return Hooks(agent=agent)
+    module = import_agent_file(path, "signoff_agent_hooks", agent)
+    found = vars(module)
+    for old, new in _RENAMED.items():
+        if old in found:
+            raise ConfigError(str(path), old, f"hooks are snake_case here: define {new}(...)")
+    hooks: dict[str, Any] = {}
+    for name in ("on_run_start", "on_run_finish", "tenant_for", "session_id_for"):
+        value = found.get(name)
+        if value is not None and not callable(value):
+            raise ConfigError(str(path), name, "must be a function")
+        hooks[name] = value
+    return Hooks(agent=agent, **hooks)
