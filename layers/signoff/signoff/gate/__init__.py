@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from signoff.gate.conditions import Condition, Op, holds
 from signoff.gate.decide import GateDecision, Scope, decide
-from signoff.gate.rules import Decision, Rule, RuleSet, load_rules
+from signoff.gate.rules import Decision, Rule, RuleSet, load_rules, rules_from
 
 __all__ = [
     "Condition",
@@ -21,4 +21,5 @@ __all__ = [
     "decide",
     "holds",
     "load_rules",
+    "rules_from",
 ]

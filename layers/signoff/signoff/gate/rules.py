@@ -28,7 +28,7 @@ from signoff.gate.conditions import Condition  # noqa: TC001 - pydantic needs it
 if TYPE_CHECKING:
     from pathlib import Path
 
-__all__ = ["Decision", "Rule", "RuleSet", "load_rules"]
+__all__ = ["Decision", "Rule", "RuleSet", "load_rules", "rules_from"]
 
 Decision = Literal["allow", "ask", "deny"]
 
@@ -107,8 +107,7 @@ def load_rules(path: Path, agent: str) -> RuleSet:
             error names the file, the rule (index and name) and the field.
         UsageError: ``agent`` is not a single scope segment.
     """
-    if not agent or "/" in agent:
-        raise UsageError(f"agent name {agent!r} cannot be a scope segment")
+    _check_agent(agent)
     file = str(path)
     try:
         text = path.read_text(encoding="utf-8")
@@ -126,6 +125,20 @@ def load_rules(path: Path, agent: str) -> RuleSet:
         raw = {}
     if not isinstance(raw, dict):
         raise ConfigError(file, "", "expected a mapping with default_decision and rules")
+    return rules_from(raw, file, agent)
+
+
+def rules_from(raw: Mapping[str, Any], file: str, agent: str) -> RuleSet:
+    """The rule set ``raw`` (``default_decision`` and ``rules``, as parsed from YAML),
+    with two-segment scopes bound to ``agent``; errors name ``file``.
+
+    Also loopengine's inline form (``agent.yaml``'s ``rules`` + ``defaultDecision``).
+
+    Raises:
+        ConfigError: ``raw`` breaks the format, naming the rule (index and name) and field.
+        UsageError: ``agent`` is not a single scope segment.
+    """
+    _check_agent(agent)
     try:
         ruleset = RuleSet.model_validate(raw)
     except ValidationError as exc:
@@ -137,6 +150,11 @@ def load_rules(path: Path, agent: str) -> RuleSet:
         for rule in ruleset.rules
     )
     return ruleset.model_copy(update={"rules": bound})
+
+
+def _check_agent(agent: str) -> None:
+    if not agent or "/" in agent:
+        raise UsageError(f"agent name {agent!r} cannot be a scope segment")
 
 
 class _UniqueKeyLoader(yaml.SafeLoader):
