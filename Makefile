@@ -18,18 +18,16 @@ PYTHON313 ?= $(shell for p in $$(ls -d $(PYENV_ROOT)/versions/3.13.*/bin/python3
 # because the dev tools are installed fails here as it would in Lambda.
 LAMBDA_VENV ?= .venv-lambda
 
-.PHONY: install demo test lint template build packaging bench
+.PHONY: install demo test lint template build deploy packaging bench
 
-$(BIN)/.installed: pyproject.toml
-	$(PYTHON) -m venv $(VENV)
-	$(BIN)/python -m pip install -q --upgrade pip
-	$(BIN)/python -m pip install -q -e '.[dev]'
+# dev/venv.sh checks the Python first, makes a virtualenv a wrong Python left behind
+# again, and prints a line per package while pip works.
+$(BIN)/.installed: pyproject.toml dev/venv.sh
+	dev/venv.sh $(PYTHON) $(VENV) "signoff and its development tools" -e '.[dev]'
 	touch $@
 
-$(SAM_VENV)/.installed: requirements-sam.txt
-	$(PYTHON) -m venv $(SAM_VENV)
-	$(SAM_VENV)/bin/python -m pip install -q --upgrade pip
-	$(SAM_VENV)/bin/python -m pip install -q -r requirements-sam.txt
+$(SAM_VENV)/.installed: requirements-sam.txt dev/venv.sh
+	dev/venv.sh $(PYTHON) $(SAM_VENV) "the SAM CLI" -r requirements-sam.txt
 	touch $@
 
 # No pip inside: .venv/'s pip installs into it (pip --python), so its site-packages
@@ -68,13 +66,23 @@ template: install $(SAM_VENV)/.installed
 	PATH="$(dir $(PYTHON313)):$$PATH" $(SAM) build --cached $(SAM_BUILD_ARGS)
 	$(PYTHON313) -m compileall -q -f -j 0 --invalidation-mode unchecked-hash .aws-sam/build
 
-# What to deploy: `make build && sam deploy --guided`. The template's checks and
+# What to deploy: `make deploy` (or `make build` then the pinned sam yourself). The template's checks and
 # sam build, then the bytecode Lambda cannot write itself: /opt and /var/task are
 # read-only, so without .pyc every cold start compiles each module it imports (about
 # 3x the import time: bench/cold_start.py --no-bytecode). unchecked-hash: the zip's
 # timestamps do not matter; -f rewrites every .pyc, so none outlives its source.
 # SAM_BUILD_ARGS goes to sam build, e.g. "--parameter-overrides Architecture=arm64".
 build: template
+
+# The pinned SAM CLI (.venv-sam) deploys what `make build` built: guided the first
+# time (it writes samconfig.toml), then with the answers saved there. Credentials
+# and region come from the usual AWS environment; DEPLOY_ARGS goes to sam deploy.
+deploy: build
+	@if [ -f samconfig.toml ]; then \
+	  echo "$(SAM) deploy $(DEPLOY_ARGS)"; $(SAM) deploy $(DEPLOY_ARGS); \
+	else \
+	  echo "$(SAM) deploy --guided $(DEPLOY_ARGS)"; $(SAM) deploy --guided $(DEPLOY_ARGS); \
+	fi
 
 # What tests/packaging imports and bench/cold_start.py times: sam build's artifacts
 # in .aws-sam/build, run by the Lambda runtime's stand-in.
