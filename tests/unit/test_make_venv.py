@@ -5,9 +5,12 @@ from __future__ import annotations
 import os
 import subprocess
 import sys
-from pathlib import Path
+from typing import TYPE_CHECKING
 
 from tests.conftest import ROOT
+
+if TYPE_CHECKING:
+    from pathlib import Path
 
 SCRIPT = ROOT / "dev" / "venv.sh"
 
