@@ -98,6 +98,8 @@ class TurnStream:
                     environment=api.environment,
                     session_id=session_id,
                     on_event=lambda event: produced.put(("event", event)),
+                    # The stream carries the run's start and end: no announcements.
+                    channel="http_stream",
                 )
             except Exception as error:
                 produced.put(("error", error))
@@ -132,7 +134,7 @@ class TurnStream:
         except ValidationError as error:
             raise UsageError(validation_detail(error.errors())) from None
         headers = {key.lower(): value for key, value in request.headers}
-        tenant = api.tenant(headers)
+        tenant = api.tenant(headers, name)
         agent = api.agents.get(name)
         return agent.name, body.message, tenant, api.session_of(agent, body, tenant) or new_id()
 

@@ -41,6 +41,7 @@ def dispatch(app: APIGatewayHttpResolver, api: Api, event: dict[str, Any], conte
             tenant=run.tenant,
             environment=api.environment,
             deadline=api.deadline(context, interactive=False),
+            channel="schedule",
         )
         return _background(api, "started", result)
     return serve(app, api, event, context)

@@ -38,6 +38,7 @@ def send_message(name: str, body: MessageBody) -> Response[dict[str, object]]:
         environment=api.environment,
         session_id=api.session_of(agent, body, tenant),
         deadline=api.deadline(router.lambda_context, interactive=True),
+        channel="http",
     )
     metrics_for_turn("started", result)
     if result.status == "running":

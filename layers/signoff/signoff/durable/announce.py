@@ -7,6 +7,11 @@ genuine finish (done, max_turns, denied) carries the ``result`` rows of
 start: the run was announced when it began. Nobody waits on a scheduled run, so
 this is how its outcome is told.
 
+Where a run announces anything is ``signoff.run_channels.announces``' to say, the
+one rule ``hooks.py``'s run hooks follow too: never a run on ``cli`` or
+``http_stream`` (its caller sees ``session`` and ``done`` on the stream), and a
+resumed run counts as the channel it started on (``TurnState.channel``).
+
 The rows ride in the turn's own commits, so nothing is announced that was not
 committed; a row's subject makes it happen once per channel however often it is
 written (``signoff.notify.lifecycle``).
@@ -18,11 +23,13 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from signoff.notify import lifecycle
+from signoff.run_channels import announces
 
 if TYPE_CHECKING:
     from signoff.agents import Agent
     from signoff.clock import Clock
     from signoff.engine import Finished
+    from signoff.run_channels import RunChannel
     from signoff.store.records import OutboxRow, SessionRecord
 
 __all__ = ["Announcements"]
@@ -42,11 +49,12 @@ class Announcements:
         run_id: str,
         trigger: lifecycle.Trigger,
         *,
+        channel: RunChannel | None,
         pending_id: str | None = None,
     ) -> list[OutboxRow]:
-        """The ``run_start`` rows of a run, for the channels that want them."""
+        """The ``run_start`` rows of a run on ``channel``, for the channels that want them."""
         channels = lifecycle.subscribers(agent.config.notify, "run_start")
-        if not channels:
+        if not channels or not announces(channel):
             return []
         now = self.clock.now().timestamp()
         note = lifecycle.run_started(
@@ -60,7 +68,7 @@ class Announcements:
     ) -> list[OutboxRow]:
         """The ``run_finish`` rows of a genuine finish, for the channels that want them."""
         channels = lifecycle.subscribers(agent.config.notify, "run_finish")
-        if not channels:
+        if not channels or not announces(outcome.state.channel):
             return []
         run_id = outcome.state.run_id
         note = lifecycle.run_finished(

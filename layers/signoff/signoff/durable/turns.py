@@ -35,6 +35,7 @@ if TYPE_CHECKING:
     from signoff.messages import Message
     from signoff.models.base import ModelCall
     from signoff.queue.base import Queue
+    from signoff.run_channels import RunChannel
     from signoff.store.base import Audit, ClaimFor, PendingItems, Sessions
     from signoff.store.records import OutboxRow
 
@@ -96,11 +97,14 @@ class Turns:
         session_id: str | None = None,
         deadline: float | None = None,
         on_event: Callable[[dict[str, Any]], None] | None = None,
+        channel: RunChannel | None = None,
     ) -> TurnResult:
         """Run one user message on a session (a new one unless ``session_id``).
 
         ``on_event`` sees each event's wire form as the engine emits it (a streaming
         transport); the events are committed with the turn's checkpoints regardless.
+        ``channel`` is what the run is on (``signoff.run_channels``): it decides, for
+        the run and its resumes, whether its start and finish are announced.
 
         Raises:
             UnknownAgent: no such agent.
@@ -128,7 +132,9 @@ class Turns:
         history, _ = self._history(record, run_from=record.next_seq)
         journal = self._journal(record, history, [], on_event=on_event)
         run_id = new_id()
-        journal.announce(self.announcements.run_start(agent, record, run_id, "message"))
+        journal.announce(
+            self.announcements.run_start(agent, record, run_id, "message", channel=channel)
+        )
         outcome = self._engine(agent).start(
             history=history,
             message=message,
@@ -139,6 +145,7 @@ class Turns:
             sink=journal.event,
             deadline=deadline,
             checkpoint=journal.step,
+            channel=channel,
         )
         return self._settle(agent, journal, outcome, history)
 
@@ -220,7 +227,12 @@ class Turns:
         journal = self._journal(record, history, run_events)
         journal.announce(
             self.announcements.run_start(
-                agent, record, state.run_id, "resolution", pending_id=item.id
+                agent,
+                record,
+                state.run_id,
+                "resolution",
+                channel=state.channel,
+                pending_id=item.id,
             )
         )
         outcome = self._engine(agent).resume(

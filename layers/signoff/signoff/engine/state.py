@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING, Literal
 from pydantic import BaseModel, ConfigDict
 
 from signoff.messages import ToolCall  # noqa: TC001 - pydantic needs it at runtime
+from signoff.run_channels import RunChannel  # noqa: TC001 - pydantic needs it at runtime
 
 if TYPE_CHECKING:
     from signoff.events import ApprovalPending, LoopEvent, QuestionPending
@@ -73,6 +74,9 @@ class TurnState(BaseModel):
     environment: str
     session_id: str
     run_id: str
+    # Where the run started (signoff.run_channels); a resume counts as it. None in a
+    # checkpoint written before runs recorded it: announced, as they were then.
+    channel: RunChannel | None = None
     model_calls: int = 0
     # The prompt starts at this index of the session history; earlier messages
     # were compacted away (and are still in the log).

@@ -55,6 +55,7 @@ if TYPE_CHECKING:
     from signoff.clock import Clock
     from signoff.messages import ToolSpec
     from signoff.models.base import ModelCall
+    from signoff.run_channels import RunChannel
 
 __all__ = ["Engine"]
 
@@ -123,14 +124,16 @@ class Engine:
         sink: Callable[[LoopEvent], None] | None = None,
         deadline: float | None = None,
         checkpoint: Callable[[TurnState, list[Message]], None] | None = None,
+        channel: RunChannel | None = None,
     ) -> Outcome:
-        """Run a new user message to its end or its first pause."""
+        """Run a new user message to its end or its first pause (on ``channel``, recorded)."""
         state = TurnState(
             agent=self.agent.name,
             tenant=tenant,
             environment=environment,
             session_id=session_id,
             run_id=run_id or self.new_id(),
+            channel=channel,
         )
         history.append(UserMessage(content=message))
         return self._drive(

@@ -27,10 +27,11 @@ is derived from it by ``signoff.channels.notification.notification_key``.
 from __future__ import annotations
 
 from datetime import UTC, datetime
-from typing import TYPE_CHECKING, Literal
+from typing import TYPE_CHECKING
 
 from signoff.channels.notification import Notification
 from signoff.clock import iso
+from signoff.run_channels import Trigger
 from signoff.store.records import OutboxRow
 
 if TYPE_CHECKING:
@@ -51,9 +52,6 @@ __all__ = [
     "stuck_subject",
     "subscribers",
 ]
-
-Trigger = Literal["message", "resolution"]
-
 
 def subscribers(notify: Mapping[str, Sequence[str]], event: str) -> list[str]:
     """The channels of an agent's ``notify`` that want ``event``, by name."""
