@@ -26,9 +26,11 @@ from __future__ import annotations
 import asyncio
 import inspect
 import logging
+import re
 import threading
 import time
 from dataclasses import dataclass
+from types import MappingProxyType
 from typing import TYPE_CHECKING, Any, Final, Literal
 
 from signoff.agents.modules import import_agent_file
@@ -41,6 +43,9 @@ if TYPE_CHECKING:
 __all__ = [
     "HOOK_WAIT",
     "NO_HOOKS",
+    "SESSION_ID",
+    "VERIFIED_KEY_ID",
+    "VERIFIED_TENANT",
     "Channel",
     "Hooks",
     "RunFinish",
@@ -59,6 +64,14 @@ HOOK_WAIT: Final = 2.0
 # Where a run came from: the seed's ApproverChannel values, plus ``schedule`` for an
 # EventBridge run (loopengine's "no channel", a caller nobody waits on).
 Channel = Literal["cli", "http", "http_stream", "schedule"]
+
+# The verified headers ``tenant_for`` sees (``Hooks.tenant``).
+VERIFIED_TENANT: Final = "x-signoff-tenant"
+VERIFIED_KEY_ID: Final = "x-signoff-key-id"
+# What a message's ``sessionId`` may be (the API's MessageBody), for ids a hook picks too.
+SESSION_ID: Final = re.compile(r"[A-Za-z0-9_.:-]{1,128}")
+# A tenant is the first part of an ActAuth scope (``tenant/environment``): no "/".
+_TENANT: Final = re.compile(r"[^/\x00-\x1f\x7f]{1,128}")
 
 # loopengine's names, pointing to their Python home here.
 _RENAMED: Final = {
@@ -111,10 +124,64 @@ class Hooks:
     """The functions an agent's ``hooks.py`` defines; None where it defines none."""
 
     agent: str = ""
+    file: str = ""
     on_run_start: Callable[[RunStart], Any] | None = None
     on_run_finish: Callable[[RunFinish], Any] | None = None
     tenant_for: Callable[[Mapping[str, str]], str | None] | None = None
     session_id_for: Callable[[dict[str, Any]], str | None] | None = None
+
+    def tenant(self, verified: str, key_id: str | None) -> str:
+        """The tenant of a request whose API key verified as ``verified`` (key ``key_id``).
+
+        ``tenant_for`` is given the verified headers only: ``x-signoff-tenant`` (the
+        key's tenant) and ``x-signoff-key-id`` (absent for an anonymous caller). The
+        request's own headers never reach it — any of them (``x-tenant-id``, …) is
+        the client's to set — so a client gets no other tenant than its key maps to.
+        The key itself is left out too: it is a secret and already checked. None
+        keeps the key's tenant.
+
+        Raises:
+            ConfigError: the hook raised, or returned something that is not a tenant;
+                the request fails closed (500) rather than run under a guessed tenant.
+        """
+        if self.tenant_for is None:
+            return verified
+        headers = {VERIFIED_TENANT: verified}
+        if key_id is not None:
+            headers[VERIFIED_KEY_ID] = key_id
+        try:
+            chosen = self.tenant_for(MappingProxyType(headers))
+        except Exception as error:
+            raise ConfigError(self.file, "tenant_for", _failure(error)) from error
+        if chosen is None:
+            return verified
+        if not isinstance(chosen, str) or not _TENANT.fullmatch(chosen):
+            raise ConfigError(
+                self.file, "tenant_for", f"returned {chosen!r}, not a tenant (1-128 chars, no '/')"
+            )
+        return chosen
+
+    def session_id(self, body: dict[str, Any]) -> str | None:
+        """The session ``session_id_for`` picks from a message's JSON body (None: no pick).
+
+        Raises:
+            ConfigError: the hook raised, or returned something that is not a session id.
+        """
+        if self.session_id_for is None:
+            return None
+        try:
+            chosen = self.session_id_for(body)
+        except Exception as error:
+            raise ConfigError(self.file, "session_id_for", _failure(error)) from error
+        if chosen is None:
+            return None
+        if not isinstance(chosen, str) or not SESSION_ID.fullmatch(chosen):
+            raise ConfigError(
+                self.file,
+                "session_id_for",
+                f"returned {chosen!r}, not a session id ({SESSION_ID.pattern})",
+            )
+        return chosen
 
     def run_started(self, ctx: RunStart) -> Fired | None:
         """Start ``on_run_start`` in the background (None without one)."""
@@ -180,6 +247,10 @@ def _fire(agent: str, name: str, hook: Callable[[Any], Any] | None, ctx: Any) ->
     return Fired(agent, name, thread, HOOK_WAIT)
 
 
+def _failure(error: Exception) -> str:
+    return f"raised {type(error).__name__}: {error}"
+
+
 async def _awaited(awaitable: Any) -> None:
     await awaitable
 
@@ -204,4 +275,4 @@ def load_hooks(path: Path, agent: str) -> Hooks:
         if value is not None and not callable(value):
             raise ConfigError(str(path), name, "must be a function")
         hooks[name] = value
-    return Hooks(agent=agent, **hooks)
+    return Hooks(agent=agent, file=str(path), **hooks)

@@ -57,7 +57,8 @@ def decider_for(
         granted = api.signer.verify(token, api.clock.now().timestamp())
         check_token(api, item, granted, decision)
         return link_decider(api, granted)
-    tenant, key_id = api.caller(headers)
+    # the tenant the item's agent gives this key (its tenant_for), as its messages got
+    tenant, key_id = api.caller(headers, item.agent)
     who = f"apikey:{key_id}" if key_id else "anonymous"  # a deployment that allows no key
     actor = Actor(id=f"{who}@{tenant}", channel="api")
 

@@ -65,7 +65,7 @@ def agent_config(name: str) -> dict[str, Any]:
 )
 def session_status(name: str, id: str, after: Annotated[int, Query(ge=0)] = 0) -> dict[str, Any]:
     api = api_of(router)
-    tenant = api.tenant(router.current_event.headers)
+    tenant = api.tenant(router.current_event.headers, name)
     record = api.sessions.load(id)
     if record is None or record.agent != name or record.tenant != tenant:
         raise NotFound("session", id)

@@ -121,26 +121,43 @@ class Api:
             raise NotFound("chat channels", "")
         return self.make_chat()
 
-    def tenant(self, headers: Mapping[str, str]) -> str:
+    def tenant(self, headers: Mapping[str, str], agent: str | None = None) -> str:
         """The caller's tenant, from its API key (``x-api-key`` or a bearer token).
 
+        For a request to ``agent``, its ``tenant_for`` hook may map the verified key
+        to another tenant (``caller``).
+
         Raises:
             Unauthorized: no key where one is required, or an unknown / revoked key.
+            UnknownAgent: no agent called ``agent`` (checked after the key).
+            ConfigError: the agent's files, or its ``tenant_for``, failed.
         """
-        return self.caller(headers)[0]
+        return self.caller(headers, agent)[0]
 
-    def caller(self, headers: Mapping[str, str]) -> tuple[str, str | None]:
+    def caller(
+        self, headers: Mapping[str, str], agent: str | None = None
+    ) -> tuple[str, str | None]:
         """The caller's tenant and API key id (None for an anonymous caller).
 
+        The key is verified first (an unauthenticated caller learns nothing of the
+        agents); only then may ``agent``'s ``tenant_for`` hook pick the tenant, from
+        what the key verified as and nothing the client sent
+        (``signoff.agents.hooks.Hooks.tenant``).
+
         Raises:
             Unauthorized: no key where one is required, or an unknown / revoked key.
+            UnknownAgent: no agent called ``agent``.
+            ConfigError: the agent's files, or its ``tenant_for``, failed.
         """
         lowered = {k.lower(): v for k, v in headers.items()}
         key = lowered.get("x-api-key")
         authorization = lowered.get("authorization", "")
         if key is None and authorization.lower().startswith("bearer "):
             key = authorization[7:].strip()
-        return caller_for(self.api_keys, key, allow_anonymous=self.allow_anonymous)
+        tenant, key_id = caller_for(self.api_keys, key, allow_anonymous=self.allow_anonymous)
+        if agent is None:
+            return tenant, key_id
+        return self.agents.get(agent).hooks.tenant(tenant, key_id), key_id
 
     def deadline(self, lambda_context: Any, *, interactive: bool) -> float:
         """The monotonic time by which this invocation's turn must yield."""
@@ -154,8 +171,18 @@ class Api:
     def session_of(self, agent: Agent, body: MessageBody, tenant: str) -> str | None:
         """The session a message names: ``sessionId``, else the one its ``sessionKey`` derives.
 
-        None when the body names neither: the turn starts a new session.
+        An agent's ``session_id_for`` hook is asked first, with the JSON body; when it
+        returns None the rules above apply. Whatever picks the id, the session stays
+        its creator's: ``Turns.send`` answers 404 for a session of another tenant or
+        agent. None when nothing names a session: the turn starts a new one.
+
+        Raises:
+            ConfigError: the agent's ``session_id_for`` failed.
         """
+        if agent.hooks.session_id_for is not None:
+            chosen = agent.hooks.session_id(body.model_dump(by_alias=True, exclude_none=True))
+            if chosen is not None:
+                return chosen
         if body.session_id:
             return body.session_id
         key = agent.config.session_key
