@@ -134,7 +134,7 @@ class TurnStream:
         except ValidationError as error:
             raise UsageError(validation_detail(error.errors())) from None
         headers = {key.lower(): value for key, value in request.headers}
-        tenant = api.tenant(headers)
+        tenant = api.tenant(headers, name)
         agent = api.agents.get(name)
         return agent.name, body.message, tenant, api.session_of(agent, body, tenant) or new_id()
 

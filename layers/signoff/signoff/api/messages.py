@@ -29,7 +29,7 @@ router = Router()
 )
 def send_message(name: str, body: MessageBody) -> Response[dict[str, object]]:
     api = api_of(router)
-    tenant = api.tenant(router.current_event.headers)
+    tenant = api.tenant(router.current_event.headers, name)
     agent = api.agents.get(name)
     result = api.turns.send(
         name,
