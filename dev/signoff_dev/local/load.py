@@ -406,9 +406,10 @@ def _captured_emails(stack: LocalStack) -> Counter[tuple[str, str]]:
     The item is the one its link's resume token verifies for; the channel is the
     email channel with the mail's sender and recipients.
     """
-    from signoff.channels.config import CHANNELS_FILE, EmailSettings, load_channels
+    from signoff.channels.config import EmailSettings
+    from signoff.channels.http_notifier import deployment_channels
 
-    config = load_channels(stack.agents_dir / CHANNELS_FILE)
+    config = deployment_channels(stack.agents_dir)
     channels = {
         (str(settings.sender), tuple(sorted(map(str, settings.to)))): name
         for name, settings in config.channels.items()

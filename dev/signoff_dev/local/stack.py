@@ -325,9 +325,9 @@ class LocalStack:
 
     def _channel_secrets(self) -> ChannelsConfig:
         """Store the channels' secrets under the template's prefix; key the sink; capture mail."""
-        from signoff.channels.config import CHANNELS_FILE, load_channels
+        from signoff.channels.http_notifier import deployment_channels
 
-        config = load_channels(self.agents_dir / CHANNELS_FILE)
+        config = deployment_channels(self.agents_dir)
         keys = store_channel_secrets(
             config,
             url=self.url,

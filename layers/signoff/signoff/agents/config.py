@@ -3,15 +3,19 @@
 from __future__ import annotations
 
 import re
-from typing import Annotated, Any, Literal, get_args
+from typing import Annotated, Any, Final, Literal, get_args
 
-from pydantic import BaseModel, BeforeValidator, ConfigDict, Field
+from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, model_validator
 from pydantic.alias_generators import to_camel
+from pydantic_core import PydanticCustomError
 
+from signoff.channels.http_notifier import HttpNotifierConfig  # noqa: TC001 - pydantic needs it at runtime
+from signoff.gate.rules import Decision  # noqa: TC001 - pydantic needs it at runtime
 from signoff.models.settings import ModelSettings
 
 __all__ = [
     "NOTIFY_EVENTS",
+    "PYTHON_HOMES",
     "AgentConfig",
     "BudgetSettings",
     "ScheduleSettings",
@@ -73,9 +77,34 @@ def notify_shorthand(value: Any) -> Any:
     return value
 
 
-class AgentConfig(_Config):
-    """The contents of ``agents/<name>/agent.yaml``."""
+# loopengine's AgentConfig keys whose values are TypeScript code, and where the same
+# thing lives in a signoff agent folder (hooks.py: signoff.agents.hooks).
+PYTHON_HOMES: Final[dict[str, str]] = {
+    "onRunStart": "define on_run_start(ctx) in hooks.py in the agent's folder",
+    "onRunFinish": "define on_run_finish(ctx) in hooks.py in the agent's folder",
+    "tenantFor": "define tenant_for(headers) in hooks.py in the agent's folder "
+    "(from verified headers only)",
+    "sessionIdFor": "define session_id_for(body) in hooks.py in the agent's folder",
+    "tools": "tools are Python functions decorated with @tool in tools.py in the agent's folder",
+    "isSafeTool": "mark a tool @tool(safe=True) in tools.py in the agent's folder",
+    "approver": "an ask goes to the channels of notify or httpNotifier "
+    "(signoff run asks on the terminal)",
+    "createModelCall": "set model: {provider, model} (signoff.models registers more providers)",
+}
 
+
+class AgentConfig(_Config):
+    """The contents of ``agents/<name>/agent.yaml``.
+
+    loopengine's ``AgentConfig`` keys are accepted as they are spelled there:
+    ``systemPrompt`` (for ``system``), ``maxTurns``, the inline ``rules`` with
+    ``defaultDecision`` (instead of ``actauth.yml``), ``httpNotifier``
+    (``signoff.channels.http_notifier``) and ``name`` (the folder's). Its
+    TypeScript-only keys (functions) are refused naming their Python home
+    (``PYTHON_HOMES``).
+    """
+
+    name: str | None = None
     description: str = ""
     system: str
     model: ModelSettings = ModelSettings()
@@ -89,3 +118,33 @@ class AgentConfig(_Config):
         default_factory=dict
     )
     schedule: ScheduleSettings | None = None
+    # loopengine's inline rule form; validated and bound to the agent by the loader
+    # (signoff.gate.rules_from), so errors name the rule as in actauth.yml.
+    rules: list[Any] | None = None
+    default_decision: Decision | None = None
+    http_notifier: HttpNotifierConfig | None = None
+
+    @model_validator(mode="before")
+    @classmethod
+    def _loopengine_keys(cls, data: Any) -> Any:
+        """``systemPrompt`` read as ``system``; a TypeScript-only key refused with its
+        Python home. ``ctx.field`` names the key (the error has no location of its own)."""
+        if not isinstance(data, dict):
+            return data
+        for key, home in PYTHON_HOMES.items():
+            if key in data:
+                raise PydanticCustomError(
+                    "typescript_only",
+                    "{key} takes TypeScript code in loopengine; in signoff, {home}",
+                    {"field": key, "key": key, "home": home},
+                )
+        if "systemPrompt" in data:
+            if "system" in data:
+                raise PydanticCustomError(
+                    "duplicate_alias",
+                    "system and systemPrompt (loopengine's name) are one setting: write one",
+                    {"field": "systemPrompt"},
+                )
+            data = {**data, "system": data["systemPrompt"]}
+            del data["systemPrompt"]
+        return data

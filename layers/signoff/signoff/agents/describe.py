@@ -39,7 +39,10 @@ def describe_agent(agent: Agent, deployment: Deployment | None = None) -> dict[s
             for tool in agent.tools.values()
         ],
         "rules": {
-            "source": str(agent.directory / "actauth.yml"),
+            # loopengine's inline form lives in agent.yaml (never beside actauth.yml)
+            "source": str(
+                agent.directory / ("agent.yaml" if config.rules is not None else "actauth.yml")
+            ),
             "defaultDecision": agent.rules.default_decision,
             "rules": [
                 rule.model_dump(mode="json", exclude_none=True) for rule in agent.rules.rules

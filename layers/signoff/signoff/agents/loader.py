@@ -1,7 +1,8 @@
 """Finding and loading ``agents/<name>/`` folders.
 
-An agent folder holds ``agent.yaml`` (required), ``actauth.yml`` (the rules; a
-missing file means every call is asked about), ``tools.py`` (``@tool``
+An agent folder holds ``agent.yaml`` (required), ``actauth.yml`` (the rules, or
+loopengine's inline ``rules`` in ``agent.yaml``, never both; no rules at all means
+every call is asked about), ``tools.py`` (``@tool``
 functions), ``hooks.py`` (``signoff.agents.hooks``) and
 ``skills/<skill>/SKILL.md``. Every problem is reported as a ``ConfigError``
 naming the file and the field.
@@ -18,18 +19,21 @@ from signoff.agents.agent import Agent
 from signoff.agents.config import AgentConfig
 from signoff.agents.hooks import load_hooks
 from signoff.agents.modules import import_agent_file
-from signoff.channels.config import CHANNELS_FILE, ChannelsConfig, check_agent_notify, load_channels
+from signoff.channels.config import ChannelsConfig, check_agent_notify
+from signoff.channels.http_notifier import channel_name, deployment_channels, http_notifier_channel
 from signoff.errors import ConfigError, UnknownAgent
-from signoff.gate import RuleSet, load_rules
+from signoff.gate import RuleSet, load_rules, rules_from
 from signoff.skills import discover_skills
 from signoff.tools import Tool
 
 if TYPE_CHECKING:
+    from collections.abc import Mapping, Sequence
     from pathlib import Path
 
 __all__ = ["AgentCatalog", "load_agent"]
 
 RESERVED_TOOLS = frozenset({"ask_user", "Skill"})
+RULES_FILE = "actauth.yml"
 
 
 class AgentCatalog:
@@ -42,13 +46,14 @@ class AgentCatalog:
 
     @property
     def channels(self) -> ChannelsConfig:
-        """The deployment's channels, from ``<root>/channels.yaml``, loaded on first use.
+        """The deployment's channels, from ``<root>/channels.yaml`` and the agents'
+        ``httpNotifier`` (``deployment_channels``), loaded on first use.
 
         Raises:
             ConfigError: ``channels.yaml`` is invalid.
         """
         if self._channels is None:
-            self._channels = load_channels(self.root / CHANNELS_FILE)
+            self._channels = deployment_channels(self.root)
         return self._channels
 
     def names(self) -> list[str]:
@@ -69,7 +74,7 @@ class AgentCatalog:
         for name in self.names():
             file = self.root / name / "agent.yaml"
             try:
-                check_agent_notify(str(file), _load_config(file).notify, self.channels)
+                _check_notify(name, str(file), _load_config(file).notify, self.channels)
             except ConfigError as exc:
                 found[name] = exc
         return found
@@ -97,11 +102,20 @@ def load_agent(directory: Path, channels: ChannelsConfig | None = None) -> Agent
             channel that ``channels`` does not define.
     """
     name = directory.name
-    config = _load_config(directory / "agent.yaml")
+    file = directory / "agent.yaml"
+    config = _load_config(file)
     if channels is not None:
-        check_agent_notify(str(directory / "agent.yaml"), config.notify, channels)
-    rules_file = directory / "actauth.yml"
-    rules = load_rules(rules_file, name) if rules_file.exists() else RuleSet()
+        _check_notify(name, str(file), config.notify, channels)
+    rules_file = directory / RULES_FILE
+    if rules_file.exists():
+        rules = load_rules(rules_file, name)
+    elif config.rules is not None or config.default_decision is not None:
+        inline: dict[str, object] = {"rules": config.rules or []}
+        if config.default_decision is not None:
+            inline["default_decision"] = config.default_decision
+        rules = rules_from(inline, str(file), name)
+    else:
+        rules = RuleSet()
     return Agent(
         name=name,
         directory=directory,
@@ -123,11 +137,59 @@ def _load_config(path: Path) -> AgentConfig:
     if not isinstance(raw, dict):
         raise ConfigError(str(path), "", "must be a mapping of settings")
     try:
-        return AgentConfig.model_validate(raw)
+        config = AgentConfig.model_validate(raw)
     except ValidationError as exc:
         err = exc.errors(include_url=False)[0]
-        field = ".".join(str(p) for p in err["loc"]) or "(root)"
+        # A whole-file check (loopengine's keys) names its key in ctx, not in loc.
+        named = err.get("ctx", {}).get("field", "")
+        field = ".".join(str(p) for p in err["loc"]) or named or "(root)"
         raise ConfigError(str(path), field, err["msg"]) from exc
+    return _loopengine_form(config, path)
+
+
+def _loopengine_form(config: AgentConfig, path: Path) -> AgentConfig:
+    """``config`` with loopengine's ``name``, inline rules and ``httpNotifier`` checked
+    against the folder, and the httpNotifier's channel added to ``notify``.
+
+    Raises:
+        ConfigError: ``name`` is not the folder's, both inline rules and ``actauth.yml``
+            are present (or ``defaultDecision`` beside ``actauth.yml``), or the
+            httpNotifier is invalid.
+    """
+    agent, file = path.parent.name, str(path)
+    if config.name is not None and config.name != agent:
+        raise ConfigError(
+            file, "name", f"is {config.name!r}, but an agent's name is its folder's ({agent!r})"
+        )
+    if (path.parent / RULES_FILE).exists():
+        # Two sources of rules would leave a reader guessing which one decides.
+        if config.rules is not None:
+            raise ConfigError(
+                file, "rules", f"inline rules and {RULES_FILE} both present: keep one of them"
+            )
+        if config.default_decision is not None:
+            raise ConfigError(
+                file,
+                "defaultDecision",
+                f"belongs to the inline rules form; {RULES_FILE} has its own default_decision",
+            )
+    if config.http_notifier is None:
+        return config
+    own = channel_name(agent)
+    if own in config.notify:
+        raise ConfigError(file, f"notify.{own}", "is the httpNotifier's channel: list it once")
+    http_notifier_channel(agent, config.http_notifier, file)  # refuses bad settings, by key
+    notify = {**config.notify, own: list(config.http_notifier.events)}
+    return config.model_copy(update={"notify": notify})
+
+
+def _check_notify(
+    agent: str, file: str, notify: Mapping[str, Sequence[str]], channels: ChannelsConfig
+) -> None:
+    """``check_agent_notify`` for every channel but the agent's own httpNotifier's,
+    which ``_loopengine_form`` has checked (and which a given ``channels`` may lack)."""
+    own = channel_name(agent)
+    check_agent_notify(file, {n: e for n, e in notify.items() if n != own}, channels)
 
 
 def _load_tools(path: Path, agent: str) -> dict[str, Tool]:

@@ -1,14 +1,15 @@
 """Builds the notifier from the environment, once per cold start.
 
 It sends what the store holds and never runs a turn, so it imports neither the
-agents' loader nor the durable runner: ``channels.yaml`` is all it reads.
+agents' loader nor the durable runner: ``channels.yaml`` and each ``agent.yaml``'s
+``httpNotifier`` are all it reads.
 """
 
 from __future__ import annotations
 
 from signoff.aws.channels import deployment_secrets
 from signoff.channels.build import BuildContext, ChannelSet
-from signoff.channels.config import CHANNELS_FILE, load_channels
+from signoff.channels.http_notifier import deployment_channels
 from signoff.clock import SystemClock
 from signoff.keyring import rotating_signer
 from signoff.notify.compose import Composer
@@ -25,8 +26,9 @@ def notifier_from_env(deployment: Deployment | None = None) -> Notifier:
     settings = deployment or Deployment.from_env()
     clock = SystemClock()
     store = DynamoStore.from_env(clock=clock, deployment=settings)
-    # The file AgentCatalog.channels reads, without loading the agents themselves.
-    channels_config = load_channels(settings.agents_dir / CHANNELS_FILE)
+    # What AgentCatalog.channels reads (channels.yaml and the agents' httpNotifier),
+    # without loading the agents themselves.
+    channels_config = deployment_channels(settings.agents_dir)
     secrets = deployment_secrets(channels_config, settings)
 
     # Each channel is built on its first send and on its own: a cold start reads no
