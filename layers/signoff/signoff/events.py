@@ -13,6 +13,8 @@ from typing import Annotated, Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, TypeAdapter
 from pydantic.alias_generators import to_camel
 
+from signoff.messages import Refusal  # noqa: TC001 - pydantic needs it at runtime
+
 __all__ = [
     "ENGINE_EVENT_TYPES",
     "ActauthDecision",
@@ -123,6 +125,9 @@ class LoopDenied(_Event):
 class LoopDone(_Event):
     type: Literal["loop:done"] = "loop:done"
     text: str
+    # Additive to v1: present when the answer is a refusal (the model's, a content
+    # filter's, a guardrail's) rather than a finished task; see docs/models.md.
+    refused: Refusal | None = None
 
 
 class SessionEvent(_Event):

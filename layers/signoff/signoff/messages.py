@@ -11,15 +11,41 @@ from typing import Annotated, Any, Literal
 from pydantic import BaseModel, ConfigDict, Field
 
 __all__ = [
+    "RAW_ARGUMENTS",
     "AssistantMessage",
     "Message",
     "ModelRequest",
     "ModelResponse",
+    "Refusal",
+    "Stop",
     "ToolCall",
     "ToolResultMessage",
     "ToolSpec",
     "Usage",
     "UserMessage",
+]
+
+
+# The key under which an adapter keeps tool-call arguments that were not a JSON object,
+# so the model is shown what it wrote when it is asked to correct it.
+RAW_ARGUMENTS = "_raw"
+
+# Why a reply ended, the same words for every provider (docs/models.md has the table):
+# end / tool_use / max_tokens — the answer, its tool calls, or text cut at maxTokens;
+# refusal / content_filtered / guardrail_intervened — the model or the provider's filter
+# declined, and what it said is the turn's answer; context_window_exceeded — the prompt
+# left no room to answer (the engine compacts); malformed_tool_use — the calls could not
+# be read (the engine tells the model so).
+Refusal = Literal["refusal", "content_filtered", "guardrail_intervened"]
+Stop = Literal[
+    "end",
+    "tool_use",
+    "max_tokens",
+    "refusal",
+    "content_filtered",
+    "guardrail_intervened",
+    "context_window_exceeded",
+    "malformed_tool_use",
 ]
 
 
@@ -88,4 +114,4 @@ class ModelResponse(_Frozen):
     tool_calls: tuple[ToolCall, ...] = ()
     usage: Usage | None = None
     # "max_tokens" means the text was cut off and the model should continue.
-    stop: Literal["end", "tool_use", "max_tokens"] = "end"
+    stop: Stop = "end"

@@ -12,7 +12,7 @@ Nothing here imports httpx or botocore: every adapter loads this module.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any, Literal, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from signoff.errors import ModelRejected
 from signoff.messages import AssistantMessage, ToolCall
@@ -20,16 +20,24 @@ from signoff.messages import AssistantMessage, ToolCall
 if TYPE_CHECKING:
     from collections.abc import Callable, Iterable
 
-    from signoff.messages import Message, ModelResponse
+    from signoff.messages import Message, ModelResponse, Stop
 
 __all__ = ["block_stop", "gather_blocks", "merge_roles", "read_reply"]
 
 Reply = TypeVar("Reply")
 
-# The stop reasons Anthropic and Converse share; any other one ends the turn.
-_BLOCK_STOPS: dict[str, Literal["end", "tool_use", "max_tokens"]] = {
+# Anthropic's and Converse's stop reasons (they share most names) in our words;
+# end_turn, stop_sequence, pause_turn (server tools only, which signoff never
+# offers) and any reason added later read as "end".
+_BLOCK_STOPS: dict[str, Stop] = {
     "tool_use": "tool_use",
     "max_tokens": "max_tokens",
+    "refusal": "refusal",  # Anthropic
+    "content_filtered": "content_filtered",  # Converse
+    "guardrail_intervened": "guardrail_intervened",  # Converse
+    "model_context_window_exceeded": "context_window_exceeded",
+    "malformed_tool_use": "malformed_tool_use",  # Converse
+    "malformed_model_output": "malformed_tool_use",  # Converse: unreadable output
 }
 
 
@@ -80,6 +88,11 @@ def gather_blocks(parts: Iterable[str | ToolCall]) -> tuple[str, tuple[ToolCall,
     return "".join(texts), tuple(calls)
 
 
-def block_stop(reason: str | None) -> Literal["end", "tool_use", "max_tokens"]:
-    """Our stop for an Anthropic or Converse stop reason; a missing or other one is ``end``."""
-    return _BLOCK_STOPS.get(reason or "", "end")
+def block_stop(reason: str | None, *, has_calls: bool) -> Stop:
+    """Our stop for an Anthropic or Converse stop reason; a missing or other one is ``end``.
+
+    A reply with tool calls is ``tool_use`` unless its reason says the calls
+    cannot be trusted (cut at ``max_tokens``, malformed) or the turn must stop.
+    """
+    stop = _BLOCK_STOPS.get(reason or "", "end")
+    return "tool_use" if has_calls and stop == "end" else stop

@@ -134,7 +134,7 @@ def _response(reply: dict[str, Any]) -> ModelResponse:
     return ModelResponse(
         text=text,
         tool_calls=calls,
-        stop="tool_use" if calls else block_stop(reply.get("stop_reason")),
+        stop=block_stop(reply.get("stop_reason"), has_calls=bool(calls)),
         usage=_usage(reply.get("usage")),
     )
 

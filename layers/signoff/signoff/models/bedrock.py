@@ -155,8 +155,7 @@ def _response(reply: ConverseResponseTypeDef) -> ModelResponse:
     return ModelResponse(
         text=text,
         tool_calls=calls,
-        # The reason is read only without tool calls: a reply that made calls needs none.
-        stop="tool_use" if calls else block_stop(reply["stopReason"]),
+        stop=block_stop(reply["stopReason"], has_calls=bool(calls)),
         usage=_usage(usage) if usage else None,
     )
 

@@ -3,15 +3,22 @@
 Provider adapters are imported only when chosen (``signoff.models.registry``),
 so a function that runs the scripted model never loads httpx or boto3 for it.
 ``SIGNOFF_MODEL`` (``provider:model``, e.g. ``openai:gpt-4o-mini``) overrides
-every agent's model: a real provider is one setting away.
+every agent's model: a real provider is one setting away. Model settings may
+follow as a query string, ``openai:o4-mini?reasoningEffort=low&maxTokens=4096``:
+no model id or inference-profile ARN holds a ``?``.
 """
 
 from __future__ import annotations
 
 from typing import TYPE_CHECKING, Protocol
+from urllib.parse import parse_qsl
+
+from pydantic import ValidationError
+from pydantic.alias_generators import to_snake
 
 from signoff.errors import ConfigError
 from signoff.models.plugin import installed, known_provider
+from signoff.models.settings import ModelSettings
 from signoff.plugins import load
 from signoff.settings import Deployment
 
@@ -19,7 +26,6 @@ if TYPE_CHECKING:
     from pathlib import Path
 
     from signoff.models.base import ModelCall
-    from signoff.models.settings import ModelSettings
 
 __all__ = ["ModelAdapter", "build_model", "effective_settings"]
 
@@ -44,13 +50,15 @@ def effective_settings(
     ``deployment`` is read from the environment when not given.
 
     Raises:
-        ConfigError: ``SIGNOFF_MODEL`` names no known provider.
+        ConfigError: ``SIGNOFF_MODEL`` names no known provider, or its options or the
+            settings they give are invalid.
     """
     overrides = deployment or Deployment.from_env()
     override = overrides.model_override
     if not override:
         return settings
-    provider, _, model = override.partition(":")
+    target, _, query = override.partition("?")
+    provider, _, model = target.partition(":")
     try:
         known_provider(provider)
     except ValueError as exc:
@@ -60,7 +68,22 @@ def effective_settings(
         changes["model"] = model
     if base_url := overrides.model_base_url:
         changes["base_url"] = base_url
-    return settings.model_copy(update=changes)
+    try:
+        pairs = parse_qsl(query, keep_blank_values=True, strict_parsing=bool(query))
+        options = {to_snake(key): value for key, value in pairs}
+    except ValueError as exc:
+        raise ConfigError("SIGNOFF_MODEL", "", f"options {query!r}: {exc}") from exc
+    if {"provider", "model"} & options.keys():
+        raise ConfigError("SIGNOFF_MODEL", "", "provider and model go before the '?'")
+    merged = {**settings.model_dump(exclude_unset=True), **changes, **options}
+    try:
+        # Validated again: the options are strings from the environment, and a provider
+        # swapped by the override must still suit every setting the agent kept.
+        return ModelSettings.model_validate(merged)
+    except ValidationError as exc:
+        error = exc.errors(include_url=False)[0]
+        field = ".".join(str(part) for part in error["loc"])
+        raise ConfigError("SIGNOFF_MODEL", field, error["msg"]) from exc
 
 
 def build_model(

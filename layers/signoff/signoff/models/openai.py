@@ -3,9 +3,17 @@
 from __future__ import annotations
 
 import json
-from typing import TYPE_CHECKING, Any, Literal
+import re
+from typing import TYPE_CHECKING, Any
 
-from signoff.messages import ModelResponse, ToolCall, ToolResultMessage, Usage, UserMessage
+from signoff.messages import (
+    RAW_ARGUMENTS,
+    ModelResponse,
+    ToolCall,
+    ToolResultMessage,
+    Usage,
+    UserMessage,
+)
 from signoff.models._http import build_client, key_header, post_json
 from signoff.models._wire import read_reply
 
@@ -14,26 +22,39 @@ if TYPE_CHECKING:
 
     import httpx
 
-    from signoff.messages import Message, ModelRequest, ToolSpec
+    from signoff.messages import Message, ModelRequest, Stop, ToolSpec
     from signoff.models._http import ProviderError
-    from signoff.models.settings import ModelSettings
+    from signoff.models.settings import MaxTokensField, ModelSettings, ReasoningEffort
 
-__all__ = ["OpenAIChat"]
+__all__ = ["OpenAIChat", "max_tokens_field_for"]
 
 _PROVIDER = "openai"
 _DEFAULT_BASE_URL = "https://api.openai.com/v1"
+# Reasoning models (o1, o3, o4-mini, gpt-5…) refuse "max_tokens" and want
+# "max_completion_tokens"; a router may prefix the vendor ("openai/o4-mini").
+_REASONING_MODEL = re.compile(r"(?:^|/)(?:o\d|gpt-5)")
+
+
+def max_tokens_field_for(model: str) -> MaxTokensField:
+    """The output-limit field ``model`` takes when the settings do not name one."""
+    return "max_completion_tokens" if _REASONING_MODEL.search(model) else "max_tokens"
 
 
 class OpenAIChat:
     """A ``ModelCall`` over ``POST {base_url}/chat/completions``."""
 
     def __init__(
-        self, *, model: str, client: httpx.Client, max_tokens_field: str = "max_tokens"
+        self,
+        *,
+        model: str,
+        client: httpx.Client,
+        max_tokens_field: MaxTokensField | None = None,
+        reasoning_effort: ReasoningEffort | None = None,
     ) -> None:
         self.model = model
         self.client = client
-        # Newer OpenAI models take "max_completion_tokens" and refuse "max_tokens".
-        self.max_tokens_field = max_tokens_field
+        self.max_tokens_field: MaxTokensField = max_tokens_field or max_tokens_field_for(model)
+        self.reasoning_effort = reasoning_effort
 
     @classmethod
     def from_config(cls, settings: ModelSettings, agent_dir: Path) -> OpenAIChat:
@@ -42,6 +63,8 @@ class OpenAIChat:
             model=settings.model,
             base_url=settings.base_url,
             api_key_env=settings.api_key_env or "OPENAI_API_KEY",
+            max_tokens_field=settings.max_tokens_field,
+            reasoning_effort=settings.reasoning_effort,
         )
 
     @classmethod
@@ -52,7 +75,8 @@ class OpenAIChat:
         base_url: str | None = None,
         api_key_env: str = "OPENAI_API_KEY",
         timeout: float = 60.0,
-        max_tokens_field: str = "max_tokens",
+        max_tokens_field: MaxTokensField | None = None,
+        reasoning_effort: ReasoningEffort | None = None,
         transport: httpx.BaseTransport | None = None,
     ) -> OpenAIChat:
         """Builds the adapter and its client; without a key (Ollama) no Authorization is sent."""
@@ -66,7 +90,12 @@ class OpenAIChat:
             timeout=timeout,
             transport=transport,
         )
-        return cls(model=model, client=client, max_tokens_field=max_tokens_field)
+        return cls(
+            model=model,
+            client=client,
+            max_tokens_field=max_tokens_field,
+            reasoning_effort=reasoning_effort,
+        )
 
     def __call__(self, request: ModelRequest) -> ModelResponse:
         """Sends one chat completion request.
@@ -93,6 +122,8 @@ class OpenAIChat:
             "messages": messages,
             self.max_tokens_field: request.max_tokens,
         }
+        if self.reasoning_effort is not None:
+            body["reasoning_effort"] = self.reasoning_effort
         if request.tools:
             body["tools"] = [_tool(tool) for tool in request.tools]
         return body
@@ -143,20 +174,26 @@ def _response(reply: dict[str, Any]) -> ModelResponse:
         for call in message.get("tool_calls") or ()
     )
     usage = reply.get("usage")
+    # A refusal comes as `content: null` beside the model's explanation.
+    refusal = message.get("refusal")
     return ModelResponse(
-        text=message.get("content") or "",
+        text=message.get("content") or refusal or "",
         tool_calls=calls,
         usage=(
             Usage(input_tokens=usage["prompt_tokens"], output_tokens=usage["completion_tokens"])
             if usage
             else None
         ),
-        stop=_stop(choice.get("finish_reason"), has_calls=bool(calls)),
+        stop="refusal" if refusal else _stop(choice.get("finish_reason"), calls),
     )
 
 
 def _arguments(raw: object) -> dict[str, Any]:
-    """Decodes a tool call's arguments; anything but a JSON object is kept raw for the engine."""
+    """Decodes a tool call's arguments; anything but a JSON object is kept raw.
+
+    The raw text goes back to the model with the error (``_stop``), so it sees
+    what it wrote.
+    """
     if isinstance(raw, dict):
         return raw
     if raw is None or raw == "":
@@ -165,17 +202,19 @@ def _arguments(raw: object) -> dict[str, Any]:
     try:
         decoded = json.loads(text)
     except ValueError:
-        return {"_raw": text}
-    return decoded if isinstance(decoded, dict) else {"_raw": text}
+        return {RAW_ARGUMENTS: text}
+    return decoded if isinstance(decoded, dict) else {RAW_ARGUMENTS: text}
 
 
-def _stop(reason: object, *, has_calls: bool) -> Literal["end", "tool_use", "max_tokens"]:
-    # Some compatible servers (older Ollama) report "stop" even when they made tool calls.
-    if has_calls:
-        return "tool_use"
+def _stop(reason: object, calls: tuple[ToolCall, ...]) -> Stop:
     if reason == "length":
-        return "max_tokens"
-    return "end"
+        return "max_tokens"  # calls cut off with the text are not run (engine)
+    if reason == "content_filter":
+        return "content_filtered"
+    if any(RAW_ARGUMENTS in call.args for call in calls):
+        return "malformed_tool_use"
+    # Some compatible servers (older Ollama) report "stop" even when they made tool calls.
+    return "tool_use" if calls else "end"
 
 
 def _too_long(error: ProviderError) -> bool:

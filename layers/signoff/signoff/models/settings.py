@@ -7,14 +7,24 @@ only embeds it, so ``agents`` depends on ``models`` and never the other way.
 
 from __future__ import annotations
 
-from typing import Annotated
+from typing import Annotated, Literal, Self
 
-from pydantic import AfterValidator, BaseModel, ConfigDict, Field
+from pydantic import AfterValidator, BaseModel, ConfigDict, Field, model_validator
 from pydantic.alias_generators import to_camel
 
 from signoff.models.plugin import known_provider
 
-__all__ = ["ModelSettings"]
+__all__ = ["OPENAI_ONLY", "MaxTokensField", "ModelSettings", "ReasoningEffort"]
+
+# How an OpenAI-compatible server is told the output limit: reasoning models (o-series,
+# gpt-5) refuse "max_tokens"; older compatible servers know only it.
+MaxTokensField = Literal["max_tokens", "max_completion_tokens"]
+# OpenAI's reasoning_effort values; which ones a model accepts is the model's to say.
+ReasoningEffort = Literal["none", "minimal", "low", "medium", "high", "xhigh", "max"]
+# Settings only the Chat Completions adapter reads: set for another built-in provider
+# they would be ignored silently, so they are refused there.
+OPENAI_ONLY = ("max_tokens_field", "reasoning_effort")
+_NOT_OPENAI = frozenset({"scripted", "anthropic", "bedrock"})
 
 
 class ModelSettings(BaseModel):
@@ -32,3 +42,14 @@ class ModelSettings(BaseModel):
     api_key_env: str | None = None
     region: str | None = None
     max_tokens: int = Field(default=1024, gt=0)
+    # None: chosen from the model's name (models/openai.py).
+    max_tokens_field: MaxTokensField | None = None
+    reasoning_effort: ReasoningEffort | None = None
+
+    @model_validator(mode="after")
+    def _openai_settings_need_openai(self) -> Self:
+        for name in OPENAI_ONLY:
+            if getattr(self, name) is not None and self.provider in _NOT_OPENAI:
+                field = to_camel(name)
+                raise ValueError(f"{field} applies to the openai provider, not {self.provider!r}")
+        return self
