@@ -9,8 +9,7 @@ Python home; every problem names the agent's file and the field.
 from __future__ import annotations
 
 import shutil
-from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import pytest
 import yaml
@@ -29,34 +28,12 @@ from signoff.channels.config import (
 from signoff.channels.http_notifier import deployment_channels
 from signoff.errors import ConfigError
 from signoff.gate import Scope, decide
+from tests.support.loopengine import SAMPLE, loopengine_agent
 
-AGENTS = Path(__file__).resolve().parents[2] / "agents"
-SAMPLE = AGENTS / "customer-service"
+if TYPE_CHECKING:
+    from pathlib import Path
+
 HOOK = {"webhookUrl": "https://hooks.example.com/loop", "webhookSecret": {"secret": "loop-hook"}}
-
-
-def loopengine_agent(root: Path, **settings: Any) -> Path:
-    """The sample customer-service agent, its agent.yaml in loopengine's keys plus ``settings``.
-
-    Its rules are actauth.yml's, moved inline unchanged (``default_decision`` is
-    spelled ``defaultDecision`` there, as in loopengine's AgentConfig).
-    """
-    folder = root / "customer-service"
-    folder.mkdir(parents=True)
-    for name in ("tools.py", "script.yaml"):
-        shutil.copy(SAMPLE / name, folder / name)
-    rules = yaml.safe_load((SAMPLE / "actauth.yml").read_text(encoding="utf-8"))
-    config: dict[str, Any] = {
-        "name": "customer-service",
-        "systemPrompt": "You are the customer-service agent of a small online shop.",
-        "maxTurns": 8,
-        "model": {"provider": "scripted", "script": "script.yaml"},
-        "defaultDecision": rules["default_decision"],
-        "rules": rules["rules"],
-    }
-    config.update(settings)
-    (folder / "agent.yaml").write_text(yaml.safe_dump(config, sort_keys=False), encoding="utf-8")
-    return folder
 
 
 def problem(folder: Path) -> ConfigError:
