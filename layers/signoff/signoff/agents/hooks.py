@@ -16,9 +16,13 @@ folder may have a ``hooks.py`` defining any of:
 The run hooks are fire-and-forget, as in loopengine: each runs on a thread of
 its own, an exception (or a failed coroutine) is logged with the agent and the
 hook's name and never reaches the turn, and the turn waits for a hook at most
-``HOOK_WAIT`` seconds. Where they fire follows the lifecycle announcements'
-channel rule (``signoff.durable.announce``): never for ``cli`` or
-``http_stream``, whose caller already sees the run start and end.
+``HOOK_WAIT`` seconds. Where they fire is the lifecycle announcements' one
+channel rule (``signoff.run_channels.announces``): never for ``cli`` or
+``http_stream``, whose caller already sees the run start and end, and a resumed
+run counts as the channel it started on. They fire in the process that runs that
+part of the run: a resume's ``on_run_start`` and the finish of a run that paused
+fire in the function that resumed it (the resolve function, the sweeper, a
+continuation), never at the pause.
 """
 
 from __future__ import annotations
@@ -35,10 +39,13 @@ from typing import TYPE_CHECKING, Any, Final, Literal
 
 from signoff.agents.modules import import_agent_file
 from signoff.errors import ConfigError
+from signoff.run_channels import announces
 
 if TYPE_CHECKING:
     from collections.abc import Callable, Mapping
     from pathlib import Path
+
+    from signoff.run_channels import RunChannel, Trigger
 
 __all__ = [
     "HOOK_WAIT",
@@ -46,7 +53,6 @@ __all__ = [
     "SESSION_ID",
     "VERIFIED_KEY_ID",
     "VERIFIED_TENANT",
-    "Channel",
     "Hooks",
     "RunFinish",
     "RunStart",
@@ -60,10 +66,6 @@ log = logging.getLogger(__name__)
 # cut off: the wait lets a quick hook (a log line, one HTTP call) finish, while a
 # slow one costs the response no more than this.
 HOOK_WAIT: Final = 2.0
-
-# Where a run came from: the seed's ApproverChannel values, plus ``schedule`` for an
-# EventBridge run (loopengine's "no channel", a caller nobody waits on).
-Channel = Literal["cli", "http", "http_stream", "schedule"]
 
 # The verified headers ``tenant_for`` sees (``Hooks.tenant``).
 VERIFIED_TENANT: Final = "x-signoff-tenant"
@@ -89,8 +91,8 @@ class RunStart:
     agent: str
     tenant: str
     session_id: str
-    channel: Channel | None
-    trigger: Literal["message", "resolution"]
+    channel: RunChannel | None
+    trigger: Trigger
     run_id: str
 
     @property
@@ -105,7 +107,7 @@ class RunFinish:
     agent: str
     tenant: str
     session_id: str
-    channel: Channel | None
+    channel: RunChannel | None
     text: str
     stop_reason: Literal["max_turns", "denied"] | None
     run_id: str
@@ -184,11 +186,15 @@ class Hooks:
         return chosen
 
     def run_started(self, ctx: RunStart) -> Fired | None:
-        """Start ``on_run_start`` in the background (None without one)."""
+        """Start ``on_run_start`` in the background (None: no hook, or not on this channel)."""
+        if not announces(ctx.channel):
+            return None
         return _fire(self.agent, "on_run_start", self.on_run_start, ctx)
 
     def run_finished(self, ctx: RunFinish) -> Fired | None:
-        """Start ``on_run_finish`` in the background (None without one)."""
+        """Start ``on_run_finish`` in the background (None: no hook, or not on this channel)."""
+        if not announces(ctx.channel):
+            return None
         return _fire(self.agent, "on_run_finish", self.on_run_finish, ctx)
 
 

@@ -15,6 +15,7 @@ from __future__ import annotations
 import logging
 from typing import TYPE_CHECKING, Any, Literal, Protocol
 
+from signoff.agents.hooks import RunFinish, RunStart
 from signoff.durable.announce import Announcements
 from signoff.durable.decide import Actor, Decisions, verdict_of
 from signoff.durable.journal import Journal
@@ -29,13 +30,14 @@ if TYPE_CHECKING:
     from collections.abc import Callable
 
     from signoff.agents import Agent
+    from signoff.agents.hooks import Fired
     from signoff.clock import Clock
     from signoff.durable.decide import Check, Verdict
     from signoff.engine import Outcome, TurnState
     from signoff.messages import Message
     from signoff.models.base import ModelCall
     from signoff.queue.base import Queue
-    from signoff.run_channels import RunChannel
+    from signoff.run_channels import RunChannel, Trigger
     from signoff.store.base import Audit, ClaimFor, PendingItems, Sessions
     from signoff.store.records import OutboxRow
 
@@ -135,6 +137,7 @@ class Turns:
         journal.announce(
             self.announcements.run_start(agent, record, run_id, "message", channel=channel)
         )
+        started = self._run_started(agent, record, run_id, "message", channel)
         outcome = self._engine(agent).start(
             history=history,
             message=message,
@@ -147,7 +150,7 @@ class Turns:
             checkpoint=journal.step,
             channel=channel,
         )
-        return self._settle(agent, journal, outcome, history)
+        return self._settle(agent, journal, outcome, history, started=started)
 
     def decide(
         self,
@@ -235,6 +238,9 @@ class Turns:
                 pending_id=item.id,
             )
         )
+        # The resume is this process's part of the run: its start and, if it gets
+        # there, its finish fire here (the pause fired nothing).
+        started = self._run_started(agent, record, state.run_id, "resolution", state.channel)
         outcome = self._engine(agent).resume(
             state,
             history,
@@ -243,7 +249,7 @@ class Turns:
             deadline=deadline,
             checkpoint=journal.step,
         )
-        result = self._settle(agent, journal, outcome, history)
+        result = self._settle(agent, journal, outcome, history, started=started)
         self.pending.mark_resumed(item.id)
         return result
 
@@ -404,10 +410,44 @@ class Turns:
             on_event=on_event,
         )
 
+    def _run_started(
+        self,
+        agent: Agent,
+        record: SessionRecord,
+        run_id: str,
+        trigger: Trigger,
+        channel: RunChannel | None,
+    ) -> Fired | None:
+        """Start the agent's ``on_run_start`` hook, where the channel rule lets it fire."""
+        ctx = RunStart(
+            agent=agent.name,
+            tenant=record.tenant,
+            session_id=record.session_id,
+            channel=channel,
+            trigger=trigger,
+            run_id=run_id,
+        )
+        return agent.hooks.run_started(ctx)
+
     def _settle(
+        self,
+        agent: Agent,
+        journal: Journal,
+        outcome: Outcome,
+        history: list[Message],
+        *,
+        started: Fired | None = None,
+    ) -> TurnResult:
+        """Make the outcome durable and describe it; give the run hooks their time."""
+        try:
+            return self._commit(agent, journal, outcome, history)
+        finally:
+            if started is not None:
+                started.wait()
+
+    def _commit(
         self, agent: Agent, journal: Journal, outcome: Outcome, history: list[Message]
     ) -> TurnResult:
-        """Make the outcome durable and describe it."""
         record = journal.record
         now = self.clock.now().timestamp()
         session_id, name = record.session_id, agent.name
@@ -421,6 +461,21 @@ class Turns:
                 stop_reason=outcome.stop_reason,
                 outbox=self.announcements.run_finish(agent, record, outcome, now),
             )
+            # After the commit, as the run_finish rows: nothing is announced that
+            # did not happen. A hook's failure is its own (logged), never the turn's.
+            finished = agent.hooks.run_finished(
+                RunFinish(
+                    agent=name,
+                    tenant=record.tenant,
+                    session_id=session_id,
+                    channel=outcome.state.channel,
+                    text=outcome.text,
+                    stop_reason=outcome.stop_reason,
+                    run_id=outcome.state.run_id,
+                )
+            )
+            if finished is not None:
+                finished.wait()
             return TurnResult(
                 status="finished",
                 events=journal.run_events,
