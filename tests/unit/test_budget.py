@@ -1,14 +1,19 @@
-"""The context budget: token estimates, budget checks and tail-preserving compaction."""
+"""The context budget: token estimates, budget checks and compaction that keeps the task."""
 
 from __future__ import annotations
 
 from typing import Any
 
 import pytest
-from hypothesis import given, settings
-from hypothesis import strategies as st
 
-from signoff.budget import DEFAULT_NUDGE, Budget, compact, estimate_tokens, omission_note
+from signoff.budget import (
+    DEFAULT_NUDGE,
+    Budget,
+    compact,
+    estimate_tokens,
+    is_omission_note,
+    omission_note,
+)
 from signoff.events import BudgetCheck, dump
 from signoff.messages import (
     AssistantMessage,
@@ -127,7 +132,7 @@ def test_a_nonsensical_budget_is_refused(settings: dict[str, Any]) -> None:
         Budget(**settings)
 
 
-# --- compact ---------------------------------------------------------------------
+# --- compact (tests/unit/test_compaction_rules.py renders the results for every provider) --
 
 
 def test_a_history_that_fits_is_returned_unchanged() -> None:
@@ -138,19 +143,30 @@ def test_a_history_that_fits_is_returned_unchanged() -> None:
     )
 
 
-def test_the_oldest_messages_are_dropped_behind_a_note() -> None:
-    old = user("x" * 400)
-    history: list[Message] = [old, said("y" * 400), user("refund A-1"), said("Done.")]
+def test_the_oldest_messages_are_dropped_behind_a_note_after_the_task() -> None:
+    task = user("refund A-1")
+    history: list[Message] = [task, said("x" * 400), said("y" * 400), said("Done.")]
 
     compacted = compact(history, system=SYSTEM, target_tokens=60)
 
-    assert compacted == [omission_note(2), user("refund A-1"), said("Done.")]
-    assert compacted[0] == user("[2 earlier messages were omitted to fit the context budget]")
+    assert compacted == [task, omission_note(2), said("Done.")]
+    assert compacted[1] == user("[2 earlier messages were omitted to fit the context budget]")
     assert estimate_tokens(SYSTEM, compacted) <= 60
+
+
+def test_the_first_and_the_newest_user_message_both_stay() -> None:
+    first, newest = user("refund A-1"), user("and A-2, please")
+    history: list[Message] = [first, said("x" * 400), newest, said("y" * 400), said("Done.")]
+
+    compacted = compact(history, system=SYSTEM, target_tokens=60)
+
+    assert compacted == [first, omission_note(1), newest, omission_note(1), said("Done.")]
 
 
 def test_the_note_is_singular_for_one_message() -> None:
     assert omission_note(1).content == "[1 earlier message was omitted to fit the context budget]"
+    assert is_omission_note(omission_note(1)) and is_omission_note(omission_note(7))
+    assert not is_omission_note(user("[1 earlier message]"))
 
 
 def test_a_tool_call_is_never_separated_from_its_results() -> None:
@@ -165,63 +181,69 @@ def test_a_tool_call_is_never_separated_from_its_results() -> None:
     # whole call instead of keeping a result without its call.
     compacted = compact(history, system=SYSTEM, target_tokens=40)
 
-    assert compacted == [omission_note(4), said("Both found.")]
+    assert compacted == [history[0], omission_note(3), said("Both found.")]
 
 
 def test_a_result_that_comes_late_still_holds_on_to_its_call() -> None:
     history: list[Message] = [
-        user("a" * 200),
-        calls("c1"),
-        user("any news?"),
+        user("a" * 40),
+        calls("c1", text="b" * 200),
+        said("one moment"),
         result("c1", "shipped"),
         said("It shipped."),
     ]
-    # Cutting at "any news?" would fit, but would keep c1's result without its call.
-    target = estimate_tokens(SYSTEM, [omission_note(2), *history[2:]])
+    # Cutting at "one moment" would fit, but would keep c1's result without its call.
+    target = estimate_tokens(SYSTEM, [history[0], omission_note(1), *history[2:]])
 
     compacted = compact(history, system=SYSTEM, target_tokens=target)
 
-    assert compacted == [omission_note(4), said("It shipped.")]
+    assert compacted == [history[0], omission_note(3), said("It shipped.")]
 
 
-def test_the_newest_user_message_onwards_is_kept_when_it_fits() -> None:
+def test_the_longest_tail_that_fits_is_kept() -> None:
     history: list[Message] = [
         user("a" * 300),
         said("b" * 300),
-        user("now refund A-1"),
+        said("c" * 300),
         calls("c1"),
         result("c1"),
         said("Refunded."),
     ]
-    tail = history[2:]
-    target = estimate_tokens(SYSTEM, [omission_note(2), *tail])
+    target = estimate_tokens(SYSTEM, [history[0], omission_note(2), *history[3:]])
 
-    assert compact(history, system=SYSTEM, target_tokens=target) == [omission_note(2), *tail]
+    compacted = compact(history, system=SYSTEM, target_tokens=target)
+
+    assert compacted == [history[0], omission_note(2), *history[3:]]
 
 
 def test_when_nothing_fits_the_newest_complete_unit_is_kept() -> None:
-    history: list[Message] = [user("question"), calls("c1"), result("c1", "z" * 1000)]
+    history: list[Message] = [
+        user("question"),
+        said("a" * 40),
+        calls("c1"),
+        result("c1", "z" * 1000),
+    ]
 
     compacted = compact(history, system=SYSTEM, target_tokens=10)
 
-    assert compacted == [omission_note(1), calls("c1"), result("c1", "z" * 1000)]
+    assert compacted == [user("question"), omission_note(1), calls("c1"), result("c1", "z" * 1000)]
 
 
 def test_a_single_unit_over_target_is_returned_as_is() -> None:
-    history: list[Message] = [calls("c1"), result("c1", "z" * 1000)]
+    history: list[Message] = [user("question"), calls("c1"), result("c1", "z" * 1000)]
 
     assert compact(history, system=SYSTEM, target_tokens=10) == history
 
 
 def test_compacting_again_makes_progress_and_counts_every_omission() -> None:
-    history: list[Message] = [user("u" * 100), said("a" * 100), user("v" * 100), said("done")]
+    history: list[Message] = [user("u" * 40), said("a" * 100), said("b" * 100), said("done")]
 
-    once = compact(history, system=SYSTEM, target_tokens=90)
-    twice = compact(once, system=SYSTEM, target_tokens=30)
+    once = compact(history, system=SYSTEM, target_tokens=75)
+    twice = compact(once, system=SYSTEM, target_tokens=50)
 
-    assert once == [omission_note(1), said("a" * 100), user("v" * 100), said("done")]
-    assert twice == [omission_note(3), said("done")]
-    assert estimate_tokens(SYSTEM, twice) <= 30
+    assert once == [history[0], omission_note(1), said("b" * 100), said("done")]
+    assert twice == [history[0], omission_note(2), said("done")]
+    assert estimate_tokens(SYSTEM, twice) <= 50
 
 
 def test_a_leading_orphan_result_is_dropped_first() -> None:
@@ -233,78 +255,9 @@ def test_a_leading_orphan_result_is_dropped_first() -> None:
 
 
 def test_the_input_is_not_modified() -> None:
-    history: list[Message] = [user("u" * 100), said("done")]
+    history: list[Message] = [user("u" * 100), said("a" * 100), said("done")]
     before = list(history)
 
     compact(history, system=SYSTEM, target_tokens=5)
 
     assert history == before
-
-
-# --- compact, property-based -----------------------------------------------------
-
-TEXT = st.text(alphabet="abc xyz", max_size=60)
-
-
-@st.composite
-def histories(draw: st.DrawFn) -> list[Message]:
-    """Units of a user message, a plain answer, or a call with all its results."""
-    history: list[Message] = []
-    for unit, number in enumerate(draw(st.lists(st.sampled_from("uat"), max_size=8))):
-        if number == "u":
-            history.append(user(draw(TEXT)))
-        elif number == "a":
-            history.append(said(draw(TEXT)))
-        else:
-            ids = [f"u{unit}c{i}" for i in range(draw(st.integers(1, 3)))]
-            history.append(calls(*ids, text=draw(TEXT)))
-            history.extend(result(i, draw(TEXT)) for i in draw(st.permutations(ids)))
-    return history
-
-
-def is_valid_tail(tail: list[Message]) -> bool:
-    """Starts with no tool result, and every kept result's call is kept too."""
-    if not tail or isinstance(tail[0], ToolResultMessage):
-        return False
-    kept = {c.id for m in tail if isinstance(m, AssistantMessage) for c in m.tool_calls}
-    return all(m.call_id in kept for m in tail if isinstance(m, ToolResultMessage))
-
-
-@st.composite
-def compactions(draw: st.DrawFn) -> tuple[list[Message], str, int]:
-    """A history, a system prompt and a target up to a little over their estimate."""
-    history, system = draw(histories()), draw(TEXT)
-    return history, system, draw(st.integers(0, estimate_tokens(system, history) + 10))
-
-
-@settings(max_examples=300)
-@given(case=compactions())
-def test_compaction_properties(case: tuple[list[Message], str, int]) -> None:
-    history, system, target = case
-
-    compacted = compact(history, system=system, target_tokens=target)
-
-    if estimate_tokens(system, history) <= target:
-        assert compacted == history
-        return
-    cuts = [cut for cut in range(1, len(history)) if is_valid_tail(history[cut:])]
-    if not cuts:
-        assert compacted == history  # a single unit cannot be compacted
-        return
-    # Progress: at least one message went, and the rest is a valid suffix after a note.
-    kept = compacted[1:]
-    dropped = len(history) - len(kept)
-    assert dropped >= 1
-    assert compacted[0] == omission_note(dropped)
-    assert kept == history[dropped:]
-    assert is_valid_tail(kept)
-    fitting = [
-        cut
-        for cut in cuts
-        if estimate_tokens(system, [omission_note(cut), *history[cut:]]) <= target
-    ]
-    if fitting:
-        assert dropped == min(fitting)  # the longest tail that fits
-        assert estimate_tokens(system, compacted) <= target
-    else:
-        assert dropped == max(cuts)  # the newest complete unit

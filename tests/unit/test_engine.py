@@ -11,7 +11,7 @@ from signoff.clock import ManualClock
 from signoff.engine import Answered, Approved, Continue, Denied, Finished, Paused
 from signoff.errors import PromptTooLong, ResolutionError, UnknownPending
 from signoff.events import ApprovalPending, QuestionPending
-from signoff.messages import ModelRequest, ModelResponse, ToolResultMessage
+from signoff.messages import ModelRequest, ModelResponse, ToolResultMessage, UserMessage
 from signoff.models.scripted import ScriptedModel
 from signoff.skills import Skill
 from signoff.tools import ToolContext, tool
@@ -372,7 +372,9 @@ def test_budget_nudges_then_compacts_keeping_the_tail() -> None:
     nudged = [r for r, a in zip(model.requests, actions, strict=True) if a == "nudge"]
     assert "finish" in nudged[0].system.lower() or "concise" in nudged[0].system.lower()
     compacted = model.requests[actions.index("over_hard_limit")]
-    assert "earlier messages were omitted" in compacted.system
+    # the task stays first, and a note in the messages says what went
+    assert compacted.messages[0] == UserMessage(content=big)
+    assert "earlier messages were omitted" in compacted.messages[1].content
     # a tool result is never the first message of a compacted prompt
     assert not isinstance(compacted.messages[0], ToolResultMessage)
     assert finished.stop_reason == "max_turns"

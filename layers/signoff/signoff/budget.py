@@ -1,4 +1,4 @@
-"""The context budget: a token estimate, budget checks, and tail-preserving compaction.
+"""The context budget: a token estimate, budget checks, and compaction that keeps the task.
 
 The estimate is deliberately cheap and provider-independent: about four characters
 per token, plus a small overhead per message. It steers nudges and compaction; the
@@ -21,7 +21,16 @@ if TYPE_CHECKING:
 
     from signoff.messages import Message
 
-__all__ = ["DEFAULT_NUDGE", "Budget", "compact", "estimate_tokens", "omission_note"]
+__all__ = [
+    "DEFAULT_NUDGE",
+    "Budget",
+    "compact",
+    "compact_start",
+    "estimate_tokens",
+    "is_omission_note",
+    "omission_note",
+    "window",
+]
 
 DEFAULT_NUDGE = (
     "You are close to the context budget for this conversation. "
@@ -81,44 +90,122 @@ def omission_note(count: int) -> UserMessage:
     return UserMessage(content=f"[{count} earlier {noun} omitted to fit the context budget]")
 
 
-def compact(messages: Sequence[Message], *, system: str, target_tokens: int) -> list[Message]:
-    """The longest valid tail of ``messages`` that fits ``target_tokens``, after a note.
+def is_omission_note(message: Message) -> bool:
+    """Whether ``message`` is a note :func:`omission_note` wrote."""
+    return isinstance(message, UserMessage) and _NOTE.fullmatch(message.content) is not None
 
-    A valid tail never starts with a tool result and never keeps a tool result whose
-    assistant tool call was dropped. When no valid tail fits, the newest complete
-    unit is returned anyway: an oversized history beats an invalid one. A history
-    over target with more than one unit always loses at least one message. A note
-    left by an earlier compaction is replaced by one counting every omission.
+
+def compact(messages: Sequence[Message], *, system: str, target_tokens: int) -> list[Message]:
+    """``messages`` cut down to fit ``target_tokens``: the task, notes, and the newest tail.
+
+    See :func:`compact_start` for which tail is kept and :func:`window` for what is
+    kept before it. A history that fits is returned unchanged.
+    """
+    start = compact_start(messages, system=system, target_tokens=target_tokens)
+    return window(messages, start) if start else list(messages)
+
+
+def compact_start(
+    messages: Sequence[Message],
+    *,
+    system: str,
+    target_tokens: int,
+    start: int = 0,
+    task: int | None = None,
+) -> int:
+    """Where the kept tail of ``messages`` starts so the :func:`window` fits ``target_tokens``.
+
+    ``start`` is where the current window's tail starts; the result is never earlier.
+    ``task`` is the index of the user message the turn works on (see :func:`window`).
+    The tail is the longest one that fits and starts at a valid cut: not at a tool
+    result, not after an assistant message whose results come at or after the cut,
+    not at an omission note. When no valid tail fits, the newest valid cut is
+    returned anyway (an oversized prompt beats an invalid one); with no valid cut
+    after ``start``, ``start`` itself.
     """
     history = list(messages)
-    if estimate_tokens(system, history) <= target_tokens:
-        return history
-    omitted_before, body = _split_note(history)
-    costs = [_message_tokens(message) for message in body]
-    suffix = [0] * (len(body) + 1)
-    for index in range(len(body) - 1, -1, -1):
+    if estimate_tokens(system, window(history, start, task=task)) <= target_tokens:
+        return start
+    users = _task_indexes(history, task)
+    # A cut that only moves pinned messages out of the tail would drop nothing.
+    cuts = [
+        cut
+        for cut in _valid_cuts(history)
+        if cut > start and not set(range(start, cut)) <= _pinned(users, cut)
+    ]
+    if not cuts:
+        return start
+    costs = [_message_tokens(message) for message in history]
+    suffix = [0] * (len(history) + 1)
+    for index in range(len(history) - 1, -1, -1):
         suffix[index] = suffix[index + 1] + costs[index]
     base = _text_tokens(system)
-
-    # Cut 0 keeps the whole body and so cannot fit: the history is over target.
-    cuts = [cut for cut in _valid_cuts(body) if cut > 0]
-    if not cuts:
-        return history
     for cut in cuts:
-        note = omission_note(omitted_before + cut)
-        if base + _message_tokens(note) + suffix[cut] <= target_tokens:
-            return [note, *body[cut:]]
-    newest = cuts[-1]
-    return [omission_note(omitted_before + newest), *body[newest:]]
+        head = _head(history, cut, users)
+        if base + sum(_message_tokens(m) for m in head) + suffix[cut] <= target_tokens:
+            return cut
+    return cuts[-1]
 
 
-def _split_note(history: list[Message]) -> tuple[int, list[Message]]:
-    """How many messages an earlier compaction omitted, and the history after its note."""
-    if history and isinstance(first := history[0], UserMessage):
-        match = _NOTE.fullmatch(first.content)
+def window(messages: Sequence[Message], start: int, *, task: int | None = None) -> list[Message]:
+    """The prompt's messages when the kept tail of ``messages`` starts at ``start``.
+
+    Before the tail come the pinned messages compaction never drops -- the first
+    user message and the task the turn works on (the message at index ``task``, by
+    default the newest user message), when they are before ``start`` -- and, for
+    each run of dropped messages, one note counting them in place of the run. Every
+    one of these is a user message, so the result begins with the user and keeps
+    each tool result right after its call: the conversation rules of Converse,
+    Anthropic and OpenAI hold as they did for the whole history.
+    """
+    history = list(messages)
+    if start == 0:
+        return history  # nothing dropped: no need to look through a long history
+    return [*_head(history, start, _task_indexes(history, task)), *history[start:]]
+
+
+def _head(history: list[Message], start: int, tasks: tuple[int, ...]) -> list[Message]:
+    """The pinned messages before ``start`` with a note for each gap between them."""
+    head: list[Message] = []
+    gap_from = 0
+    for index in [*sorted(_pinned(tasks, start)), start]:
+        # A note from an earlier compaction in the gap counts every message it stood for.
+        dropped = sum(_stands_for(m) for m in history[gap_from:index])
+        if dropped:
+            head.append(omission_note(dropped))
+        if index < start:
+            head.append(history[index])
+        gap_from = index + 1
+    return head
+
+
+def _task_indexes(history: list[Message], task: int | None) -> tuple[int, ...]:
+    """The indexes of the first user message and of the turn's task (default: the newest)."""
+    users = (
+        index
+        for index, message in enumerate(history)
+        if isinstance(message, UserMessage) and not is_omission_note(message)
+    )
+    first = next(users, None)
+    if first is None:
+        return ()
+    if task is None:
+        task = max(users, default=first)
+    return (first, task)
+
+
+def _pinned(tasks: tuple[int, ...], start: int) -> set[int]:
+    """The task messages a window whose tail starts at ``start`` keeps before its tail."""
+    return {index for index in tasks if index < start}
+
+
+def _stands_for(message: Message) -> int:
+    """How many original messages ``message`` is: a note's count, else one."""
+    if isinstance(message, UserMessage):
+        match = _NOTE.fullmatch(message.content)
         if match:
-            return int(match.group(1)), history[1:]
-    return 0, history
+            return int(match.group(1))
+    return 1
 
 
 def _valid_cuts(messages: list[Message]) -> list[int]:
@@ -139,7 +226,11 @@ def _valid_cuts(messages: list[Message]) -> list[int]:
     for index in range(len(messages) - 1, -1, -1):
         earliest_caller = min(earliest_caller, caller.get(index, len(messages)))
         message = messages[index]
-        if not isinstance(message, ToolResultMessage) and earliest_caller >= index:
+        if (
+            not isinstance(message, ToolResultMessage)
+            and not is_omission_note(message)
+            and earliest_caller >= index
+        ):
             cuts.append(index)
     cuts.reverse()
     return cuts

@@ -82,6 +82,9 @@ class TurnState(BaseModel):
     # were compacted away (and are still in the log).
     window_start: int = 0
     omitted: int = 0
+    # The index of the user message that started this turn: compaction keeps it (the
+    # task). None in a state saved before it was recorded: the newest user message.
+    task_at: int | None = None
     # The prompt's size in tokens (provider-reported when known, else estimated)
     # as of history index ``prompt_tokens_at``.
     prompt_tokens: int | None = None

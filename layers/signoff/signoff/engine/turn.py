@@ -14,7 +14,7 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from signoff.budget import compact, estimate_tokens
+from signoff.budget import compact_start, estimate_tokens, window
 from signoff.engine import system_tools
 from signoff.engine.gating import Gating
 from signoff.engine.state import (
@@ -134,6 +134,7 @@ class Engine:
             session_id=session_id,
             run_id=run_id or self.new_id(),
             channel=channel,
+            task_at=len(history),
         )
         history.append(UserMessage(content=message))
         return self._drive(
@@ -234,7 +235,7 @@ class Engine:
             response = self.model(self._request(run, nudge))
         except PromptTooLong:
             # One retry with half the prompt; a second rejection is the caller's error.
-            current = estimate_tokens(self._system(state), run.history[state.window_start :])
+            current = estimate_tokens(self._system(state), self._window(run))
             self._compact(run, target=max(1, current // 2))
             response = self.model(self._request(run, nudge))
         if response.usage is not None:
@@ -251,7 +252,7 @@ class Engine:
         """
         state = run.state
         if state.prompt_tokens is None:
-            used = estimate_tokens(self._system(state), run.history[state.window_start :])
+            used = estimate_tokens(self._system(state), self._window(run))
         else:
             used = state.prompt_tokens + estimate_tokens("", run.history[state.prompt_tokens_at :])
         state.prompt_tokens, state.prompt_tokens_at = used, len(run.history)
@@ -259,10 +260,6 @@ class Engine:
 
     def _system(self, state: TurnState, nudge: str | None = None) -> str:
         parts = [self.agent.system_prompt]
-        if state.window_start:
-            parts.append(
-                f"[{state.window_start} earlier messages were omitted to fit the context budget.]"
-            )
         if nudge:
             parts.append(nudge)
         return "\n\n".join(parts)
@@ -271,20 +268,30 @@ class Engine:
         # The messages are validated models already; construct without re-validating them.
         return ModelRequest.model_construct(
             system=self._system(run.state, nudge),
-            messages=tuple(run.history[run.state.window_start :]),
+            messages=tuple(self._window(run)),
             tools=self._specs,
             max_tokens=self.max_tokens,
         )
 
+    def _window(self, run: _Run) -> list[Message]:
+        """The prompt's messages: the task and notes for what compaction dropped, then the tail."""
+        return window(run.history, run.state.window_start, task=run.state.task_at)
+
     def _compact(self, run: _Run, *, target: int) -> None:
         state = run.state
-        window = run.history[state.window_start :]
-        kept = [m for m in compact(window, system=self._system(state), target_tokens=target)]
-        kept_count = sum(1 for m in kept if any(m is w for w in window))
-        before = len(window)
-        state.window_start = len(run.history) - kept_count
+        before = len(self._window(run))
+        start = compact_start(
+            run.history,
+            system=self._system(state),
+            target_tokens=target,
+            start=state.window_start,
+            task=state.task_at,
+        )
+        if start == state.window_start:
+            return  # nothing can go without splitting a tool call from its results
+        state.window_start = start
         state.prompt_tokens = None
-        run.emit(PromptCompaction(from_=before, to=kept_count))
+        run.emit(PromptCompaction(from_=before, to=len(self._window(run))))
 
     # -- one batch of tool calls --------------------------------------------------------
 

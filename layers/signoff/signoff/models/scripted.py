@@ -29,6 +29,7 @@ from typing import TYPE_CHECKING, Any
 import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
+from signoff.budget import is_omission_note
 from signoff.errors import ConfigError
 from signoff.messages import (
     AssistantMessage,
@@ -126,8 +127,14 @@ class _ScriptPlayer:
 
     def __call__(self, request: ModelRequest) -> ModelResponse:
         messages = request.messages
+        # A compacted prompt's notes are user messages too, but not what the user asked.
         last_user = max(
-            (i for i, m in enumerate(messages) if isinstance(m, UserMessage)), default=-1
+            (
+                i
+                for i, m in enumerate(messages)
+                if isinstance(m, UserMessage) and not is_omission_note(m)
+            ),
+            default=-1,
         )
         text = messages[last_user].content if last_user >= 0 else ""
         since = messages[last_user + 1 :]
