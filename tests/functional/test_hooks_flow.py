@@ -182,3 +182,21 @@ def test_a_resumed_decision_by_api_key_uses_the_mapped_tenant(lambdas: Lambdas, 
 
     assert done["statusCode"] == 200, done["body"]
     assert named(hook_calls(log), "on_run_finish")[0]["tenant"] == "acme-eu"
+
+
+def test_a_tenant_for_that_raises_refuses_the_request_and_runs_nothing(
+    aws: AwsResources, monkeypatch: pytest.MonkeyPatch, tmp_path: Path, log: Path
+) -> None:
+    agents = agents_with_hooks(tmp_path, log)
+    hooks = agents / "customer-service" / "hooks.py"
+    broken = "def tenant_for(headers):\n    raise KeyError('authorization')\n\n\ndef _old("
+    hooks.write_text(hooks.read_text().replace("def tenant_for(", broken))
+    deployed_at(monkeypatch, agents)
+    handler = import_handler("message")
+
+    refused = Lambdas(handler, handler, MemoryContinuations(), aws).invoke(
+        "message", load_event("message_post")
+    )
+
+    assert refused["statusCode"] == 500 and body(refused)["error"] == "agent_misconfigured"
+    assert hook_calls(log) == [], "no turn ran under a guessed tenant"

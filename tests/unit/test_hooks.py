@@ -5,9 +5,10 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import re
 import threading
 import time
-from typing import TYPE_CHECKING
+from pathlib import Path
 
 import pytest
 
@@ -16,9 +17,6 @@ from signoff.agents import load_agent
 from signoff.agents.hooks import Hooks, RunFinish, RunStart, load_hooks
 from signoff.errors import ConfigError
 from tests.support.hooks import agents_with_hooks
-
-if TYPE_CHECKING:
-    from pathlib import Path
 
 START = RunStart(
     agent="support",
@@ -208,3 +206,16 @@ def test_session_id_for_returning_no_session_id_is_a_config_error() -> None:
     with pytest.raises(ConfigError) as refused:
         hooks.session_id({"message": "hi"})
     assert refused.value.field == "session_id_for"
+
+
+def test_the_documented_example_loads_and_maps_as_the_page_says(tmp_path: Path) -> None:
+    page = (Path(__file__).resolve().parents[2] / "docs" / "hooks.md").read_text()
+    example = re.search(r"```python\n(.*?)```", page, re.DOTALL)
+    assert example is not None
+    hooks = load_agent(folder(tmp_path, example.group(1))).hooks
+
+    assert hooks.tenant("acme", "sk_abc12345") == "acme-eu"
+    assert hooks.tenant("globex", None) == "globex"
+    assert hooks.session_id({"message": "hi", "orderId": "A-1001"}) == "order-A-1001"
+    assert hooks.session_id({"message": "hi"}) is None
+    assert callable(hooks.on_run_start) and callable(hooks.on_run_finish)
