@@ -14,6 +14,7 @@ import pytest
 
 from signoff.agents import hooks as hooks_module
 from signoff.agents import load_agent
+from signoff.agents.describe import describe_agent
 from signoff.agents.hooks import Hooks, RunFinish, RunStart, load_hooks
 from signoff.errors import ConfigError
 from tests.support.hooks import agents_with_hooks
@@ -219,3 +220,14 @@ def test_the_documented_example_loads_and_maps_as_the_page_says(tmp_path: Path) 
     assert hooks.session_id({"message": "hi", "orderId": "A-1001"}) == "order-A-1001"
     assert hooks.session_id({"message": "hi"}) is None
     assert callable(hooks.on_run_start) and callable(hooks.on_run_finish)
+
+
+def test_the_config_view_says_which_hooks_are_the_agents_own(tmp_path: Path) -> None:
+    agent = load_agent(folder(tmp_path, "def tenant_for(headers):\n    return None\n"))
+
+    assert describe_agent(agent)["hooks"] == {
+        "onRunStart": False,
+        "onRunFinish": False,
+        "tenantFor": True,
+        "sessionIdFor": False,
+    }

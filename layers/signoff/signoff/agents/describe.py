@@ -14,7 +14,7 @@ __all__ = ["describe_agent"]
 
 
 def describe_agent(agent: Agent, deployment: Deployment | None = None) -> dict[str, Any]:
-    """Prompt, model, tools, rules, skills, notify and schedule of ``agent``.
+    """Prompt, model, tools, rules, skills, notify, schedule and hooks of ``agent``.
 
     Model settings name the environment variable that holds a key, never its value.
     """
@@ -54,4 +54,12 @@ def describe_agent(agent: Agent, deployment: Deployment | None = None) -> dict[s
         ],
         "notify": config.notify,
         "schedule": config.schedule.model_dump(by_alias=True) if config.schedule else None,
+        # Which of hooks.py's functions are the agent's own (true) or the default (false),
+        # under loopengine's names, as its config view shows them.
+        "hooks": {
+            "onRunStart": agent.hooks.on_run_start is not None,
+            "onRunFinish": agent.hooks.on_run_finish is not None,
+            "tenantFor": agent.hooks.tenant_for is not None,
+            "sessionIdFor": agent.hooks.session_id_for is not None,
+        },
     }
