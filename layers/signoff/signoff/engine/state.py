@@ -90,6 +90,8 @@ class TurnState(BaseModel):
     prompt_tokens: int | None = None
     prompt_tokens_at: int = 0
     last_text: str = ""
+    # Replies in a row whose tool calls could not be read (signoff.engine.stops).
+    corrections: int = 0
     batch: list[CallState] = []
     # Id of the pending item the turn waits on, and the call it is about.
     pending_id: str | None = None

@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from signoff.budget import compact_start, estimate_tokens, window
-from signoff.engine import system_tools
+from signoff.engine import stops, system_tools
 from signoff.engine.gating import Gating
 from signoff.engine.state import (
     CallState,
@@ -27,7 +27,7 @@ from signoff.engine.state import (
     TurnState,
 )
 from signoff.engine.toollane import ToolRun, encode_result, run_lane
-from signoff.errors import PromptTooLong, UnknownPending
+from signoff.errors import ModelRejected, PromptTooLong, UnknownPending
 from signoff.events import (
     AssistantText,
     LoopDenied,
@@ -203,6 +203,16 @@ class Engine:
                 return Continue(state=state, events=run.events)
             response = self._call_model(run)
             state.model_calls += 1
+            if (refused := stops.refusal(response)) is not None:
+                text = stops.refusal_text(response, refused)
+                state.last_text = text
+                run.history.append(AssistantMessage(content=text))
+                run.emit(LoopDone(text=text, refused=refused))
+                return Finished(state=state, text=text, events=run.events)
+            if stops.is_unreadable(response):
+                self._correct(run, response)
+                continue
+            state.corrections = 0
             if response.text:
                 state.last_text = response.text
             if not response.tool_calls:
@@ -215,6 +225,29 @@ class Engine:
                 AssistantMessage(content=response.text, tool_calls=response.tool_calls)
             )
             state.batch = [CallState(call=call) for call in response.tool_calls]
+
+    def _correct(self, run: _Run, response: ModelResponse) -> None:
+        """Tell the model its reply's tool calls could not be read; a bounded number of times.
+
+        Raises:
+            ModelRejected: more than ``stops.MAX_CORRECTIONS`` such replies in a row.
+        """
+        state = run.state
+        state.corrections += 1
+        if state.corrections > stops.MAX_CORRECTIONS:
+            raise ModelRejected(
+                f"the model's tool calls could not be read {state.corrections} times in a row "
+                f"(last stop: {response.stop})",
+                provider=self.agent.config.model.provider,
+            )
+        messages, events = stops.correction(response)
+        if response.text:
+            state.last_text = response.text
+            run.emit(AssistantText(text=response.text))
+        run.history.extend(messages)
+        for event in events:
+            run.emit(event)
+        self._save(run)
 
     def _out_of_time(self, run: _Run) -> bool:
         if run.deadline is None:
@@ -232,12 +265,21 @@ class Engine:
         if check.action == "over_hard_limit":
             self._compact(run, target=int(budget.tokens * budget.nudge_at))
         try:
-            response = self.model(self._request(run, nudge))
+            response: ModelResponse | None = self.model(self._request(run, nudge))
         except PromptTooLong:
-            # One retry with half the prompt; a second rejection is the caller's error.
+            response = None
+        # A rejected prompt and a reply cut short by a full context window (the provider's
+        # context-window stop) have one remedy: one retry with half the prompt. A second
+        # one is the caller's error.
+        if response is None or response.stop == "context_window_exceeded":
             current = estimate_tokens(self._system(state), self._window(run))
             self._compact(run, target=max(1, current // 2))
             response = self.model(self._request(run, nudge))
+            if response.stop == "context_window_exceeded":
+                raise PromptTooLong(
+                    "the context window is still full after compaction",
+                    provider="engine",
+                )
         if response.usage is not None:
             # The answer is appended next; the provider's count already covers it.
             state.prompt_tokens = response.usage.total
