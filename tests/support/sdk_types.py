@@ -29,25 +29,40 @@ def sdk_problems(value: Any, request_type: Any) -> list[str]:
         adapter = _ADAPTERS[request_type] = TypeAdapter(request_type)
     problems: list[str] = []
     try:
-        _drain(adapter.validate_python(value, strict=True))
+        problems += _drain(adapter.validate_python(value, strict=True), "")
     except ValidationError as exc:
-        problems.extend(
-            f"{'.'.join(str(p) for p in error['loc'])}: {error['msg']}"
-            for error in exc.errors(include_url=False)
-        )
+        problems += _messages(exc, "")
     problems.extend(_unknown_keys(value, request_type, "$"))
     return problems
 
 
-def _drain(value: Any) -> Any:
+def _drain(value: Any, where: str) -> list[str]:
     """Consumes pydantic's lazy iterators, so their items are validated too."""
     if isinstance(value, dict):
-        return {key: _drain(item) for key, item in value.items()}
+        return [p for key, item in value.items() for p in _drain(item, f"{where}.{key}")]
     if isinstance(value, list | tuple):
-        return [_drain(item) for item in value]
+        return [p for i, item in enumerate(value) for p in _drain(item, f"{where}[{i}]")]
     if isinstance(value, collections.abc.Iterator):
-        return [_drain(item) for item in value]
-    return value
+        problems: list[str] = []
+        index = 0
+        while True:
+            try:
+                item = next(value)
+            except StopIteration:
+                return problems
+            except ValidationError as exc:  # the item at ``index`` is invalid
+                problems += _messages(exc, where)
+            else:
+                problems += _drain(item, f"{where}[{index}]")
+            index += 1
+    return []
+
+
+def _messages(exc: ValidationError, where: str) -> list[str]:
+    return [
+        f"{where}.{'.'.join(str(p) for p in error['loc'])}: {error['msg']}"
+        for error in exc.errors(include_url=False)
+    ]
 
 
 def _unknown_keys(value: Any, tp: Any, where: str) -> list[str]:
