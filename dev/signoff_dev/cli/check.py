@@ -6,6 +6,9 @@ error, a broken rule or a ``tools.py`` that does not import is found on this
 machine, not at an agent's first request. ``channels.yaml`` is loaded once, then
 each agent fully (``agent.yaml``, ``actauth.yml``, ``tools.py``, skills) with its
 ``notify`` checked against it: the ``AgentCatalog.problems()`` checks and more.
+The template's agent schedules must be those of the agents' ``schedule``
+(``signoff template sync`` writes them; ``--template``, default the
+``template.yaml`` beside the agents folder).
 With ``--layer-requirements`` (``make build`` passes the engine layer's file), a
 channel whose client library is an optional extra (redis, database) must have
 that library in the layer too: deployed, the notifier would otherwise fail its
@@ -54,6 +57,13 @@ def register(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> N
         default=None,
         help="the Lambda layer's requirements.txt: every optional library a configured "
         "channel needs must be listed there",
+    )
+    check.add_argument(
+        "--template",
+        type=Path,
+        default=None,
+        help="the SAM template whose agent schedules must match the agents' (default: "
+        "template.yaml beside the agents folder, when there is one)",
     )
     check.set_defaults(command=_check)
 
@@ -121,6 +131,26 @@ def check_agents(catalog: AgentCatalog) -> dict[str, ConfigError]:
     return found
 
 
+def _schedule_drift(
+    args: argparse.Namespace, catalog: AgentCatalog, problems: dict[str, ConfigError]
+) -> list[str]:
+    """Each way the template's agent schedules differ from the agents', printed."""
+    from signoff_dev.cli.template import schedule_drift
+
+    template = args.template or catalog.root.parent / "template.yaml"
+    if args.template is None and not template.is_file():
+        return []  # an agents folder outside a project: no template to keep in step
+    if "" in problems:
+        return []  # channels.yaml is broken: no agent loads
+    found = schedule_drift(template, catalog, skip=set(problems))
+    for drift in found:
+        print(
+            f"signoff check: {drift.agent or 'template'}: {template}: {drift.difference}",
+            file=sys.stderr,
+        )
+    return [drift.difference for drift in found]
+
+
 def _check(args: argparse.Namespace) -> int:
     from signoff.agents import AgentCatalog
 
@@ -141,10 +171,12 @@ def _check(args: argparse.Namespace) -> int:
     )
     for channel, missing in layer.items():
         print(f"signoff check: channel {channel}: {missing}", file=sys.stderr)
-    if problems or layer:
+    drift = _schedule_drift(args, catalog, problems)
+    if problems or layer or drift:
         agents = sum(1 for name in problems if name)
         print(
-            f"signoff check: {len(problems) + len(layer)} problem(s), {agents} of {len(names)} "
+            f"signoff check: {len(problems) + len(layer) + len(drift)} problem(s), "
+            f"{agents} of {len(names)} "
             f"agents misconfigured under {root}",
             file=sys.stderr,
         )

@@ -1,5 +1,6 @@
-"""``signoff run | agents | check | config | keys | outbox``: agent turns in the terminal,
-the agents' check before a build, API keys, and the outbox's failed notifications.
+"""``signoff run | agents | check | config | keys | outbox | template``: agent turns in the
+terminal, the agents' check before a build, API keys, the outbox's failed notifications,
+and the template's agent schedules.
 
 Exit codes: 0 the turn finished, 1 an error, 2 a usage error (bad arguments,
 an unknown agent, an approval that no terminal or flag can answer).
@@ -21,7 +22,7 @@ from signoff.errors import ConfigError, SignoffError, UnknownAgent, UsageError
 from signoff.events import dump
 from signoff.ids import new_id
 from signoff.messages import Message
-from signoff_dev.cli import check, dev, keys, outbox
+from signoff_dev.cli import check, dev, keys, outbox, template
 
 if TYPE_CHECKING:
     from collections.abc import Sequence
@@ -98,6 +99,7 @@ def _parser() -> argparse.ArgumentParser:
 
     keys.register(commands)
     outbox.register(commands)
+    template.register(commands)
     dev.register(commands)
     return parser
 

@@ -52,11 +52,18 @@ class BudgetSettings(_Config):
 
 
 class ScheduleSettings(_Config):
-    """An EventBridge schedule that sends the agent a message."""
+    """An EventBridge schedule that sends the agent a message.
 
-    expression: str
+    The one place a schedule is written: ``signoff template sync`` generates the
+    template's schedule event from it, and ``signoff check`` fails when they differ.
+    """
+
+    expression: str = Field(pattern=r"^(cron|rate)\(.+\)$")
     message: str
     tenant: str = "default"
+    # The template Condition that switches the schedule on when deployed (one a
+    # parameter sets, like SampleSchedulesEnabled); absent: always on.
+    condition: str | None = Field(default=None, pattern=r"^[A-Za-z0-9]+$")
 
 
 NotifyEvent = Literal["approval", "question", "run_start", "run_finish", "stuck"]
