@@ -66,8 +66,19 @@ def check_turn(events: list[LoopEvent], requests: list[ModelRequest], requested:
         started = [(i, e) for i, e in by_id[call.id] if isinstance(e, ToolStarted)]
         result_at = next(i for i, e in by_id[call.id] if isinstance(e, ToolResult))
         assert len(started) <= 1
-        if result.status_text in ("Denied.", "Skipped.", "Answered."):
+        if result.status_text in ("Denied.", "Answered."):
             assert not started, f"{result.status_text} call {call.id} must not have tool:started"
+        if started and call.name != SKILL:
+            # tool:started fires the instant a call is decided: right after the rule's
+            # allow, or right after the approval:pending a person approved.
+            before = events[started[0][0] - 1]
+            assert (
+                isinstance(before, ActauthDecision)
+                and before.decision == "allow"
+                and before.tool == call.name
+            ) or (isinstance(before, ApprovalPending) and before.tool == call.name), (
+                f"tool:started of {call.id} is not where it was decided: after {before.type}"
+            )
         if result.status_text == "Approved.":
             assert started and started[0][0] < result_at
             # toollane:result for this tool sits between its start and its result
@@ -88,6 +99,19 @@ def check_turn(events: list[LoopEvent], requests: list[ModelRequest], requested:
                 if isinstance(e, ActauthDecision) and e.tool == call.name
             ]
             assert decided and min(decided) < result_at
+
+    # A batch's calls are all decided before any of them runs: within one model step
+    # (between two budget:checks) no tool:started follows a toollane:result.
+    step: list[LoopEvent] = []
+    for e in [*events, BudgetCheck.model_construct()]:
+        if isinstance(e, BudgetCheck):
+            lanes = [i for i, x in enumerate(step) if isinstance(x, ToollaneResult)]
+            starts = [i for i, x in enumerate(step) if isinstance(x, ToolStarted)]
+            if lanes and starts:
+                assert max(starts) < min(lanes), "a tool:started after a call of its batch ran"
+            step = []
+        else:
+            step.append(e)
 
     pendings = [e for e in events if isinstance(e, ApprovalPending | QuestionPending)]
     assert len({p.id for p in pendings}) == len(pendings), "each pause has its own pending id"

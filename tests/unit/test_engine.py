@@ -101,6 +101,7 @@ def test_rule_deny_refuses_without_running_and_skips_allowed_siblings() -> None:
     assert types(events)[1:-1] == [
         "budget:check",
         "actauth:decision",
+        "tool:started",  # lookup 1: decided (allowed) before the deny, never run
         "actauth:decision",
         "tool:result",  # unlisted: Denied.
         "actauth:decision",

@@ -8,6 +8,11 @@ is a system tool the rules do not govern. A call the rules do not deny whose
 tool is unknown or whose arguments are invalid is answered with the error: it
 neither runs nor asks anyone.
 
+A call that will run gets its ``tool:started`` the instant it is decided (the
+protocol's words): right after its ``allow``, or when a person approves it, so
+before any call of its batch runs. ToolLane then runs the batch
+(``signoff.engine.toollane``).
+
 A person's resolution finishes what ``ask`` began: approved runs, denied is
 refused (the turn then finishes as denied), an answer is the question's result.
 One refusal in a batch, by the rules or a person, skips every other call of it
@@ -23,7 +28,7 @@ from signoff.engine import system_tools
 from signoff.engine.pauses import approval_pending, question_pending
 from signoff.engine.state import Answered, Approved, Denied
 from signoff.errors import ResolutionError
-from signoff.events import ActauthDecision, LoopSkipped, ToolResult
+from signoff.events import ActauthDecision, LoopSkipped, ToolResult, ToolStarted
 from signoff.gate import Scope, decide
 from signoff.tools import ToolArgumentsInvalid
 
@@ -88,8 +93,8 @@ class Gating:
         if is_question:
             raise ResolutionError(f"call {cs.call.id!r} is a question; it needs an answer")
         if isinstance(resolution, Approved):
-            cs.status = "allowed"
             cs.reason = f"{cs.reason}; approved by {resolution.actor}"
+            self._allow(cs, emit)
             return
         assert isinstance(resolution, Denied)
         cs.human_denied = True
@@ -127,8 +132,8 @@ class Gating:
             cs.status = "awaiting"
             return self._pause(state, cs, question_pending, emit)
         if call.name == system_tools.SKILL and self.agent.skills:
-            cs.status = "allowed"
             cs.reason = "system tool"
+            self._allow(cs, emit)
             return None
         scope = Scope(tenant=state.tenant, environment=state.environment, agent=state.agent)
         verdict = decide(self.agent.rules, call.name, call.args, scope)
@@ -156,10 +161,19 @@ class Gating:
             )
             return None
         if verdict.decision == "allow":
-            cs.status = "allowed"
+            self._allow(cs, emit)
             return None
         cs.status = "awaiting"
         return self._pause(state, cs, approval_pending, emit)
+
+    def _allow(self, cs: CallState, emit: Emit) -> None:
+        """The call will run: its ``tool:started`` now, when it is decided, not when it runs.
+
+        A call decided after a deny in its batch never gets here: it will be skipped.
+        """
+        cs.status = "allowed"
+        call = cs.call
+        emit(ToolStarted(id=call.id, tool=call.name, args=call.args, detail_text=cs.reason))
 
     def _invalid(self, cs: CallState) -> str | None:
         tool = self.agent.tools.get(cs.call.name)

@@ -2,7 +2,10 @@
 
 Consecutive ``safe`` calls run together on a bounded thread pool; every other
 call runs alone, in order. Events come out in call order either way, so the
-same batch always produces the same event sequence.
+same batch always produces the same event sequence. A call's ``tool:started``
+was emitted when it was decided (``signoff.engine.gating``); here a call is
+marked ``started`` as it is handed to its runner, which a checkpoint records
+before a call that is not ``safe`` runs (a crash during it is then detectable).
 """
 
 from __future__ import annotations
@@ -11,7 +14,7 @@ import json
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from signoff.events import ToollaneResult, ToolResult, ToolStarted
+from signoff.events import ToollaneResult, ToolResult
 
 if TYPE_CHECKING:
     from collections.abc import Callable
@@ -47,7 +50,7 @@ def run_lane(
         if out_of_time():
             return False
         for item in group:
-            _start(item.state, emit)
+            item.state.status = "started"
         if len(group) == 1:
             if not group[0].safe:
                 before_solo(group[0].state)
@@ -79,14 +82,6 @@ def _guarded(
         return run()
     except Exception as exc:  # a failing tool is a result for the model, not a crashed turn
         return f"{type(exc).__name__}: {exc}", True, []
-
-
-def _start(state: CallState, emit: Callable[[LoopEvent], None]) -> None:
-    if state.status == "started":
-        return  # re-driven after a crash: its tool:started is already in the log
-    state.status = "started"
-    call = state.call
-    emit(ToolStarted(id=call.id, tool=call.name, args=call.args, detail_text=state.reason))
 
 
 def _finish(
