@@ -248,3 +248,31 @@ def test_the_checks_refuse_what_the_provider_refuses(
     found = problems(provider, request_)
 
     assert any(expected in problem for problem in found), found
+
+
+# --- every recorded reply is one the SDKs can read -------------------------------------------
+
+
+def replies(provider: str) -> list[Path]:
+    """The recorded exchanges of ``provider`` that end in a 200 reply."""
+    return [
+        path
+        for path in recorded(provider)
+        if json.loads(path.read_text(encoding="utf-8")).get("response", {}).get("status") == 200
+    ]
+
+
+@pytest.mark.parametrize(
+    ("provider", "path"),
+    [(p, path) for p in ("openai", "anthropic") for path in replies(p)],
+    ids=lambda value: value.stem if hasattr(value, "stem") else str(value),
+)
+def test_every_recorded_reply_is_a_valid_sdk_response(provider: str, path: Path) -> None:
+    # Converse replies go through botocore's Stubber, which checks the output shape.
+    from anthropic.types import Message
+    from openai.types.chat import ChatCompletion
+
+    reply = json.loads(path.read_text(encoding="utf-8"))["response"]["json"]
+    kind = ChatCompletion if provider == "openai" else Message
+
+    kind.model_validate(reply, strict=True)
