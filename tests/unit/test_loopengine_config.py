@@ -111,6 +111,13 @@ def test_system_and_system_prompt_together_are_refused(tmp_path: Path) -> None:
     assert "write one" in error.problem
 
 
+def test_a_model_api_key_written_inline_is_refused_naming_api_key_env(tmp_path: Path) -> None:
+    model = {"provider": "openai", "model": "gpt-4o-mini", "apiKey": "sk-live-123"}
+    error = problem(loopengine_agent(tmp_path, model=model))
+    assert error.field == "model.apiKey"
+    assert "apiKeyEnv" in error.problem and "sk-live-123" not in str(error)
+
+
 def test_a_name_other_than_the_folders_is_refused(tmp_path: Path) -> None:
     error = problem(loopengine_agent(tmp_path, name="support"))
     assert error.field == "name"

@@ -145,6 +145,16 @@ class AgentConfig(_Config):
                     "{key} takes TypeScript code in loopengine; in signoff, {home}",
                     {"field": key, "key": key, "home": home},
                 )
+        model = data.get("model")
+        if isinstance(model, dict) and "apiKey" in model:
+            # AgentModelConfig.apiKey holds the key itself; a YAML file in the agents
+            # layer is no place for one (invariant 6: no secret in config)
+            raise PydanticCustomError(
+                "inline_secret",
+                "a key is never written in agent.yaml: set apiKeyEnv to the name of the "
+                "environment variable that holds it",
+                {"field": "model.apiKey"},
+            )
         if "systemPrompt" in data:
             if "system" in data:
                 raise PydanticCustomError(
