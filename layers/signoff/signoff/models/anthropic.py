@@ -6,6 +6,7 @@ from typing import TYPE_CHECKING, Any
 
 from signoff.messages import ModelResponse, ToolCall, ToolResultMessage, Usage, UserMessage
 from signoff.models._http import build_client, key_header, post_json
+from signoff.models._limits import anthropic_too_long
 from signoff.models._wire import block_stop, gather_blocks, merge_roles, read_reply
 
 if TYPE_CHECKING:
@@ -15,7 +16,6 @@ if TYPE_CHECKING:
     import httpx
 
     from signoff.messages import Message, ModelRequest
-    from signoff.models._http import ProviderError
     from signoff.models.settings import ModelSettings
 
 __all__ = ["ANTHROPIC_VERSION", "AnthropicMessages"]
@@ -75,7 +75,9 @@ class AnthropicMessages:
             ModelRejected: any other refusal, or a reply of an unexpected shape.
         """
         body = self.request_body(request)
-        reply = post_json(self.client, "/v1/messages", body, provider=_PROVIDER, too_long=_too_long)
+        reply = post_json(
+            self.client, "/v1/messages", body, provider=_PROVIDER, too_long=anthropic_too_long
+        )
         return read_reply(reply, _response, provider=_PROVIDER)
 
     def request_body(self, request: ModelRequest) -> dict[str, Any]:
@@ -158,7 +160,3 @@ def _usage(usage: dict[str, Any] | None) -> Usage | None:
         + (usage.get("cache_read_input_tokens") or 0)
     )
     return Usage(input_tokens=prompt, output_tokens=usage["output_tokens"])
-
-
-def _too_long(error: ProviderError) -> bool:
-    return "prompt is too long" in error.message.lower()

@@ -11,6 +11,7 @@ from typing import TYPE_CHECKING, Any
 from signoff.errors import ModelRejected, ModelUnavailable, PromptTooLong
 from signoff.http_errors import RETRYABLE, retry_after
 from signoff.messages import ModelResponse, ToolCall, ToolResultMessage, Usage, UserMessage
+from signoff.models._limits import bedrock_too_long
 from signoff.models._wire import block_stop, gather_blocks, merge_roles, read_reply
 
 if TYPE_CHECKING:
@@ -39,7 +40,6 @@ _UNAVAILABLE_CODES = frozenset(
         "ModelTimeoutException",
     }
 )
-_TOO_LONG_MARKERS = ("too long", "maximum context length")
 
 
 class BedrockConverse:
@@ -195,6 +195,6 @@ def _translate(response: Any) -> ModelUnavailable | PromptTooLong | ModelRejecte
             status=status,
             retry_after=retry_after(meta.get("HTTPHeaders") or {}),
         )
-    if code == "ValidationException" and any(m in text.lower() for m in _TOO_LONG_MARKERS):
+    if bedrock_too_long(code, text):
         return PromptTooLong(message, provider=_PROVIDER, status=status)
     return ModelRejected(message, provider=_PROVIDER, status=status)

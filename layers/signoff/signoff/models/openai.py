@@ -15,6 +15,7 @@ from signoff.messages import (
     UserMessage,
 )
 from signoff.models._http import build_client, key_header, post_json
+from signoff.models._limits import openai_too_long
 from signoff.models._wire import read_reply
 
 if TYPE_CHECKING:
@@ -23,7 +24,6 @@ if TYPE_CHECKING:
     import httpx
 
     from signoff.messages import Message, ModelRequest, Stop, ToolSpec
-    from signoff.models._http import ProviderError
     from signoff.models.settings import MaxTokensField, ModelSettings, ReasoningEffort
 
 __all__ = ["OpenAIChat", "max_tokens_field_for"]
@@ -107,7 +107,7 @@ class OpenAIChat:
         """
         body = self.request_body(request)
         reply = post_json(
-            self.client, "/chat/completions", body, provider=_PROVIDER, too_long=_too_long
+            self.client, "/chat/completions", body, provider=_PROVIDER, too_long=openai_too_long
         )
         return read_reply(reply, _response, provider=_PROVIDER)
 
@@ -215,9 +215,3 @@ def _stop(reason: object, calls: tuple[ToolCall, ...]) -> Stop:
         return "malformed_tool_use"
     # Some compatible servers (older Ollama) report "stop" even when they made tool calls.
     return "tool_use" if calls else "end"
-
-
-def _too_long(error: ProviderError) -> bool:
-    return (
-        error.code == "context_length_exceeded" or "maximum context length" in error.message.lower()
-    )
