@@ -217,3 +217,26 @@ def test_a_slow_hook_holds_the_turn_no_longer_than_the_bound(
     assert done.status == "finished"
     assert time.monotonic() - began < 5.0, "each 30 s hook was waited for 0.3 s at most"
     assert [c["hook"] for c in hook_calls(log)] == ["on_run_start", "on_run_finish"]
+
+
+def test_an_expired_run_finishes_denied_where_the_sweeper_expires_it(
+    tmp_path: Path, log: Path
+) -> None:
+    turns = hooked_turns(tmp_path, log, MemoryStore(clock=ManualClock()))
+    paused = turns.send(
+        "customer-service", REFUND, tenant="acme", environment="production", channel="http"
+    )
+    assert paused.pending is not None
+    clock = turns.clock
+    assert isinstance(clock, ManualClock)
+    clock.advance(paused.pending.expires_at - clock.now().timestamp() + 1)
+
+    expired = turns.expire(paused.pending)
+
+    assert expired.result is not None and expired.result.stop_reason == "denied"
+    calls = hook_calls(log)
+    assert [(c["hook"], c.get("trigger"), c.get("stopReason")) for c in calls] == [
+        ("on_run_start", "message", None),
+        ("on_run_start", "resolution", None),
+        ("on_run_finish", None, "denied"),
+    ]
