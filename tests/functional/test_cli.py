@@ -167,3 +167,54 @@ def test_daily_digest_runs(tmp_path: Path, agent: str) -> None:
     done = signoff("run", agent, "--json", "Summarise today's orders.", home=tmp_path)
     events = ndjson(done.stdout)
     assert events[-1]["text"] == "Daily digest: 3 orders today, 120.4 USD in revenue."
+
+
+# --- --json is the protocol's NDJSON stream: session first, one done or one error last ---
+
+BROKEN_MODEL = """\
+description: A model nobody answers for.
+system: You are a test agent.
+model:
+  provider: openai
+  model: gpt-test
+  baseUrl: http://127.0.0.1:9/v1   # the discard port: nothing listens, every call fails
+  apiKeyEnv: SIGNOFF_TEST_MODEL_KEY
+"""
+
+
+def test_json_run_whose_model_fails_ends_with_one_error_line_and_exits_1(tmp_path: Path) -> None:
+    agent = tmp_path / "agents" / "broken"
+    agent.mkdir(parents=True)
+    (agent / "agent.yaml").write_text(BROKEN_MODEL)
+    (agent / "actauth.yml").write_text("default_decision: allow\n")
+    done = signoff(
+        "--agents",
+        str(tmp_path / "agents"),
+        "run",
+        "broken",
+        "--json",
+        "hi",
+        home=tmp_path,
+        env_extra={"SIGNOFF_TEST_MODEL_KEY": "sk-test"},
+    )
+    assert done.returncode == 1, done.stderr
+    events = ndjson(done.stdout)
+    kinds = [e["type"] for e in events]
+    assert kinds == ["session", "budget:check", "error"]
+    assert "ConnectError" in events[-1]["error"]
+    assert "signoff: openai: request failed" in done.stderr
+
+
+def test_json_ask_that_no_flag_answers_ends_with_an_error_line_and_exits_2(tmp_path: Path) -> None:
+    done = signoff("run", "customer-service", "--json", REFUND, home=tmp_path)
+    assert done.returncode == 2
+    events = ndjson(done.stdout)
+    kinds = [e["type"] for e in events]
+    assert kinds[0] == "session" and kinds[-2:] == ["approval:pending", "error"]
+    assert "done" not in kinds
+    assert "rerun with --approve or --deny" in events[-1]["error"]
+
+
+def test_json_run_refused_before_the_turn_prints_no_event(tmp_path: Path) -> None:
+    done = signoff("run", "nobody", "--json", "hi", home=tmp_path)
+    assert done.returncode == 2 and done.stdout == ""

@@ -4,6 +4,13 @@ and the template's agent schedules.
 
 Exit codes: 0 the turn finished, 1 an error, 2 a usage error (bad arguments,
 an unknown agent, an approval that no terminal or flag can answer).
+
+With ``--json`` a turn is the protocol's NDJSON stream: ``session`` first, then
+exactly one terminal line — ``done`` when the turn finished, or ``error`` when it
+failed after ``session`` (a model that fails, an ask no flag answers), as the SSE
+stream ends; the exit code then says which failure it was. A run refused before
+the turn starts (unknown agent, bad configuration) prints no event, as the
+stream answers such a request with an error instead of a stream.
 """
 
 from __future__ import annotations
@@ -19,7 +26,7 @@ from typing import TYPE_CHECKING, Any
 from pydantic import TypeAdapter
 
 from signoff.errors import ConfigError, SignoffError, UnknownAgent, UsageError
-from signoff.events import dump
+from signoff.events import ErrorEvent, dump
 from signoff.ids import new_id
 from signoff.messages import Message
 from signoff_dev.cli import check, dev, keys, outbox, template
@@ -176,16 +183,23 @@ def _run(args: argparse.Namespace) -> int:
         clock=SystemClock(),
         max_tokens=agent.config.model.max_tokens,
     )
-    finished = run_live(
-        engine,
-        message=args.message,
-        history=history,
-        tenant=args.tenant,
-        environment=args.environment,
-        session_id=session_id,
-        approver=approver,
-        sink=sink,
-    )
+    try:
+        finished = run_live(
+            engine,
+            message=args.message,
+            history=history,
+            tenant=args.tenant,
+            environment=args.environment,
+            session_id=session_id,
+            approver=approver,
+            sink=sink,
+        )
+    except Exception as failure:
+        # The stream is under way (run_live sent session first): it ends with the
+        # failure as its one terminal line; main() then exits non-zero as before.
+        if args.json:
+            sink(ErrorEvent(error=str(failure) or type(failure).__name__))
+        raise
     # Saved only when the turn finished, so a session never holds an unanswered call.
     store.save(history)
     if not args.json:
