@@ -9,9 +9,11 @@ rendered for Bedrock, must validate on every call and finish.
 
 from __future__ import annotations
 
+import json
 from typing import TYPE_CHECKING, Any
 
 import httpx
+import pytest
 from botocore.validate import ParamValidator
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
@@ -322,3 +324,86 @@ def test_a_prompt_too_long_rejection_compacts_to_a_valid_bedrock_request() -> No
     assert len(after["messages"]) < len(before["messages"])
     assert first_user_text(after) == "x" * 40 + TASK
     assert after["messages"][0]["content"][1]["text"].endswith("omitted to fit the context budget]")
+
+
+@pytest.mark.parametrize("trigger", ["rejection", "stop"])
+def test_a_context_window_stop_compacts_and_retries_like_a_rejection(trigger: str) -> None:
+    sizes: list[int] = []
+
+    def respond(request: ModelRequest) -> ModelResponse:
+        sizes.append(len(request.messages))
+        if len(sizes) < 4:
+            return calls(("lookup", {"order": len(sizes)}))
+        if len(sizes) == 4:
+            if trigger == "rejection":
+                raise PromptTooLong("prompt is too long", provider="anthropic")
+            return ModelResponse(text="Partial", stop="context_window_exceeded")
+        return answer("all refunded")
+
+    finished, events = run_turn(engine(make_agent(lookup), ScriptedModel(respond)), TASK)
+
+    assert finished.text == "all refunded"
+    assert "prompt:compaction" in types(events)
+    assert sizes[4] < sizes[3]
+
+
+def test_a_second_context_window_stop_after_compaction_is_prompt_too_long() -> None:
+    made: list[int] = []
+
+    def respond(request: ModelRequest) -> ModelResponse:
+        made.append(len(request.messages))
+        if len(made) < 4:
+            return calls(("lookup", {"order": len(made)}))
+        return ModelResponse(stop="context_window_exceeded")
+
+    with pytest.raises(PromptTooLong, match="still full"):
+        run_turn(engine(make_agent(lookup), ScriptedModel(respond)), TASK)
+
+
+def test_anthropics_context_window_stop_compacts_through_the_adapter() -> None:
+    bodies: list[dict[str, Any]] = []
+
+    def reply(request: httpx.Request) -> httpx.Response:
+        body = json.loads(request.content)
+        assert_valid("anthropic", body)
+        bodies.append(body)
+        usage = {"input_tokens": 900, "output_tokens": 20}
+        if len(bodies) <= 2:
+            content = [
+                {
+                    "type": "tool_use",
+                    "id": f"toolu_{len(bodies)}",
+                    "name": "lookup",
+                    "input": {"order": len(bodies)},
+                }
+            ]
+            stop = "tool_use"
+        elif len(bodies) == 3:
+            content, stop = (
+                [{"type": "text", "text": "Refunded ord"}],
+                "model_context_window_exceeded",
+            )
+        else:
+            content, stop = [{"type": "text", "text": "All refunded."}], "end_turn"
+        return httpx.Response(
+            200,
+            json={
+                "id": "msg_1",
+                "type": "message",
+                "role": "assistant",
+                "model": "claude",
+                "content": content,
+                "stop_reason": stop,
+                "usage": usage,
+            },
+        )
+
+    model = AnthropicMessages.from_settings(
+        model="claude-sonnet-4-5", transport=httpx.MockTransport(reply)
+    )
+    finished, events = run_turn(engine(make_agent(lookup), model), TASK)  # type: ignore[arg-type]
+
+    assert finished.text == "All refunded."
+    assert "prompt:compaction" in types(events)
+    assert len(bodies[3]["messages"]) < len(bodies[2]["messages"])
+    assert bodies[3]["messages"][0]["content"][0]["text"] == TASK
