@@ -12,6 +12,7 @@ from signoff.events import (
     BudgetCheck,
     Done,
     LoopDenied,
+    LoopDone,
     LoopMaxTurns,
     LoopSkipped,
     PromptCompaction,
@@ -61,6 +62,8 @@ def render(event: LoopEvent) -> str | None:
             return f"skipped {event.name} (denied: {', '.join(event.denied_tools)})"
         case LoopMaxTurns():
             return f"stopped after {event.max_turns} model turns"
+        case LoopDone(refused=str(refused)):
+            return f"refused ({refused}): the answer is a refusal, not a finished task"
         case LoopDenied():
             return f"denied: {', '.join(event.denied_tools)}; the turn stops"
         case ApprovalPending():

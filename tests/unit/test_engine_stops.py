@@ -220,3 +220,12 @@ def test_a_context_window_stop_compacts_and_asks_again() -> None:
     assert "prompt:compaction" in types(events)
     assert len(seen[1].messages) < len(seen[0].messages)
     assert "Partial" not in [getattr(m, "content", None) for m in seen[1].messages]
+
+
+def test_the_cli_line_says_the_answer_is_a_refusal() -> None:
+    from signoff_dev.render import render
+
+    assert render(LoopDone(text="No.", refused="content_filtered")) == (
+        "refused (content_filtered): the answer is a refusal, not a finished task"
+    )
+    assert render(LoopDone(text="Done.")) is None
