@@ -13,7 +13,6 @@ import shutil
 from typing import TYPE_CHECKING
 
 from signoff.agents import AgentCatalog
-from signoff_dev.cli.template import BEGIN, END, schedule_drift
 from signoff_dev.local.template import Tag, load_template
 from tests.conftest import ROOT
 from tests.functional.test_check_cli import check
@@ -46,6 +45,8 @@ def events(template: Path) -> dict[str, dict[str, object]]:
 
 
 def test_the_repositorys_template_is_in_step_with_its_agents() -> None:
+    from signoff_dev.cli.template import schedule_drift
+
     catalog = AgentCatalog(ROOT / "agents")
     assert schedule_drift(ROOT / "template.yaml", catalog, skip=set()) == []
 
@@ -154,6 +155,8 @@ def test_a_hand_edit_inside_the_generated_block_fails_check(tmp_path: Path) -> N
 
 
 def test_a_template_without_the_marked_block_fails_check(tmp_path: Path) -> None:
+    from signoff_dev.cli.template import BEGIN, END
+
     agents, template = project(tmp_path)
     lines = template.read_text(encoding="utf-8").splitlines(keepends=True)
     template.write_text(
