@@ -13,6 +13,7 @@ import httpx
 import pytest
 from botocore.stub import Stubber
 
+from signoff.errors import ModelRejected
 from signoff.events import LoopDone
 from signoff.models.anthropic import AnthropicMessages
 from signoff.models.bedrock import BedrockConverse
@@ -193,3 +194,12 @@ def test_a_bedrock_malformed_tool_use_goes_back_to_the_model() -> None:
         finished, _ = run_turn(engine(make_agent(get_weather), model), "weather in Oslo?")
 
     assert finished.text == "Sorry, retrying failed."
+
+
+def test_a_reasoning_model_that_spends_its_limit_thinking_is_an_error() -> None:
+    # o-series: finish_reason "length" with empty content when reasoning used every token
+    transport, _ = replying(openai({"content": ""}, "length"))
+    model = OpenAIChat.from_settings(model="o4-mini", transport=transport)
+
+    with pytest.raises(ModelRejected, match="without answering"):
+        run_turn(engine(make_agent(get_weather), model), "think hard")

@@ -229,3 +229,11 @@ def test_the_cli_line_says_the_answer_is_a_refusal() -> None:
         "refused (content_filtered): the answer is a refusal, not a finished task"
     )
     assert render(LoopDone(text="Done.")) is None
+
+
+def test_an_output_limit_spent_before_any_answer_is_an_error() -> None:
+    # A reasoning model that thought through its whole max_completion_tokens
+    eng = engine(make_agent(lookup), playing(reply("max_tokens", "")), max_tokens=256)
+
+    with pytest.raises(ModelRejected, match=r"whole output limit \(maxTokens 256\)"):
+        run_turn(eng)

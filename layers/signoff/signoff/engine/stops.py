@@ -8,7 +8,10 @@ here the engine's answer to each lives once:
   ``loop:done``'s ``refused`` so nobody mistakes it for a finished task;
 - tool calls that could not be read (malformed, or cut off at the output limit)
   are not gated or run: each gets an error result the model can act on, and the
-  model is asked again, a bounded number of times in a row.
+  model is asked again, a bounded number of times in a row;
+- a reply that used the whole output limit without a word or a call (a reasoning
+  model that spent it thinking) fails the turn with a clear error instead of
+  passing for an empty answer.
 
 A context-window stop is the engine's budget to handle (it compacts, as for a
 prompt-too-long rejection) and never reaches these functions before that.
@@ -24,7 +27,14 @@ from signoff.messages import RAW_ARGUMENTS, AssistantMessage, ToolResultMessage,
 if TYPE_CHECKING:
     from signoff.messages import Message, ModelResponse, Refusal, ToolCall
 
-__all__ = ["MAX_CORRECTIONS", "correction", "is_unreadable", "refusal", "refusal_text"]
+__all__ = [
+    "MAX_CORRECTIONS",
+    "correction",
+    "is_empty_cut",
+    "is_unreadable",
+    "refusal",
+    "refusal_text",
+]
 
 # Replies in a row whose tool calls could not be read before the turn gives up: a model
 # that fails three times on the same call is not going to fix it on the fourth.
@@ -58,6 +68,11 @@ def is_unreadable(response: ModelResponse) -> bool:
     # Calls cut at the output limit may be missing arguments (or hold half of one).
     cut = response.stop in ("max_tokens", "context_window_exceeded")
     return cut and bool(response.tool_calls)
+
+
+def is_empty_cut(response: ModelResponse) -> bool:
+    """Whether ``response`` hit the output limit before saying or calling anything."""
+    return response.stop == "max_tokens" and not response.text and not response.tool_calls
 
 
 def correction(response: ModelResponse) -> tuple[list[Message], list[ToolResult]]:

@@ -212,6 +212,14 @@ class Engine:
             if stops.is_unreadable(response):
                 self._correct(run, response)
                 continue
+            if stops.is_empty_cut(response):
+                # A reasoning model can spend the whole limit thinking: an empty answer
+                # would pass for a finished turn.
+                raise ModelRejected(
+                    f"the model used its whole output limit (maxTokens {self.max_tokens}) "
+                    "without answering; raise the agent's model.maxTokens",
+                    provider=self.agent.config.model.provider,
+                )
             state.corrections = 0
             if response.text:
                 state.last_text = response.text
