@@ -9,7 +9,7 @@ provider's own message, so nobody retries a request that cannot succeed.
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import httpx
 import pytest
@@ -21,6 +21,9 @@ from signoff.models.anthropic import AnthropicMessages
 from signoff.models.bedrock import BedrockConverse
 from signoff.models.openai import OpenAIChat
 from tests.fixtures.recorded import bedrock_runtime_client
+
+if TYPE_CHECKING:
+    from collections.abc import Callable
 
 PING = ModelRequest(system="Be brief.", messages=(UserMessage(content="ping"),), max_tokens=64)
 
@@ -162,26 +165,31 @@ def openai_replying(status: int, code: str | None, message: str) -> OpenAIChat:
     return OpenAIChat.from_settings(model="gpt-4o-mini", transport=transport)
 
 
-@pytest.mark.parametrize(("status", "kind", "message", "too_long"), ANTHROPIC)
-def test_anthropic_context_limits(status: int, kind: str, message: str, too_long: bool) -> None:
+def assert_classified(
+    call: Callable[[], object], status: int, message: str, too_long: bool
+) -> None:
+    """``call`` raises ``PromptTooLong`` or else ``ModelRejected``, with the status and words."""
     expected = PromptTooLong if too_long else ModelRejected
     with pytest.raises(expected) as caught:
-        anthropic_replying(status, kind, message)(PING)
+        call()
 
     assert type(caught.value) is expected
     assert caught.value.status == status
     assert message in str(caught.value)
+
+
+@pytest.mark.parametrize(("status", "kind", "message", "too_long"), ANTHROPIC)
+def test_anthropic_context_limits(status: int, kind: str, message: str, too_long: bool) -> None:
+    model = anthropic_replying(status, kind, message)
+
+    assert_classified(lambda: model(PING), status, message, too_long)
 
 
 @pytest.mark.parametrize(("status", "code", "message", "too_long"), OPENAI)
 def test_openai_context_limits(status: int, code: str | None, message: str, too_long: bool) -> None:
-    expected = PromptTooLong if too_long else ModelRejected
-    with pytest.raises(expected) as caught:
-        openai_replying(status, code, message)(PING)
+    model = openai_replying(status, code, message)
 
-    assert type(caught.value) is expected
-    assert caught.value.status == status
-    assert message in str(caught.value)
+    assert_classified(lambda: model(PING), status, message, too_long)
 
 
 @pytest.mark.parametrize(("code", "message", "too_long"), BEDROCK)
@@ -192,11 +200,5 @@ def test_bedrock_context_limits(code: str, message: str, too_long: bool) -> None
             "converse", service_error_code=code, service_message=message, http_status_code=400
         )
         model = BedrockConverse("amazon.nova-lite-v1:0", client)
-        expected = PromptTooLong if too_long else ModelRejected
 
-        with pytest.raises(expected) as caught:
-            model(PING)
-
-    assert type(caught.value) is expected
-    assert caught.value.status == 400
-    assert message in str(caught.value)
+        assert_classified(lambda: model(PING), 400, message, too_long)

@@ -78,12 +78,7 @@ def converse_violations(params: dict[str, Any]) -> list[str]:
     def results(message: dict[str, Any]) -> list[str]:
         return [body["toolUseId"] for kind, body in ids[id(message)] if kind == "toolResult"]
 
-    broken += _block_rules(messages, uses, results)
-    for index, message in enumerate(messages):
-        if message["role"] == "assistant" and results(message):
-            broken.append(f"messages.{index}: a toolResult in an assistant message")
-        if message["role"] == "user" and uses(message):
-            broken.append(f"messages.{index}: a toolUse in a user message")
+    broken += _block_rules(messages, uses, results, names=("toolUse", "toolResult"))
     return broken
 
 
@@ -106,7 +101,7 @@ def anthropic_violations(body: dict[str, Any]) -> list[str]:
     def results(message: dict[str, Any]) -> list[str]:
         return of_type(message, "tool_result", "tool_use_id")
 
-    broken += _block_rules(messages, uses, results)
+    broken += _block_rules(messages, uses, results, names=("tool_use", "tool_result"))
     for index, message in enumerate(messages):
         content = message["content"]
         if isinstance(content, str):
@@ -126,10 +121,6 @@ def anthropic_violations(body: dict[str, Any]) -> list[str]:
                 and kinds.index("text") < _last(kinds, "tool_result")
             ):
                 broken.append(f"messages.{index}: tool_result blocks must come first")
-        if message["role"] == "assistant" and results(message):
-            broken.append(f"messages.{index}: a tool_result in an assistant message")
-        if message["role"] == "user" and uses(message):
-            broken.append(f"messages.{index}: a tool_use in a user message")
     return broken
 
 
@@ -181,8 +172,14 @@ def _block_rules(
     messages: list[dict[str, Any]],
     uses: Callable[[dict[str, Any]], list[str]],
     results: Callable[[dict[str, Any]], list[str]],
+    *,
+    names: tuple[str, str],
 ) -> list[str]:
-    """The rules Converse and the Messages API share over role/content-block messages."""
+    """The rules Converse and the Messages API share over role/content-block messages.
+
+    ``names`` are the provider's words for a tool use and a tool result.
+    """
+    use, result = names
     broken: list[str] = []
     if not messages:
         return ["no messages"]
@@ -196,6 +193,10 @@ def _block_rules(
             broken.append(f"messages.{index}: role {message['role']!r}")
         if index and messages[index - 1]["role"] == message["role"]:
             broken.append(f"messages.{index}: roles must alternate")
+        if message["role"] == "assistant" and results(message):
+            broken.append(f"messages.{index}: a {result} in an assistant message")
+        if message["role"] == "user" and uses(message):
+            broken.append(f"messages.{index}: a {use} in a user message")
         called = uses(message)
         if len(set(called)) != len(called) or seen & set(called):
             broken.append(f"messages.{index}: a tool use id is used twice")
