@@ -7,7 +7,8 @@ and only then enqueues the notification (best effort: the outbox is the truth).
 A resolution is one conditional write carrying its audit entry
 (``signoff.durable.decide``), made by every entry point through ``decide`` /
 ``expire``; only its winner resumes the turn. Lifecycle announcements ride in the
-same commits (``signoff.durable.announce``).
+same commits (``signoff.durable.announce``), and the agent's run hooks fire beside
+them (``signoff.durable.run_hooks``).
 """
 
 from __future__ import annotations
@@ -15,12 +16,12 @@ from __future__ import annotations
 import logging
 from typing import TYPE_CHECKING, Any, Literal, Protocol
 
-from signoff.agents.hooks import RunFinish, RunStart
 from signoff.durable.announce import Announcements
 from signoff.durable.decide import Actor, Decisions, verdict_of
 from signoff.durable.journal import Journal
 from signoff.durable.pausing import outbox_rows, pending_item, resolution_of
 from signoff.durable.results import Decided, Skipped, TurnResult
+from signoff.durable.run_hooks import run_finished, run_started
 from signoff.engine import Engine, Finished, Paused
 from signoff.errors import NotFound, SessionBusy, SignoffError
 from signoff.ids import new_id
@@ -37,7 +38,7 @@ if TYPE_CHECKING:
     from signoff.messages import Message
     from signoff.models.base import ModelCall
     from signoff.queue.base import Queue
-    from signoff.run_channels import RunChannel, Trigger
+    from signoff.run_channels import RunChannel
     from signoff.store.base import Audit, ClaimFor, PendingItems, Sessions
     from signoff.store.records import OutboxRow
 
@@ -137,7 +138,7 @@ class Turns:
         journal.announce(
             self.announcements.run_start(agent, record, run_id, "message", channel=channel)
         )
-        started = self._run_started(agent, record, run_id, "message", channel)
+        started = run_started(agent, record, run_id, "message", channel)
         outcome = self._engine(agent).start(
             history=history,
             message=message,
@@ -240,7 +241,7 @@ class Turns:
         )
         # The resume is this process's part of the run: its start and, if it gets
         # there, its finish fire here (the pause fired nothing).
-        started = self._run_started(agent, record, state.run_id, "resolution", state.channel)
+        started = run_started(agent, record, state.run_id, "resolution", state.channel)
         outcome = self._engine(agent).resume(
             state,
             history,
@@ -410,25 +411,6 @@ class Turns:
             on_event=on_event,
         )
 
-    def _run_started(
-        self,
-        agent: Agent,
-        record: SessionRecord,
-        run_id: str,
-        trigger: Trigger,
-        channel: RunChannel | None,
-    ) -> Fired | None:
-        """Start the agent's ``on_run_start`` hook, where the channel rule lets it fire."""
-        ctx = RunStart(
-            agent=agent.name,
-            tenant=record.tenant,
-            session_id=record.session_id,
-            channel=channel,
-            trigger=trigger,
-            run_id=run_id,
-        )
-        return agent.hooks.run_started(ctx)
-
     def _settle(
         self,
         agent: Agent,
@@ -440,10 +422,18 @@ class Turns:
     ) -> TurnResult:
         """Make the outcome durable and describe it; give the run hooks their time."""
         try:
-            return self._commit(agent, journal, outcome, history)
+            result = self._commit(agent, journal, outcome, history)
         finally:
             if started is not None:
                 started.wait()
+        if isinstance(outcome, Finished):
+            # After the commit, as the run_finish rows (nothing is announced that did
+            # not happen), and after the start's hook had its time, so a run's start
+            # is told before its finish. A hook's failure is its own, never the turn's.
+            finished = run_finished(agent, journal.record, outcome)
+            if finished is not None:
+                finished.wait()
+        return result
 
     def _commit(
         self, agent: Agent, journal: Journal, outcome: Outcome, history: list[Message]
@@ -461,21 +451,6 @@ class Turns:
                 stop_reason=outcome.stop_reason,
                 outbox=self.announcements.run_finish(agent, record, outcome, now),
             )
-            # After the commit, as the run_finish rows: nothing is announced that
-            # did not happen. A hook's failure is its own (logged), never the turn's.
-            finished = agent.hooks.run_finished(
-                RunFinish(
-                    agent=name,
-                    tenant=record.tenant,
-                    session_id=session_id,
-                    channel=outcome.state.channel,
-                    text=outcome.text,
-                    stop_reason=outcome.stop_reason,
-                    run_id=outcome.state.run_id,
-                )
-            )
-            if finished is not None:
-                finished.wait()
             return TurnResult(
                 status="finished",
                 events=journal.run_events,
