@@ -1,6 +1,7 @@
 """``hooks.py`` on the local stack and in ``signoff run``, per transport.
 
-Given the sample agents with a recording ``hooks.py``, when turns run over plain HTTP,
+Given a loopengine-style agent folder (``systemPrompt``, inline rules) and the sample
+digest agent, each with a recording ``hooks.py``, when turns run over plain HTTP,
 a schedule, an approval that resumes a paused turn, the SSE stream and the CLI, then
 ``on_run_start`` / ``on_run_finish`` fire for the first three (the resumed run's finish
 after the approval, not at the pause) and never for the stream or the CLI.
@@ -10,6 +11,7 @@ from __future__ import annotations
 
 import io
 import os
+import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -21,6 +23,7 @@ import pytest
 from signoff_dev.local.stack import LocalStack, StackSettings
 from tests.support.hooks import agents_with_hooks, hook_calls
 from tests.support.local_stack import REFUND, WAIT
+from tests.support.loopengine import loopengine_agent
 from tests.support.sse import sse_events
 
 if TYPE_CHECKING:
@@ -38,7 +41,13 @@ def log(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 @pytest.fixture(scope="module")
 def agents(tmp_path_factory: pytest.TempPathFactory, log: Path) -> Path:
-    return agents_with_hooks(tmp_path_factory.mktemp("folders"), log)
+    """The sample agents with the recording hooks.py, customer-service in loopengine's form
+    (``systemPrompt``, inline ``rules`` + ``defaultDecision``): a loopengine user's folder."""
+    root = agents_with_hooks(tmp_path_factory.mktemp("folders"), log)
+    hooks = (root / "customer-service" / "hooks.py").read_text(encoding="utf-8")
+    shutil.rmtree(root / "customer-service")
+    (loopengine_agent(root) / "hooks.py").write_text(hooks, encoding="utf-8")
+    return root
 
 
 @pytest.fixture(scope="module")
