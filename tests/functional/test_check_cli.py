@@ -165,3 +165,39 @@ def test_make_build_and_make_test_run_the_check_before_anything_else() -> None:
     assert "\nbuild: template\n" in makefile
     assert "\npackaging: template " in makefile
     assert "\ntest: lint packaging\n" in makefile
+
+
+def test_rules_actauth_accepts_pass_with_warnings_and_ambiguous_ones_fail(
+    tmp_path: Path,
+) -> None:
+    # Given rules actauth 0.0.4 accepts but signoff would not write (no name, an extra
+    # key), then the check passes and warns; given a tenant/environment scope actauth
+    # would stretch over the agent, then it fails saying what actauth would have done.
+    root = agents_copy(tmp_path)
+    rules = root / "daily-digest" / "actauth.yml"
+    rules.write_text(
+        "rules:\n  - {scope: '*/*', tool: list_orders, decision: allow, description: reads only}\n",
+        encoding="utf-8",
+    )
+    done = check("check", "--agents", str(root))
+    assert done.returncode == 0, done.stderr
+    assert done.stderr.splitlines() == [
+        f"signoff check: warning: daily-digest: {rules}: rules[0]: no name; its reason "
+        "reads matched rule '*/*'",
+        f"signoff check: warning: daily-digest: {rules}: rules[0].description: unknown key, "
+        "ignored",
+    ]
+
+    rules.write_text(
+        "rules:\n  - {name: prod, scope: '*/production', tool: list_orders, decision: allow}\n",
+        encoding="utf-8",
+    )
+    done = check("check", "--agents", str(root))
+    assert done.returncode == 1
+    assert done.stderr.splitlines()[0] == (
+        f"signoff check: daily-digest: {rules}: rules[0] 'prod'.scope: '*/production' reads "
+        "as tenant/environment, but actauth 0.0.4 matches a scope against "
+        "'tenant/environment/agent' as one glob, where it applies only to an agent named "
+        "'production', never to 'daily-digest'; write '*/production/*' for that tenant and "
+        "environment under every agent"
+    )

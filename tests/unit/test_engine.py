@@ -53,8 +53,8 @@ RULES = """
 default_decision: deny
 rules:
   - {name: lookups, scope: "*/*", tool: lookup, decision: allow}
-  - {name: refunds-need-approval, scope: "*/production", tool: refund, decision: ask}
-  - {name: refunds-staging, scope: "*/staging", tool: refund, decision: allow}
+  - {name: refunds-need-approval, scope: "*/production/*", tool: refund, decision: ask}
+  - {name: refunds-staging, scope: "*/staging/*", tool: refund, decision: allow}
   - {name: explode-ok, scope: "*/*", tool: explode, decision: allow}
 """
 

@@ -10,7 +10,18 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from signoff.errors import ConfigError, UsageError
-from signoff.gate import Condition, GateDecision, Rule, RuleSet, Scope, decide, holds, load_rules
+from signoff.gate import (
+    Condition,
+    GateDecision,
+    Rule,
+    RuleSet,
+    Scope,
+    decide,
+    holds,
+    load_rules,
+    read_rules_file,
+    rule_warnings,
+)
 
 REPO = Path(__file__).resolve().parents[2]
 CUSTOMER_SERVICE = REPO / "agents" / "customer-service" / "actauth.yml"
@@ -21,7 +32,7 @@ def scope(tenant: str = "globex", environment: str = "production") -> Scope:
 
 
 def rule(
-    name: str, scope: str = "*/*", tool: str = "t", decision: str = "allow", **extra: Any
+    name: str | None, scope: str = "*/*", tool: str = "t", decision: str = "allow", **extra: Any
 ) -> Rule:
     return Rule.model_validate(
         {"name": name, "scope": scope, "tool": tool, "decision": decision, **extra}
@@ -65,13 +76,13 @@ def customer_service() -> RuleSet:
             "ask",
             "matched rule 'refund-production-needs-approval'",
         ),
-        ("issue_refund", "globex", "dev", "deny", "no rule matched; default decision 'deny'"),
+        ("issue_refund", "globex", "dev", "deny", "no rule matched — default"),
         (
             "delete_account",
             "acme-corp",
             "staging",
             "deny",
-            "no rule matched; default decision 'deny'",
+            "no rule matched — default",
         ),
         ("lookup_order", "globex", "production", "allow", "matched rule 'lookup-order-anywhere'"),
         (
@@ -100,24 +111,25 @@ def test_customer_service_rules(
     assert result.rule == (None if decision == "deny" else reason.split("'")[1])
 
 
-def test_customer_service_rules_are_bound_to_their_agent(customer_service: RuleSet) -> None:
-    # Given the rules of customer-service, when another agent asks, then nothing matches.
+def test_customer_service_rules_match_any_agent_as_in_actauth(customer_service: RuleSet) -> None:
+    # Given the rules of customer-service (scopes are globs over tenant/env/agent, as
+    # actauth reads them), when another agent's call is gated, then they apply to it too.
     other = Scope(tenant="acme-corp", environment="staging", agent="billing")
 
-    assert all(r.scope.endswith("/customer-service") for r in customer_service.rules)
-    assert decide(customer_service, "lookup_order", {}, other).decision == "deny"
+    assert decide(customer_service, "lookup_order", {}, other).decision == "allow"
+    assert decide(customer_service, "issue_refund", {}, other).rule == "refund-staging-allowed"
 
 
 # --- specificity ---------------------------------------------------------------
 
 
-def test_more_literal_scope_segments_win_whatever_the_order() -> None:
+def test_more_concrete_scope_segments_win_whatever_the_order() -> None:
     rules = RuleSet(
         rules=(
-            rule("any-any", "*/*", decision="deny"),
-            rule("tenant-any", "acme/*", decision="ask"),
-            rule("tenant-env", "acme/prod", decision="allow"),
-            rule("any-env", "*/prod", decision="deny"),
+            rule("any-any", "*/*/*", decision="deny"),
+            rule("tenant-any", "acme/*/*", decision="ask"),
+            rule("tenant-env", "acme/prod/*", decision="allow"),
+            rule("any-env", "*/prod/*", decision="deny"),
         )
     )
 
@@ -130,20 +142,25 @@ def test_more_literal_scope_segments_win_whatever_the_order() -> None:
 
 def test_a_literal_agent_segment_counts_as_specificity() -> None:
     rules = RuleSet(
-        rules=(rule("two-literal", "acme/prod", decision="deny"), rule("three", "acme/prod/a"))
+        rules=(rule("env", "acme/prod/*", decision="deny"), rule("three", "acme/prod/a"))
     )
 
     assert (
         decide(rules, "t", {}, Scope(tenant="acme", environment="prod", agent="a")).rule == "three"
     )
     assert decide(rules, "t", {}, Scope(tenant="acme", environment="prod", agent="b")).rule == (
-        "two-literal"
+        "env"
     )
 
 
-def test_a_glob_inside_a_segment_matches_but_is_not_literal() -> None:
+def test_a_partial_glob_segment_counts_as_concrete_as_in_actauth() -> None:
+    # actauth counts every segment that is not exactly `*`: `acme-*` is as specific
+    # as `prod`, so the acme-* rule outranks the `*` tenant one declared before it.
     rules = RuleSet(
-        rules=(rule("acme-glob", "acme-*/prod", decision="deny"), rule("any", "*/prod"))
+        rules=(
+            rule("any", "*/prod/*", decision="ask"),
+            rule("acme-glob", "acme-*/prod/*", decision="deny"),
+        )
     )
 
     assert decide(rules, "t", {}, Scope(tenant="acme-eu", environment="prod", agent="a")).rule == (
@@ -152,6 +169,17 @@ def test_a_glob_inside_a_segment_matches_but_is_not_literal() -> None:
     assert decide(rules, "t", {}, Scope(tenant="globex", environment="prod", agent="a")).rule == (
         "any"
     )
+
+
+def test_two_segment_tenant_scopes_match_every_environment_and_agent() -> None:
+    # `acme/*` is one glob over tenant/environment/agent: the final `*` takes the rest.
+    rules = RuleSet(rules=(rule("acme", "acme/*"), rule("acme-eu", "acme-*/*", decision="deny")))
+
+    assert decide(rules, "t", {}, Scope(tenant="acme", environment="e", agent="a")).rule == "acme"
+    assert decide(rules, "t", {}, Scope(tenant="acme-eu", environment="e", agent="a")).rule == (
+        "acme-eu"
+    )
+    assert decide(rules, "t", {}, Scope(tenant="acmecorp", environment="e", agent="a")).rule is None
 
 
 def test_literal_tool_beats_a_glob_at_equal_scope() -> None:
@@ -177,16 +205,32 @@ def test_scope_outranks_tool_literalness() -> None:
     assert decide(rules, "issue_refund", {}, scope()).rule == "specific-scope"
 
 
-def test_a_rule_with_when_beats_one_without_and_falls_through_when_false() -> None:
+def test_a_rule_with_when_ranks_as_one_without_declaration_order_decides() -> None:
+    # The issue's case: actauth keeps declaration order among equally specific rules,
+    # so a plain allow declared first wins over a later conditional ask.
     big = {"field": "amount", "op": "gt", "value": 100}
     rules = RuleSet(
-        rules=(rule("plain"), rule("big-amounts", decision="ask", when=big)),
+        rules=(
+            rule("refunds-allowed", tool="issue_refund"),
+            rule("big-refunds-ask", tool="issue_refund", decision="ask", when=big),
+        ),
         default_decision="deny",
     )
+    reversed_rules = RuleSet(rules=rules.rules[::-1], default_decision="deny")
 
-    assert decide(rules, "t", {"amount": 500}, scope()).rule == "big-amounts"
-    assert decide(rules, "t", {"amount": 5}, scope()).rule == "plain"
-    assert decide(rules, "t", {}, scope()).rule == "plain"
+    assert decide(rules, "issue_refund", {"amount": 500}, scope()) == GateDecision(
+        decision="allow", reason="matched rule 'refunds-allowed'", rule="refunds-allowed"
+    )
+    assert decide(reversed_rules, "issue_refund", {"amount": 500}, scope()).decision == "ask"
+    assert decide(reversed_rules, "issue_refund", {"amount": 5}, scope()).decision == "allow"
+
+
+def test_an_unnamed_rule_is_reported_by_its_scope() -> None:
+    rules = RuleSet(rules=(rule(None, "*/prod/*", decision="deny"),))
+
+    assert decide(rules, "t", {}, Scope(tenant="x", environment="prod", agent="a")) == (
+        GateDecision(decision="deny", reason="matched rule '*/prod/*'", rule=None)
+    )
 
 
 def test_ties_go_to_the_earlier_rule() -> None:
@@ -200,13 +244,11 @@ def test_ties_go_to_the_earlier_rule() -> None:
 def test_no_match_falls_back_to_the_default_which_defaults_to_ask() -> None:
     result = decide(RuleSet(rules=(rule("other", tool="x"),)), "t", {}, scope())
 
-    assert result == GateDecision(
-        decision="ask", reason="no rule matched; default decision 'ask'", rule=None
-    )
+    assert result == GateDecision(decision="ask", reason="no rule matched — default", rule=None)
 
 
 def test_scope_and_tool_match_case_sensitively() -> None:
-    rules = RuleSet(rules=(rule("acme", "acme/prod", tool="Refund"),), default_decision="deny")
+    rules = RuleSet(rules=(rule("acme", "acme/prod/*", tool="Refund"),), default_decision="deny")
 
     assert (
         decide(rules, "refund", {}, Scope(tenant="acme", environment="prod", agent="a")).rule
@@ -239,8 +281,10 @@ ARGS = {
         ("amount", "eq", 150.0, True),
         ("amount", "eq", "150", False),
         ("confirmed", "eq", True, True),
-        ("confirmed", "eq", 1, False),
-        ("missing_value", "eq", None, True),
+        # actauth compares as Python does: true == 1; a null argument is "missing".
+        ("confirmed", "eq", 1, True),
+        ("missing_value", "eq", None, False),
+        ("missing_value", "ne", 1, False),
         ("currency", "ne", "USD", True),
         ("currency", "ne", "EUR", False),
         ("amount", "gt", 100, True),
@@ -252,7 +296,12 @@ ARGS = {
         ("currency", "gt", "ABC", True),
         ("currency", "in", ["EUR", "GBP"], True),
         ("currency", "in", ["USD"], False),
-        ("confirmed", "in", [1], False),
+        ("confirmed", "in", [1], True),
+        ("currency", "in", "EUR,GBP", True),
+        ("customer", "contains", "tier", True),
+        ("amount", "eq", None, False),
+        ("confirmed", "gte", 0, True),
+        ("amount", "ne", None, True),
         ("note", "contains", "damaged", True),
         ("note", "contains", "lost", False),
         ("tags", "contains", "vip", True),
@@ -279,13 +328,13 @@ def test_a_missing_field_is_false_for_every_op(op: str, field: str) -> None:
     [
         ("currency", "gt", 100),
         ("amount", "lt", "1000"),
-        ("confirmed", "gte", 0),
         ("tags", "gt", 1),
         ("customer", "lte", "gold"),
         ("missing_value", "lt", 1),
         ("amount", "contains", 1),
-        ("customer", "contains", "tier"),
         ("note", "contains", 1),
+        ("currency", "in", 5),
+        ("tags", "in", {"a": 1}),
     ],
 )
 def test_incomparable_types_are_false_not_errors(field: str, op: str, value: Any) -> None:
@@ -325,6 +374,7 @@ def test_a_list_of_conditions_means_all() -> None:
 # --- loading -------------------------------------------------------------------
 
 GOOD_RULE = "  - name: {name}\n    scope: '*/*'\n    tool: t\n    decision: ask\n"
+A_RULE = "rules:\n  - name: a\n    scope: '*/*'\n    tool: t\n    decision: ask\n    "
 
 
 def write(tmp_path: Path, text: str) -> Path:
@@ -338,7 +388,7 @@ def test_load_reads_when_and_keeps_the_default(tmp_path: Path) -> None:
         tmp_path,
         "rules:\n"
         "  - name: big\n"
-        "    scope: '*/prod'\n"
+        "    scope: '*/prod/*'\n"
         "    tool: issue_refund\n"
         "    decision: ask\n"
         "    when:\n"
@@ -353,7 +403,7 @@ def test_load_reads_when_and_keeps_the_default(tmp_path: Path) -> None:
     rules = load_rules(path, "shop")
 
     assert rules.default_decision == "ask"
-    assert [r.scope for r in rules.rules] == ["*/prod/shop", "acme/prod/billing"]
+    assert [r.scope for r in rules.rules] == ["*/prod/*", "acme/prod/billing"]
     prod = Scope(tenant="t", environment="prod", agent="shop")
     assert decide(rules, "issue_refund", {"amount": 200, "currency": "EUR"}, prod).decision == "ask"
     assert decide(rules, "issue_refund", {"amount": 200, "currency": "JPY"}, prod).rule is None
@@ -361,6 +411,99 @@ def test_load_reads_when_and_keeps_the_default(tmp_path: Path) -> None:
 
 def test_an_empty_file_is_no_rules_with_the_default_ask(tmp_path: Path) -> None:
     assert load_rules(write(tmp_path, ""), "shop") == RuleSet()
+
+
+# Files actauth 0.0.4 accepts, each with what signoff check says about it.
+ACCEPTED = [
+    (
+        "rules:\n  - {scope: '*/production/*', tool: t, decision: deny}\n",
+        {"tool": "t"},
+        ("deny", "matched rule '*/production/*'", None),
+        ["rules[0]: no name; its reason reads matched rule '*/production/*'"],
+    ),
+    (
+        "rules:\n  - {name: a, scope: '*/*', tool: t, decision: deny, description: why}\n",
+        {"tool": "t"},
+        ("deny", "matched rule 'a'", "a"),
+        ["rules[0] 'a'.description: unknown key, ignored"],
+    ),
+    (
+        "owner: ops\nrules: []\n",
+        {"tool": "t"},
+        ("ask", "no rule matched — default", None),
+        ["owner: unknown key, ignored"],
+    ),
+    (
+        "rules:\n  - {name: dup, scope: '*/*/*', tool: t, decision: ask}\n"
+        "  - {name: dup, scope: '*/*/*', tool: t, decision: deny}\n",
+        {"tool": "t"},
+        ("ask", "matched rule 'dup'", "dup"),
+        ["rules[1] 'dup': rules[0] has the same name; reasons cannot tell them apart"],
+    ),
+    (
+        "rules:\n  - name: a\n    scope: '*'\n    tool: t\n    decision: allow\n"
+        "    when: {field: currency, op: in, value: 'EUR,GBP'}\n",
+        {"tool": "t", "args": {"currency": "GBP"}},
+        ("allow", "matched rule 'a'", "a"),
+        ["rules[0] 'a'.when.value: op 'in' with a string tests for a substring of 'EUR,GBP'"],
+    ),
+    (
+        "rules:\n  - name: a\n    scope: '*/*'\n    tool: t\n    decision: allow\n"
+        "    when: {field: x, op: ne}\n",
+        {"tool": "t", "args": {"x": 1}},
+        ("allow", "matched rule 'a'", "a"),
+        ["rules[0] 'a'.when: no value; it compares with null"],
+    ),
+    (
+        "rules:\n  - name: a\n    scope: '*/*'\n    tool: t\n    decision: allow\n"
+        "    when: {any: []}\n",
+        {"tool": "t"},
+        ("ask", "no rule matched — default", None),
+        ["rules[0] 'a'.when.any: an empty 'any' group never holds"],
+    ),
+    (
+        "rules:\n  - {name: a, scope: 'acme', tool: t, decision: allow}\n",
+        {"tool": "t"},
+        ("ask", "no rule matched — default", None),
+        [
+            "rules[0] 'a'.scope: 'acme' is not tenant/environment/agent; like actauth, "
+            "signoff matches it as one glob against 'tenant/environment/agent'"
+        ],
+    ),
+    (
+        "rules:\n  - {name: '', scope: '*/*', tool: t, decision: allow}\n",
+        {"tool": "t"},
+        ("allow", "matched rule '*/*'", ""),
+        ["rules[0]: no name; its reason reads matched rule '*/*'"],
+    ),
+]
+
+
+@pytest.mark.parametrize(("text", "call", "expected", "warnings"), ACCEPTED)
+def test_files_actauth_accepts_load_and_decide_as_it_does(
+    tmp_path: Path,
+    text: str,
+    call: dict[str, Any],
+    expected: tuple[str, str, str | None],
+    warnings: list[str],
+) -> None:
+    path = write(tmp_path, text)
+
+    result = decide(load_rules(path, "shop"), call["tool"], call.get("args", {}), scope())
+
+    assert (result.decision, result.reason, result.rule) == expected
+    assert rule_warnings(read_rules_file(path)) == warnings
+
+
+def test_a_tool_glob_is_signoffs_own_and_draws_a_warning(tmp_path: Path) -> None:
+    path = write(
+        tmp_path, "rules:\n  - {name: refunds, scope: '*/*', tool: 'issue_*', decision: deny}\n"
+    )
+    assert decide(load_rules(path, "shop"), "issue_refund", {}, scope()).rule == "refunds"
+    assert rule_warnings(read_rules_file(path)) == [
+        "rules[0] 'refunds'.tool: 'issue_*' is a glob, which signoff matches against tool "
+        "names; actauth compares tool names literally and would apply this rule to no tool"
+    ]
 
 
 @pytest.mark.parametrize(
@@ -380,83 +523,59 @@ def test_an_empty_file_is_no_rules_with_the_default_ask(tmp_path: Path) -> None:
             "expected 'allow', 'ask' or 'deny', got 'alow'",
         ),
         (
-            "rules:\n  - name: a\n    scope: '*/*'\n    tool: t\n    decision: ask\n"
-            "    colour: red\n",
-            "rules[0] 'a'.colour",
-            "unknown key",
-        ),
-        ("default_decision: deny\nrulez: []\n", "rulez", "unknown key"),
-        (
             "default_decision: never\n",
             "default_decision",
             "expected 'allow', 'ask' or 'deny', got 'never'",
         ),
+        ("rules:\n  - {name: a, tool: t, decision: ask}\n", "rules[0] 'a'.scope", "required"),
         (
-            "rules:\n  - name: a\n    scope: '*/*'\n    tool: t\n    decision: ask\n"
-            "    when: {field: amount, op: like, value: 1}\n",
+            "rules:\n  - {name: a, scope: '*/*', tool: 5, decision: ask}\n",
+            "rules[0] 'a'.tool",
+            "expected a string",
+        ),
+        (
+            "R    when: {field: amount, op: like, value: 1}\n",
             "rules[0] 'a'.when.op",
             "expected 'eq', 'ne', 'gt', 'gte', 'lt', 'lte', 'in' or 'contains', got 'like'",
         ),
         (
-            "rules:\n  - name: a\n    scope: '*/*'\n    tool: t\n    decision: ask\n"
-            "    when:\n"
-            "      all: [{field: x, op: eq, value: 1}, {any: [{field: y, op: in, value: 3}]}]\n",
-            "rules[0] 'a'.when.all[1].any[0].value",
-            "op 'in' needs a list value",
-        ),
-        (
-            "rules:\n  - name: a\n    scope: '*/*'\n    tool: t\n    decision: ask\n"
-            "    when: {field: amount, op: gt, value: [1]}\n",
-            "rules[0] 'a'.when.value",
-            "op 'gt' needs a number or a string value",
-        ),
-        (
-            "rules:\n  - name: a\n    scope: '*/*'\n    tool: t\n    decision: ask\n"
-            "    when: {field: amount, op: gt}\n",
+            "R    when: {}\n",
             "rules[0] 'a'.when",
-            "a condition needs field, op and value; missing ['value']",
+            "a condition needs a field and an op; missing field and op",
         ),
         (
-            "rules:\n  - name: a\n    scope: '*/*'\n    tool: t\n    decision: ask\n"
-            "    when: {field: amount, op: gt, value: 1, any: []}\n",
+            "R    when: {all: [{op: eq, value: 1}]}\n",
+            "rules[0] 'a'.when.all[0]",
+            "a condition needs a field and an op; missing field",
+        ),
+        (
+            "R    when: {field: amount, op: gt, value: 1, any: []}\n",
             "rules[0] 'a'.when",
-            "a condition is one of {field, op, value}, {all: [...]}, {any: [...]}",
+            "a condition is one of {field, op, value}, {all: [...]}, {any: [...]}; "
+            "actauth would evaluate only its 'any' group and ignore field, op, value",
         ),
         (
-            "rules:\n  - name: a\n    scope: '*/*'\n    tool: t\n    decision: ask\n    when: []\n",
+            "R    when: {all: [], any: [{field: a, op: eq, value: 1}]}\n",
             "rules[0] 'a'.when",
-            "an 'all' group needs at least one condition",
+            "a condition is one of {field, op, value}, {all: [...]}, {any: [...]}; "
+            "actauth would evaluate only its 'all' group and ignore any",
         ),
+        ("R    when: 'amount > 100'\n", "rules[0] 'a'.when", "expected a mapping"),
         (
-            "rules:\n  - name: a\n    scope: '*/*'\n    tool: t\n    decision: ask\n"
-            "    when: 'amount > 100'\n",
-            "rules[0] 'a'.when",
-            "expected a mapping",
-        ),
-        (
-            "rules:\n  - name: a\n    scope: 'acme/prod/agent/extra'\n"
-            "    tool: t\n    decision: ask\n",
+            "rules:\n  - {name: a, scope: '*/production', tool: t, decision: ask}\n",
             "rules[0] 'a'.scope",
-            "'acme/prod/agent/extra' is not tenant/environment or tenant/environment/agent",
+            "'*/production' reads as tenant/environment, but actauth 0.0.4 matches a scope "
+            "against 'tenant/environment/agent' as one glob, where it applies only to an "
+            "agent named 'production', never to 'shop'; write '*/production/*' for that "
+            "tenant and environment under every agent",
         ),
         (
-            "rules:\n  - name: a\n    scope: 'acme'\n    tool: t\n    decision: ask\n",
+            "rules:\n  - {name: a, scope: '*/prod*', tool: t, decision: ask}\n",
             "rules[0] 'a'.scope",
-            "'acme' is not tenant/environment or tenant/environment/agent",
-        ),
-        (
-            "rules:\n  - name: ''\n    scope: '*/*'\n    tool: t\n    decision: ask\n",
-            "rules[0].name",
-            "must not be empty",
-        ),
-        ("rules:\n  - scope: '*/*'\n    tool: t\n    decision: ask\n", "rules[0].name", "required"),
-        (
-            "rules:\n"
-            + GOOD_RULE.format(name="dup")
-            + GOOD_RULE.format(name="b")
-            + GOOD_RULE.format(name="dup"),
-            "rules[2] 'dup'.name",
-            "duplicate rule name; rules[0] already uses it",
+            "'*/prod*' reads as tenant/environment, but actauth 0.0.4 matches a scope "
+            "against 'tenant/environment/agent' as one glob, where it lets its wildcards "
+            "run across the '/' between the segments; write '*/prod*/*' for that tenant "
+            "and environment under every agent",
         ),
         ("rules:\n  a: 1\n", "rules", "expected a list"),
         ("rules:\n  - just-a-string\n", "rules[0]", "expected a mapping"),
@@ -470,14 +589,15 @@ def test_an_empty_file_is_no_rules_with_the_default_ask(tmp_path: Path) -> None:
             "rules:\n  - name: a\n    scope: '*/*'\n    tool: t\n"
             "    decision: deny\n    decision: allow\n",
             "",
-            "invalid YAML: duplicate key 'decision' (line 6, column 5)",
+            "invalid YAML: duplicate key 'decision'; actauth would keep the last one "
+            "(line 6, column 5)",
         ),
     ],
 )
 def test_a_malformed_file_names_the_file_and_field(
     tmp_path: Path, text: str, field: str, problem: str
 ) -> None:
-    path = write(tmp_path, text)
+    path = write(tmp_path, text.replace("R    ", A_RULE, 1) if text.startswith("R ") else text)
 
     with pytest.raises(ConfigError) as caught:
         load_rules(path, "shop")

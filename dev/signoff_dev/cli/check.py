@@ -14,6 +14,12 @@ channel whose client library is an optional extra (redis, database) must have
 that library in the layer too: deployed, the notifier would otherwise fail its
 rows on every send, and the build is where to say what to add.
 
+A rule file that loads can still draw warnings (``signoff.gate.rule_warnings``):
+signoff decides every file actauth accepts as actauth does, so its stricter
+checks (a rule without a name, a duplicate name, an ignored key, a tool glob
+actauth would not match) are printed on stderr, one line each, and change no exit
+code.
+
 Exit codes: 0 every agent loads (one summary line on stdout), 1 a problem (one
 line per agent on stderr naming the file and the field), or no agents at all.
 """
@@ -33,7 +39,7 @@ from signoff.errors import ConfigError
 if TYPE_CHECKING:
     from signoff.agents import AgentCatalog
 
-__all__ = ["check_agents", "register"]
+__all__ = ["check_agents", "register", "rule_warnings_of"]
 
 EXIT_OK, EXIT_PROBLEMS = 0, 1
 
@@ -131,6 +137,18 @@ def check_agents(catalog: AgentCatalog) -> dict[str, ConfigError]:
     return found
 
 
+def rule_warnings_of(catalog: AgentCatalog, agents: list[str]) -> list[str]:
+    """``<agent>: <file>: <warning>`` for each agent's ``actauth.yml`` (``agents`` load)."""
+    from signoff.gate import read_rules_file, rule_warnings
+
+    lines = []
+    for name in agents:
+        path = catalog.root / name / "actauth.yml"
+        if path.exists():
+            lines += [f"{name}: {path}: {w}" for w in rule_warnings(read_rules_file(path))]
+    return lines
+
+
 def _schedule_drift(
     args: argparse.Namespace, catalog: AgentCatalog, problems: dict[str, ConfigError]
 ) -> list[str]:
@@ -161,6 +179,8 @@ def _check(args: argparse.Namespace) -> int:
         print(f"signoff check: no agents under {root} (no <name>/agent.yaml)", file=sys.stderr)
         return EXIT_PROBLEMS
     problems = check_agents(catalog)
+    for warning in rule_warnings_of(catalog, [n for n in names if n not in problems]):
+        print(f"signoff check: warning: {warning}", file=sys.stderr)
     for name, problem in problems.items():
         # ConfigError's text is "<file>: <field>: <problem>"
         print(f"signoff check: {name or 'channels'}: {problem}", file=sys.stderr)

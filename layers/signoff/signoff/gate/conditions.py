@@ -1,148 +1,114 @@
 """``when`` conditions on a tool call's arguments, and their safe evaluator.
 
 A condition is a leaf ``{field, op, value}`` or a group ``{all: [...]}`` /
-``{any: [...]}``; a bare list means ``all``. Evaluation walks plain data and never
-calls ``eval``: a missing field makes a leaf false and values of incomparable types
-never compare, so :func:`holds` does not raise on any JSON-like arguments.
+``{any: [...]}``; a bare list means ``all`` (signoff's; actauth has no list form).
+Evaluation follows actauth 0.0.4 exactly — the reference loopengine users' rules
+were written against: a dotted ``field`` walks mappings, a field that is missing or
+``null`` makes the leaf false, ``value`` defaults to ``null``, the operator is
+Python's own (so ``true == 1`` and ``'a' in 'cat'``), and a comparison that raises
+``TypeError`` is false. Evaluation walks plain data and never calls ``eval``.
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+import operator
+from collections.abc import Callable, Mapping
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationInfo, field_validator, model_validator
+from pydantic import BaseModel, ConfigDict, Field, model_validator
 
-__all__ = ["Condition", "Op", "holds"]
+__all__ = ["OPS", "Condition", "Op", "holds"]
 
 Op = Literal["eq", "ne", "gt", "gte", "lt", "lte", "in", "contains"]
 
-_LEAF_KEYS = frozenset({"field", "op", "value"})
-_GROUP_KEYS = frozenset({"all", "any"})
-_ORDERING = frozenset({"gt", "gte", "lt", "lte"})
+# The fixed operator table (actauth's): a rule can say "field compared with value"
+# and nothing else.
+OPS: dict[str, Callable[[Any, Any], Any]] = {
+    "eq": operator.eq,
+    "ne": operator.ne,
+    "gt": operator.gt,
+    "gte": operator.ge,
+    "lt": operator.lt,
+    "lte": operator.le,
+    "in": lambda actual, expected: actual in expected,
+    "contains": lambda actual, expected: expected in actual,
+}
+
+LEAF_KEYS = ("field", "op", "value")
+GROUP_KEYS = ("all", "any")
 
 
 class Condition(BaseModel):
-    """A leaf test on one argument, or an ``all`` / ``any`` group of conditions."""
+    """A leaf test on one argument, or an ``all`` / ``any`` group of conditions.
 
-    model_config = ConfigDict(frozen=True, extra="forbid")
+    A ``None`` member of a group always holds (actauth treats a null condition as
+    "no condition"). Keys other than the ones below are ignored, as actauth does;
+    ``signoff check`` warns about them.
+    """
+
+    model_config = ConfigDict(frozen=True, extra="ignore", populate_by_name=True)
 
     field: str | None = None
     op: Op | None = None
     value: Any = None
-    all_: tuple[Condition, ...] | None = Field(default=None, alias="all")
-    any_: tuple[Condition, ...] | None = Field(default=None, alias="any")
+    all_: tuple[Condition | None, ...] | None = Field(default=None, alias="all")
+    any_: tuple[Condition | None, ...] | None = Field(default=None, alias="any")
 
     @model_validator(mode="before")
     @classmethod
     def _one_shape(cls, data: Any) -> Any:
-        """A list means ``all``; a mapping is exactly one of leaf, ``all`` or ``any``."""
+        """A list means ``all``; refuse what actauth would read differently than it looks."""
         if isinstance(data, list):
-            data = {"all": data}
+            return {"all": data}
         if not isinstance(data, Mapping):
-            return data
-        keys = set(data)
-        if unknown := keys - _LEAF_KEYS - _GROUP_KEYS:
-            # Reported here because the shape errors below would hide a misspelt key.
-            raise ValueError(f"unknown key(s) {', '.join(sorted(map(str, unknown)))}")
-        groups = keys & _GROUP_KEYS
-        leaf = keys & _LEAF_KEYS
-        if len(groups) + bool(leaf) != 1:
-            raise ValueError("a condition is one of {field, op, value}, {all: [...]}, {any: [...]}")
-        if leaf and (missing := _LEAF_KEYS - leaf):
-            raise ValueError(f"a condition needs field, op and value; missing {sorted(missing)}")
-        for group in groups:
-            if data[group] in ([], ()):
-                raise ValueError(f"an {group!r} group needs at least one condition")
+            return data  # pydantic reports "expected a mapping"
+        # actauth looks for `all` first, then `any`, then a leaf, and silently
+        # ignores whatever else the mapping holds: a mapping with two of these
+        # reads as both, but only one of them would decide.
+        present = [key for key in (*GROUP_KEYS, "field", "op", "value") if key in data]
+        if present and present[0] in GROUP_KEYS and len(present) > 1:
+            ignored = ", ".join(present[1:])
+            raise ValueError(
+                f"a condition is one of {{field, op, value}}, {{all: [...]}}, {{any: [...]}}; "
+                f"actauth would evaluate only its {present[0]!r} group and ignore {ignored}"
+            )
+        if not present or present[0] not in GROUP_KEYS:
+            missing = [key for key in ("field", "op") if data.get(key) is None]
+            if missing:
+                # actauth raises ConditionError on the first call that reaches it.
+                raise ValueError(
+                    f"a condition needs a field and an op; missing {' and '.join(missing)}"
+                )
         return data
 
-    @model_validator(mode="after")
-    def _leaf_complete(self) -> Condition:
-        """A leaf names a field and an operator (``null`` is neither)."""
-        if self.all_ is None and self.any_ is None and (self.field is None or self.op is None):
-            raise ValueError("a condition needs a field and an op")
-        return self
 
-    @field_validator("field")
-    @classmethod
-    def _dotted_path(cls, field: str | None) -> str | None:
-        """Field paths are dot-separated keys, none of them empty."""
-        if field is not None and not all(field.split(".")):
-            raise ValueError(f"{field!r} is not a dotted path like 'customer.tier'")
-        return field
-
-    @field_validator("value")
-    @classmethod
-    def _value_fits_op(cls, value: Any, info: ValidationInfo) -> Any:
-        """Catch at load time the values an operator could never match."""
-        op = info.data.get("op")
-        if op == "in" and not isinstance(value, list):
-            raise ValueError("op 'in' needs a list value")
-        if op in _ORDERING and not (_is_number(value) or isinstance(value, str)):
-            raise ValueError(f"op {op!r} needs a number or a string value")
-        return value
-
-
-def holds(condition: Condition, args: Mapping[str, Any]) -> bool:
-    """Whether ``condition`` is true of a tool call's arguments."""
+def holds(condition: Condition | None, args: Mapping[str, Any]) -> bool:
+    """Whether ``condition`` is true of a tool call's arguments (``None`` always is)."""
+    if condition is None:
+        return True
     if condition.all_ is not None:
         return all(holds(part, args) for part in condition.all_)
     if condition.any_ is not None:
         return any(holds(part, args) for part in condition.any_)
     if condition.field is None or condition.op is None:
+        return False  # unreachable: the validator requires both
+    actual = _lookup(args, condition.field)
+    # A missing field, or a null one, proves nothing about the call.
+    if actual is None:
         return False
-    found, actual = _lookup(args, condition.field)
-    return found and _test(condition.op, actual, condition.value)
+    try:
+        return bool(OPS[condition.op](actual, condition.value))
+    except TypeError:
+        # Values of incomparable types (a string and a number, an unhashable key)
+        # never satisfy a condition.
+        return False
 
 
-def _lookup(args: Mapping[str, Any], path: str) -> tuple[bool, Any]:
-    """The value at a dotted path, and whether it was there at all."""
+def _lookup(args: Mapping[str, Any], path: str) -> Any:
+    """The value at a dotted path, or ``None`` when a step is missing or not a mapping."""
     current: Any = args
     for key in path.split("."):
         if not isinstance(current, Mapping) or key not in current:
-            return False, None
+            return None
         current = current[key]
-    return True, current
-
-
-def _test(op: Op, actual: Any, expected: Any) -> bool:
-    """One operator applied to an argument value and the rule's value."""
-    if op == "eq":
-        return _same(actual, expected)
-    if op == "ne":
-        return not _same(actual, expected)
-    if op == "in":
-        return isinstance(expected, list) and any(_same(actual, item) for item in expected)
-    if op == "contains":
-        if isinstance(actual, str):
-            return isinstance(expected, str) and expected in actual
-        if isinstance(actual, list):
-            return any(_same(item, expected) for item in actual)
-        return False
-    if not _comparable(actual, expected):
-        return False
-    if op == "gt":
-        return bool(actual > expected)
-    if op == "gte":
-        return bool(actual >= expected)
-    if op == "lt":
-        return bool(actual < expected)
-    return bool(actual <= expected)
-
-
-def _same(left: Any, right: Any) -> bool:
-    """JSON equality: ``true`` is not ``1``, though ``1`` is ``1.0``."""
-    if isinstance(left, bool) != isinstance(right, bool):
-        return False
-    return bool(left == right)
-
-
-def _comparable(left: Any, right: Any) -> bool:
-    """Only two numbers or two strings are ordered; anything else is not comparable."""
-    return (_is_number(left) and _is_number(right)) or (
-        isinstance(left, str) and isinstance(right, str)
-    )
-
-
-def _is_number(value: Any) -> bool:
-    return isinstance(value, int | float) and not isinstance(value, bool)
+    return current

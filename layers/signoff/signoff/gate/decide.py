@@ -7,15 +7,17 @@ from fnmatch import fnmatchcase
 from typing import TYPE_CHECKING, Any
 
 from signoff.gate.conditions import holds
+from signoff.gate.rules import GLOB_CHARS
 
 if TYPE_CHECKING:
     from collections.abc import Mapping
 
     from signoff.gate.rules import Decision, Rule, RuleSet
 
-__all__ = ["GateDecision", "Scope", "decide"]
+__all__ = ["DEFAULT_REASON", "GateDecision", "Scope", "decide"]
 
-_GLOB_CHARS = frozenset("*?[")
+# actauth's words when no rule applies.
+DEFAULT_REASON = "no rule matched — default"
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -29,7 +31,11 @@ class Scope:
 
 @dataclass(frozen=True, kw_only=True)
 class GateDecision:
-    """The gate's answer for one tool call; ``rule`` is ``None`` for the default."""
+    """The gate's answer for one tool call.
+
+    ``rule`` is the matched rule's name, as actauth's ``matched_rule``: ``None`` for
+    the default and for a rule without a name (its reason names its scope).
+    """
 
     decision: Decision
     reason: str
@@ -37,42 +43,43 @@ class GateDecision:
 
 
 def decide(rules: RuleSet, tool: str, args: Mapping[str, Any], scope: Scope) -> GateDecision:
-    """The decision of the most specific rule that applies, else the default.
+    """The decision of the first applicable rule in actauth 0.0.4's order, else the default.
 
-    Specificity ranks literal scope segments first, then a literal tool name over a
-    glob, then a rule with ``when`` over one without; ties go to the earlier rule.
+    actauth's order: rules with more scope segments that are not exactly ``*`` come
+    first (``acme-*`` counts as one), and equally specific rules keep their order in
+    the file; whether a rule has a ``when`` plays no part. A rule applies when its
+    scope, as one glob, matches ``tenant/environment/agent``, its tool matches and
+    its ``when`` holds. signoff's one addition, tool-name globs, ranks a literal tool
+    above a glob at the same scope specificity (actauth compares tool names
+    literally, so it never applies a glob rule to a real tool).
     """
-    target = (scope.tenant, scope.environment, scope.agent)
-    best: Rule | None = None
-    best_rank = (-1, -1, -1)
-    for rule in rules.rules:
-        rank = _specificity(rule)
-        # Strictly greater, so the earlier of two equally specific rules wins.
-        if rank > best_rank and _applies(rule, tool, args, target):
-            best, best_rank = rule, rank
-    if best is None:
-        return GateDecision(
-            decision=rules.default_decision,
-            reason=f"no rule matched; default decision '{rules.default_decision}'",
-        )
-    return GateDecision(
-        decision=best.decision, reason=f"matched rule '{best.name}'", rule=best.name
-    )
+    key = f"{scope.tenant}/{scope.environment}/{scope.agent}"
+    # sorted() is stable, also with reverse=True, so ties keep declaration order.
+    for rule in sorted(rules.rules, key=_specificity, reverse=True):
+        if _applies(rule, tool, args, key):
+            # actauth's reason names the rule, or its scope when it has no name.
+            return GateDecision(
+                decision=rule.decision,
+                reason=f"matched rule '{rule.name or rule.scope}'",
+                rule=rule.name,
+            )
+    return GateDecision(decision=rules.default_decision, reason=DEFAULT_REASON)
 
 
-def _applies(rule: Rule, tool: str, args: Mapping[str, Any], target: tuple[str, str, str]) -> bool:
-    """Scope and tool match, and the ``when`` condition (if any) holds."""
+def _applies(rule: Rule, tool: str, args: Mapping[str, Any], key: str) -> bool:
+    """Tool and scope match, and the ``when`` condition (if any) holds."""
     return (
-        all(map(fnmatchcase, target, rule.scope_segments))
-        and fnmatchcase(tool, rule.tool)
-        and (rule.when is None or holds(rule.when, args))
+        (rule.tool == tool or (_is_glob(rule.tool) and fnmatchcase(tool, rule.tool)))
+        # actauth's fnmatch.fnmatch is fnmatchcase on POSIX (no case folding).
+        and fnmatchcase(key, rule.scope)
+        and holds(rule.when, args)
     )
 
 
-def _specificity(rule: Rule) -> tuple[int, int, int]:
-    literal_segments = sum(1 for segment in rule.scope_segments if _is_literal(segment))
-    return literal_segments, int(_is_literal(rule.tool)), int(rule.when is not None)
+def _specificity(rule: Rule) -> tuple[int, int]:
+    concrete = sum(1 for segment in rule.scope.split("/") if segment != "*")
+    return concrete, int(not _is_glob(rule.tool))
 
 
-def _is_literal(pattern: str) -> bool:
-    return not _GLOB_CHARS & set(pattern)
+def _is_glob(pattern: str) -> bool:
+    return bool(GLOB_CHARS & set(pattern))

@@ -4,13 +4,21 @@
 
     default_decision: deny            # allow | ask | deny; absent means ask
     rules:
-      - name: refund-production-needs-approval
-        scope: "*/production"         # tenant/environment[/agent], `*` wildcards
-        tool: issue_refund            # exact name or a `*` glob
+      - name: refund-production-needs-approval     # optional
+        scope: "*/production/*"       # a glob over tenant/environment/agent
+        tool: issue_refund            # a tool name (or a glob: signoff's own)
         decision: ask
         when: {field: amount, op: gt, value: 100}
 
-A scope without an agent segment is bound to the agent that owns the file.
+Every file actauth 0.0.4 accepts loads and decides as actauth decides it (see
+``signoff.gate.decide``): rules without a name, duplicate names, keys actauth
+ignores. Stricter checks are warnings from ``signoff check``
+(``signoff.gate.lint``). A file is refused only when actauth could not use it
+(it would raise) or when it reads one way and actauth would decide another: a
+YAML key given twice, a condition with both a group and other tests, and a
+two-segment ``tenant/environment`` scope whose glob actauth would stretch over the
+agent segment (``*/production`` applies, in actauth, only to an agent named
+``production``).
 """
 
 from __future__ import annotations
@@ -19,8 +27,7 @@ from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any, Literal
 
 import yaml
-from pydantic import BaseModel, ConfigDict, ValidationError, field_validator
-from pydantic_core import ErrorDetails, PydanticCustomError
+from pydantic import BaseModel, ConfigDict, ValidationError, ValidationInfo, field_validator
 
 from signoff.errors import ConfigError, UsageError
 from signoff.gate.conditions import Condition  # noqa: TC001 - pydantic needs it at runtime
@@ -28,13 +35,17 @@ from signoff.gate.conditions import Condition  # noqa: TC001 - pydantic needs it
 if TYPE_CHECKING:
     from pathlib import Path
 
-__all__ = ["Decision", "Rule", "RuleSet", "load_rules", "rules_from"]
+    from pydantic_core import ErrorDetails
+
+__all__ = ["GLOB_CHARS", "Decision", "Rule", "RuleSet", "load_rules", "rules_from"]
 
 Decision = Literal["allow", "ask", "deny"]
 
+# What makes fnmatch treat a pattern as more than a literal.
+GLOB_CHARS = frozenset("*?[")
+
 _PROBLEMS = {
     "missing": "required",
-    "extra_forbidden": "unknown key",
     "tuple_type": "expected a list",
     "model_type": "expected a mapping",
     "string_type": "expected a string",
@@ -42,65 +53,75 @@ _PROBLEMS = {
 
 
 class _Frozen(BaseModel):
-    model_config = ConfigDict(frozen=True, extra="forbid")
+    # Keys actauth does not know are ignored, as actauth ignores them (a
+    # `description` is common); `signoff check` lists them.
+    model_config = ConfigDict(frozen=True, extra="ignore")
 
 
 class Rule(_Frozen):
     """One rule: where and to which tool it applies, its decision, and when."""
 
-    name: str
+    name: str | None = None
     scope: str
     tool: str
     decision: Decision
     when: Condition | None = None
 
-    @field_validator("name", "tool")
+    @field_validator("name", mode="before")
     @classmethod
-    def _not_blank(cls, value: str) -> str:
-        if not value.strip():
-            raise ValueError("must not be empty")
-        return value
+    def _number_name(cls, name: Any) -> Any:
+        """A numeric name (``name: 2024``) reads as its text, as in actauth's reason."""
+        if isinstance(name, int | float) and not isinstance(name, bool):
+            return str(name)
+        return name
 
     @field_validator("scope")
     @classmethod
-    def _scope_shape(cls, scope: str) -> str:
-        """``tenant/environment`` with an optional ``/agent``, no segment empty."""
-        segments = scope.split("/")
-        if not 2 <= len(segments) <= 3 or not all(segments):
-            raise ValueError(f"{scope!r} is not tenant/environment or tenant/environment/agent")
-        return scope
+    def _scope_reads_as_actauth_decides(cls, scope: str, info: ValidationInfo) -> str:
+        """Refuse a two-segment scope that actauth would not read as tenant/environment."""
+        tenant, sep, environment = scope.partition("/")
+        if not sep or "/" in environment or _two_segments_agree(tenant, environment):
+            return scope
+        agent = (info.context or {}).get("agent")
+        if not GLOB_CHARS & set(environment):
+            effect = f"applies only to an agent named {environment!r}"
+            if agent and agent != environment:
+                effect += f", never to {agent!r}"
+        else:
+            effect = "lets its wildcards run across the '/' between the segments"
+        raise ValueError(
+            f"{scope!r} reads as tenant/environment, but actauth 0.0.4 matches a scope "
+            f"against 'tenant/environment/agent' as one glob, where it {effect}; "
+            f"write '{scope}/*' for that tenant and environment under every agent"
+        )
 
-    @property
-    def scope_segments(self) -> tuple[str, str, str]:
-        """Tenant, environment and agent patterns; an unbound agent matches any."""
-        tenant, environment, *agent = self.scope.split("/")
-        return tenant, environment, agent[0] if agent else "*"
+
+def _two_segments_agree(tenant: str, environment: str) -> bool:
+    """Whether ``tenant/environment``, as actauth's one glob, matches what it reads as.
+
+    ``T/*`` (``T`` a literal with at most a trailing ``*``) matches a key
+    ``tenant/environment/agent`` exactly when the tenant matches ``T``: the final
+    ``*`` takes the rest; so does ``T/E*`` for literals ``T`` and ``E``. In any other
+    shape the environment pattern has to match the agent, or a wildcard spans a ``/``.
+    """
+    if environment == "*":
+        return not GLOB_CHARS & set(tenant.removesuffix("*"))
+    return (
+        environment.endswith("*")
+        and not GLOB_CHARS & set(tenant)
+        and not GLOB_CHARS & set(environment[:-1])
+    )
 
 
 class RuleSet(_Frozen):
-    """The rules of one agent and the decision when none of them applies."""
+    """The rules of one agent, in declaration order, and the decision when none applies."""
 
     default_decision: Decision = "ask"
     rules: tuple[Rule, ...] = ()
 
-    @field_validator("rules")
-    @classmethod
-    def _unique_names(cls, rules: tuple[Rule, ...]) -> tuple[Rule, ...]:
-        """Reasons name the rule that matched, so a name must identify one rule."""
-        first: dict[str, int] = {}
-        for index, rule in enumerate(rules):
-            if rule.name in first:
-                raise PydanticCustomError(
-                    "duplicate_rule_name",
-                    "duplicate rule name; rules[{first}] already uses it",
-                    {"index": index, "first": first[rule.name]},
-                )
-            first[rule.name] = index
-        return rules
-
 
 def load_rules(path: Path, agent: str) -> RuleSet:
-    """The rule set in an ``actauth.yml``, with two-segment scopes bound to ``agent``.
+    """The rule set in an ``actauth.yml`` of ``agent``.
 
     Raises:
         ConfigError: the file is missing, is not YAML, or breaks the format; the
@@ -108,6 +129,16 @@ def load_rules(path: Path, agent: str) -> RuleSet:
         UsageError: ``agent`` is not a single scope segment.
     """
     _check_agent(agent)
+    file = str(path)
+    return rules_from(read_rules_file(path), file, agent)
+
+
+def read_rules_file(path: Path) -> dict[str, Any]:
+    """The mapping in an ``actauth.yml`` (empty for an empty file), not yet validated.
+
+    Raises:
+        ConfigError: the file is missing, unreadable, not YAML, or not a mapping.
+    """
     file = str(path)
     try:
         text = path.read_text(encoding="utf-8")
@@ -122,15 +153,15 @@ def load_rules(path: Path, agent: str) -> RuleSet:
     except yaml.YAMLError as exc:
         raise ConfigError(file, "", f"invalid YAML: {_describe_yaml_error(exc)}") from exc
     if raw is None:
-        raw = {}
+        return {}
     if not isinstance(raw, dict):
         raise ConfigError(file, "", "expected a mapping with default_decision and rules")
-    return rules_from(raw, file, agent)
+    return raw
 
 
 def rules_from(raw: Mapping[str, Any], file: str, agent: str) -> RuleSet:
-    """The rule set ``raw`` (``default_decision`` and ``rules``, as parsed from YAML),
-    with two-segment scopes bound to ``agent``; errors name ``file``.
+    """The rule set ``raw`` (``default_decision`` and ``rules``, as parsed from YAML)
+    of ``agent``; errors name ``file``.
 
     Also loopengine's inline form (``agent.yaml``'s ``rules`` + ``defaultDecision``).
 
@@ -140,16 +171,9 @@ def rules_from(raw: Mapping[str, Any], file: str, agent: str) -> RuleSet:
     """
     _check_agent(agent)
     try:
-        ruleset = RuleSet.model_validate(raw)
+        return RuleSet.model_validate(raw, context={"agent": agent})
     except ValidationError as exc:
         raise _config_error(file, raw, exc) from exc
-    bound = tuple(
-        rule.model_copy(update={"scope": f"{rule.scope}/{agent}"})
-        if rule.scope.count("/") == 1
-        else rule
-        for rule in ruleset.rules
-    )
-    return ruleset.model_copy(update={"rules": bound})
 
 
 def _check_agent(agent: str) -> None:
@@ -162,14 +186,17 @@ class _UniqueKeyLoader(yaml.SafeLoader):
 
 
 def _construct_unique_mapping(loader: yaml.SafeLoader, node: yaml.MappingNode) -> dict[Any, Any]:
-    # PyYAML keeps the last of two equal keys; in a gate file that silently
-    # turns `decision: deny` into whatever follows it.
+    # PyYAML (and so actauth) keeps the last of two equal keys; in a gate file
+    # that silently turns `decision: deny` into whatever follows it.
     seen: set[Any] = set()
     for key_node, _ in node.value:
         key = loader.construct_object(key_node)
         if key in seen:
             raise yaml.constructor.ConstructorError(
-                None, None, f"duplicate key {key!r}", key_node.start_mark
+                None,
+                None,
+                f"duplicate key {key!r}; actauth would keep the last one",
+                key_node.start_mark,
             )
         seen.add(key)
     return loader.construct_mapping(node)
@@ -200,8 +227,6 @@ def _config_error(file: str, raw: Mapping[str, Any], exc: ValidationError) -> Co
     errors = exc.errors(include_url=False)
     error = errors[0]
     loc = error["loc"]
-    if error["type"] == "duplicate_rule_name":
-        loc = ("rules", error["ctx"]["index"], "name")
     problem = _problem(error)
     if len(errors) > 1:
         problem += f" (and {len(errors) - 1} more)"
