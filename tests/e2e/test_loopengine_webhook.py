@@ -1,7 +1,8 @@
 """A loopengine-style agent on the local stack (issue 13): its ``httpNotifier`` webhook,
 written with the seed's ``webhookUrl`` / ``webhookSecret``, receives the approval of an
 ``http`` turn at a plain HTTP server, signed with that secret, in seed 004's shape; and
-the run's end once the approval resumes it (``events: [approval, run_finish]``).
+the run's end once the approval resumes it (``events: [approval, run_finish]``); its
+``hooks.py`` (loopengine's ``onRunStart`` / ``onRunFinish``) fires on that ``http`` turn.
 """
 
 from __future__ import annotations
@@ -73,6 +74,8 @@ def test_the_http_notifier_webhook_gets_the_approval_and_the_runs_end(
     monkeypatch.setenv("SIGNOFF_SECRET_LOOP_HOOK", SECRET)
     # the receiver is on loopback, which signoff refuses unless the deployment allows it
     monkeypatch.setenv("SIGNOFF_ALLOW_PRIVATE_WEBHOOKS", "true")
+    hook_log = tmp_path / "hooks.log"
+    monkeypatch.setenv("LOOP_HOOK_LOG", str(hook_log))
     agents = tmp_path / "agents"
     console = io.StringIO()
     with Receiver() as receiver:
@@ -114,3 +117,21 @@ def test_the_http_notifier_webhook_gets_the_approval_and_the_runs_end(
             # only the events the httpNotifier lists: no run_start was sent
             kinds = [json.loads(body)["kind"] for _, body in receiver.received]
             assert sorted(set(kinds)) == ["approval", "result"]
+
+            # its hooks.py fired on the http channel: the message's start, the
+            # resolution's start, and the finish in the function that resumed it
+            fired = eventually(
+                lambda: len(lines := hook_log.read_text().splitlines()) >= 3 and lines,
+                "the three hook calls",
+            )
+            common = {
+                "agent": "customer-service",
+                "tenant": "default",
+                "channel": "http",
+                "sessionId": paused["sessionId"],
+            }
+            assert [json.loads(line) for line in fired] == [
+                {**common, "hook": "on_run_start", "trigger": "message"},
+                {**common, "hook": "on_run_start", "trigger": "resolution"},
+                {**common, "hook": "on_run_finish", "text": finished["body"], "stopReason": None},
+            ]

@@ -1,8 +1,8 @@
 """A loopengine-style agent folder in ``signoff run``, ``signoff check`` and ``signoff config``
-(issue 13): inline ``rules`` + ``defaultDecision``, ``systemPrompt``, ``maxTurns`` and an
-``httpNotifier`` webhook, with no ``actauth.yml``. The terminal decides asks live, as
-loopengine's ``cli`` channel does (its httpNotifier is for ``http`` turns:
-tests/e2e/test_loopengine_webhook.py).
+(issue 13): inline ``rules`` + ``defaultDecision``, ``systemPrompt``, ``maxTurns``, an
+``httpNotifier`` webhook and a ``hooks.py``, with no ``actauth.yml``. The terminal
+decides asks live, as loopengine's ``cli`` channel does (its httpNotifier and hooks are
+for ``http`` turns: tests/e2e/test_loopengine_webhook.py).
 """
 
 from __future__ import annotations
@@ -29,6 +29,7 @@ WEBHOOK = {
 def test_the_folder_runs_in_signoff_run_with_its_inline_rules(tmp_path: Path) -> None:
     agents = tmp_path / "agents"
     loopengine_agent(agents, httpNotifier=WEBHOOK)
+    hooks = {"LOOP_HOOK_LOG": str(tmp_path / "hooks.log")}
 
     denied = signoff(
         "--agents",
@@ -39,6 +40,7 @@ def test_the_folder_runs_in_signoff_run_with_its_inline_rules(tmp_path: Path) ->
         "--deny",
         REFUND,
         home=tmp_path,
+        env_extra=hooks,
     )
 
     assert denied.returncode == 0, denied.stderr
@@ -52,10 +54,19 @@ def test_the_folder_runs_in_signoff_run_with_its_inline_rules(tmp_path: Path) ->
     assert events[-1]["type"] == "done" and events[-1]["stopReason"] == "denied"
 
     approved = signoff(
-        "--agents", str(agents), "run", "customer-service", "--approve", REFUND, home=tmp_path
+        "--agents",
+        str(agents),
+        "run",
+        "customer-service",
+        "--approve",
+        REFUND,
+        home=tmp_path,
+        env_extra=hooks,
     )
     assert approved.returncode == 0, approved.stderr
     assert approved.stdout.startswith("Refunded 42.0 USD for order A-1001")
+    # its hooks.py loaded, and fired for neither run: never on the cli channel (seed 000)
+    assert not (tmp_path / "hooks.log").exists()
 
 
 def test_check_passes_and_config_shows_the_loopengine_settings(tmp_path: Path) -> None:

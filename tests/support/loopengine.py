@@ -12,12 +12,33 @@ import yaml
 AGENTS = Path(__file__).resolve().parents[2] / "agents"
 SAMPLE = AGENTS / "customer-service"
 SYSTEM_PROMPT = "You are the customer-service agent of a small online shop."
+# loopengine's onRunStart / onRunFinish as hooks.py: each call appends one JSON line
+# (the seed's context fields) to the file $LOOP_HOOK_LOG names.
+HOOKS = """\
+import json
+import os
+
+
+def _log(hook, ctx, **fields):
+    with open(os.environ["LOOP_HOOK_LOG"], "a", encoding="utf-8") as log:
+        base = {"hook": hook, "agent": ctx.agent, "tenant": ctx.tenant, "channel": ctx.channel}
+        log.write(json.dumps({**base, "sessionId": ctx.sessionId, **fields}) + "\\n")
+
+
+def on_run_start(ctx):
+    _log("on_run_start", ctx, trigger=ctx.trigger)
+
+
+def on_run_finish(ctx):
+    _log("on_run_finish", ctx, text=ctx.text, stopReason=ctx.stopReason)
+"""
 
 
 def loopengine_agent(root: Path, **settings: Any) -> Path:
     """``root/customer-service``: the sample's tools and script, its ``agent.yaml`` in
     loopengine's keys (``name``, ``systemPrompt``, ``maxTurns``, the inline ``rules`` and
-    ``defaultDecision``) plus ``settings``.
+    ``defaultDecision``) plus ``settings``, and a ``hooks.py`` (``HOOKS``) for its
+    ``onRunStart`` / ``onRunFinish``.
 
     Its rules are the sample's ``actauth.yml``, moved inline unchanged
     (``default_decision`` is spelled ``defaultDecision`` there, as in loopengine).
@@ -37,4 +58,5 @@ def loopengine_agent(root: Path, **settings: Any) -> Path:
     }
     config.update(settings)
     (folder / "agent.yaml").write_text(yaml.safe_dump(config, sort_keys=False), encoding="utf-8")
+    (folder / "hooks.py").write_text(HOOKS, encoding="utf-8")
     return folder
