@@ -7,6 +7,8 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field
 from pydantic.alias_generators import to_camel
 
+from signoff.agents.hooks import SESSION_ID
+
 __all__ = [
     "AgentSummary",
     "AnswerBody",
@@ -35,7 +37,8 @@ class MessageBody(_Wire):
     model_config = ConfigDict(extra="allow", alias_generator=to_camel, populate_by_name=True)
 
     message: str = Field(min_length=1, max_length=MAX_MESSAGE_CHARS)
-    session_id: str | None = Field(default=None, pattern=r"^[A-Za-z0-9_.:-]{1,128}$")
+    # the one session id form, which a session_id_for hook's ids keep too
+    session_id: str | None = Field(default=None, pattern=rf"^{SESSION_ID.pattern}$")
 
 
 class DecisionBody(BaseModel):
