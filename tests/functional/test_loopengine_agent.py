@@ -83,6 +83,11 @@ def test_check_passes_and_config_shows_the_loopengine_settings(tmp_path: Path) -
     assert config["rules"]["source"].endswith("agent.yaml")
     assert config["rules"]["defaultDecision"] == "deny"
     assert config["notify"] == {"httpNotifier-customer-service": WEBHOOK["events"]}
+    assert config["httpNotifier"] == {
+        "channel": "webhook",
+        "name": "httpNotifier-customer-service",
+        "events": WEBHOOK["events"],
+    }
     assert "loop-hook" not in shown.stdout  # never a secret, not even its name
 
 

@@ -16,6 +16,7 @@ import yaml
 
 from signoff.agents import AgentCatalog, load_agent
 from signoff.agents.config import PYTHON_HOMES
+from signoff.agents.describe import describe_agent
 from signoff.channels.config import (
     DatabaseSettings,
     EmailSettings,
@@ -71,8 +72,9 @@ def test_default_decision_alone_is_the_inline_forms_default(tmp_path: Path) -> N
     del config["rules"]
     (folder / "agent.yaml").write_text(yaml.safe_dump(config), encoding="utf-8")
 
-    rules = load_agent(folder).rules
-    assert rules.rules == () and rules.default_decision == "allow"
+    agent = load_agent(folder)
+    assert agent.rules.rules == () and agent.rules.default_decision == "allow"
+    assert describe_agent(agent)["rules"]["source"] == str(folder / "agent.yaml")
 
 
 def test_an_inline_rule_error_names_agent_yaml_the_rule_and_the_field(tmp_path: Path) -> None:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
+from signoff.channels.http_notifier import channel_name
 from signoff.models.factory import effective_settings
 
 if TYPE_CHECKING:
@@ -20,6 +21,7 @@ def describe_agent(agent: Agent, deployment: Deployment | None = None) -> dict[s
     """
     config = agent.config
     model = effective_settings(config.model, deployment)
+    inline = config.rules is not None or config.default_decision is not None
     return {
         "name": agent.name,
         "description": config.description,
@@ -40,9 +42,7 @@ def describe_agent(agent: Agent, deployment: Deployment | None = None) -> dict[s
         ],
         "rules": {
             # loopengine's inline form lives in agent.yaml (never beside actauth.yml)
-            "source": str(
-                agent.directory / ("agent.yaml" if config.rules is not None else "actauth.yml")
-            ),
+            "source": str(agent.directory / ("agent.yaml" if inline else "actauth.yml")),
             "defaultDecision": agent.rules.default_decision,
             "rules": [
                 rule.model_dump(mode="json", exclude_none=True) for rule in agent.rules.rules
@@ -53,6 +53,15 @@ def describe_agent(agent: Agent, deployment: Deployment | None = None) -> dict[s
             for skill in agent.skills.values()
         ],
         "notify": config.notify,
+        # loopengine's httpNotifier: its type, the channel it became and its events (the
+        # config holds secret references: not shown)
+        "httpNotifier": {
+            "channel": config.http_notifier.channel,
+            "name": channel_name(agent.name),
+            "events": config.http_notifier.events,
+        }
+        if config.http_notifier
+        else None,
         "schedule": config.schedule.model_dump(by_alias=True) if config.schedule else None,
         # Which of hooks.py's functions are the agent's own (true) or the default (false),
         # under loopengine's names, as its config view shows them.
