@@ -91,6 +91,20 @@ def test_check_passes_and_config_shows_the_loopengine_settings(tmp_path: Path) -
     assert "loop-hook" not in shown.stdout  # never a secret, not even its name
 
 
+def test_check_warns_about_inline_rules_as_about_an_actauth_file(tmp_path: Path) -> None:
+    agents = tmp_path / "agents"
+    unnamed = {"scope": "*/staging/*", "tool": "issue_refund", "decision": "allow"}
+    loopengine_agent(agents, rules=[unnamed])
+
+    checked = signoff("check", "--agents", str(agents), home=tmp_path)
+
+    assert checked.returncode == 0, checked.stderr  # actauth accepts it: a warning only
+    assert (
+        f"signoff check: warning: customer-service: {agents / 'customer-service' / 'agent.yaml'}: "
+        "rules[0]: no name; its reason reads matched rule '*/staging/*'"
+    ) in checked.stderr.splitlines()
+
+
 def test_check_names_the_agent_file_and_field_of_a_typescript_only_key(tmp_path: Path) -> None:
     agents = tmp_path / "agents"
     loopengine_agent(agents, onRunFinish="async (ctx) => notify(ctx)")

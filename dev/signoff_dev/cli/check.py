@@ -138,7 +138,8 @@ def check_agents(catalog: AgentCatalog) -> dict[str, ConfigError]:
 
 
 def rule_warnings_of(catalog: AgentCatalog, agents: list[str]) -> list[str]:
-    """``<agent>: <file>: <warning>`` for each agent's ``actauth.yml`` (``agents`` load)."""
+    """``<agent>: <file>: <warning>`` for each agent's rules (``agents`` load): its
+    ``actauth.yml``, or loopengine's inline ``rules`` in its ``agent.yaml``."""
     from signoff.gate import read_rules_file, rule_warnings
 
     lines = []
@@ -146,6 +147,12 @@ def rule_warnings_of(catalog: AgentCatalog, agents: list[str]) -> list[str]:
         path = catalog.root / name / "actauth.yml"
         if path.exists():
             lines += [f"{name}: {path}: {w}" for w in rule_warnings(read_rules_file(path))]
+            continue
+        config = catalog.get(name).config
+        if config.rules is not None:
+            inline = {"rules": config.rules}  # defaultDecision is validated: nothing to warn
+            where = catalog.root / name / "agent.yaml"
+            lines += [f"{name}: {where}: {w}" for w in rule_warnings(inline)]
     return lines
 
 
