@@ -123,7 +123,7 @@ def test_one_mail_with_a_text_and_an_html_part(ses: Ses) -> None:
     subject, text, html = parts(request)
     assert subject == "Approve issue_refund?"
     assert "issue_refund" in text and '"orderId": "A-17"' in text
-    assert "<dt>Tool</dt><dd>issue_refund</dd>" in html
+    assert "Arguments of <code>issue_refund</code>" in html
     assert request["FromEmailAddress"] == SENDER
     assert request["Destination"] == {"ToAddresses": ["ops@example.com"]}
     [sent] = ses.sent

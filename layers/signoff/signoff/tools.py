@@ -49,7 +49,12 @@ class Tool:
     """A callable the model may ask for, with its schema and its safety marks.
 
     ``safe`` tools have no side effects and may run concurrently with each other;
-    ``idempotent`` tools may be run again after a crash with the same key.
+    ``idempotent`` tools may be run again after a crash with the same key;
+    ``editable`` tools take an approver's changes to their arguments
+    (``signoff.edits``): approving with changes runs them with the changed ones.
+    ``summary`` is the one line an approver reads first, a ``str.format`` template
+    over the arguments (``"Refund {amount} {currency} on order {orderId}"``,
+    filled by ``signoff.card.summarize``, which falls back to the arguments).
     """
 
     name: str
@@ -59,6 +64,8 @@ class Tool:
     context_param: str | None = None
     safe: bool = False
     idempotent: bool = False
+    summary: str | None = None
+    editable: bool = False
 
     @property
     def parameters(self) -> dict[str, Any]:
@@ -104,7 +111,12 @@ def tool(function: Callable[..., Any], /) -> Tool: ...
 
 @overload
 def tool(
-    *, safe: bool = False, idempotent: bool = False, name: str | None = None
+    *,
+    safe: bool = False,
+    idempotent: bool = False,
+    name: str | None = None,
+    summary: str | None = None,
+    editable: bool = False,
 ) -> Callable[[Callable[..., Any]], Tool]: ...
 
 
@@ -115,16 +127,28 @@ def tool(
     safe: bool = False,
     idempotent: bool = False,
     name: str | None = None,
+    summary: str | None = None,
+    editable: bool = False,
 ) -> Tool | Callable[[Callable[..., Any]], Tool]:
     """Turn a typed function into a ``Tool``; usable bare or with options."""
 
     def wrap(fn: Callable[..., Any]) -> Tool:
-        return _build(fn, safe=safe, idempotent=idempotent, name=name)
+        return _build(
+            fn, safe=safe, idempotent=idempotent, name=name, summary=summary, editable=editable
+        )
 
     return wrap(function) if function is not None else wrap
 
 
-def _build(fn: Callable[..., Any], *, safe: bool, idempotent: bool, name: str | None) -> Tool:
+def _build(
+    fn: Callable[..., Any],
+    *,
+    safe: bool,
+    idempotent: bool,
+    name: str | None,
+    summary: str | None = None,
+    editable: bool = False,
+) -> Tool:
     hints = get_type_hints(fn, include_extras=True)
     fields: dict[str, Any] = {}
     context_param: str | None = None
@@ -151,4 +175,6 @@ def _build(fn: Callable[..., Any], *, safe: bool, idempotent: bool, name: str | 
         context_param=context_param,
         safe=safe,
         idempotent=idempotent,
+        summary=summary,
+        editable=editable,
     )

@@ -66,6 +66,17 @@ class ScheduleSettings(_Config):
     condition: str | None = Field(default=None, pattern=r"^[A-Za-z0-9]+$")
 
 
+class ApprovalCardSettings(_Config):
+    """``approvalCard``: what an approver's card shows beyond the call (``signoff.card``).
+
+    ``conversation: false`` leaves out the request that started the turn and the
+    agent's words before the call, for an agent whose conversations an approver
+    must not read.
+    """
+
+    conversation: bool = True
+
+
 NotifyEvent = Literal["approval", "question", "run_start", "run_finish", "stuck"]
 NOTIFY_EVENTS: tuple[NotifyEvent, ...] = get_args(NotifyEvent)
 
@@ -120,6 +131,7 @@ class AgentConfig(_Config):
     approval_timeout: Duration = 86400.0
     remind_after: Duration | None = None
     session_key: str | None = None
+    approval_card: ApprovalCardSettings = ApprovalCardSettings()
     # ``{name: [events]}``; ``name`` or ``[names]`` is every event (``notify_shorthand``).
     notify: Annotated[dict[str, list[NotifyEvent]], BeforeValidator(notify_shorthand)] = Field(
         default_factory=dict

@@ -30,7 +30,6 @@ mails the same notification again, with the same header.
 from __future__ import annotations
 
 import html
-import json
 import re
 from typing import TYPE_CHECKING, Final, Self
 from urllib.parse import quote, urlsplit
@@ -253,51 +252,131 @@ class EmailChannel:
 
 
 def render(notification: Notification) -> tuple[str, str]:
-    """The text and the HTML part of ``notification``'s mail; its only link is ``linkUrl``."""
+    """The text and the HTML part of ``notification``'s mail; its only link is ``linkUrl``.
+
+    An approval or a question is its decision card (``signoff.card``): the summary,
+    the request and the agent's words, why it asks, for whom, the expiry, then
+    the arguments once; the HTML part is one styled card with one button.
+    """
     scrub = _scrubber(notification)
-    body = scrub(notification.body)
     link = _safe_link(notification.link_url)
     action = _ACTIONS.get(notification.kind, "Open in signoff")
-    details: list[tuple[str, str, bool]] = []  # (label, value, preformatted)
-    if notification.tool:
-        details.append(("Tool", scrub(notification.tool), False))
-    if notification.args is not None:
-        arguments = json.dumps(notification.args, indent=2, ensure_ascii=False, sort_keys=True)
-        details.append(("Arguments", scrub(arguments), True))
-    if notification.question:
-        details.append(("Question", scrub(notification.question), False))
-    if notification.options:
-        details.append(("Options", "\n".join(f"- {scrub(o)}" for o in notification.options), True))
-    if notification.expires_at:
-        details.append(("Expires", notification.expires_at, False))
     footer = f"signoff · agent {notification.agent} · run {notification.run_id}"
-
     title = scrub(" ".join(notification.title.split()))
-    text_lines = [title, "", body, ""]
-    for label, value, preformatted in details:
-        text_lines += [f"{label}:", value, ""] if preformatted else [f"{label}: {value}"]
-    if link:
-        text_lines += [f"{action}: {link}", ""]
-    text_lines += ["-- ", footer]
-    text = "\n".join(text_lines).strip() + "\n"
+    card = notification.card()
+    rows: list[tuple[str, str]] = []
+    arguments: str | None = None
+    if card is not None:
+        # the card's times are the ask's: a retry hours later says the same
+        rows = [(label, scrub(value)) for label, value in card.facts(card.requested_at)]
+        if card.kind == "approval":
+            arguments = scrub(card.arguments)
+        lead = scrub(card.question or "") if card.kind == "question" else ""
+        if notification.summary is None and card.kind == "approval":
+            lead = scrub(notification.body)  # a caller's own notification: its words
+    else:
+        lead = scrub(notification.body)
+        if notification.expires_at:
+            rows.append(("Expires", notification.expires_at))
+    options = [scrub(o) for o in notification.options or []]
 
-    e = html.escape
-    parts = [f"<h2>{e(title)}</h2>", f"<p>{e(body).replace(chr(10), '<br>')}</p>"]
-    if details:
-        parts.append("<dl>")
-        for label, value, preformatted in details:
-            shown = f"<pre>{e(value)}</pre>" if preformatted else e(value)
-            parts.append(f"<dt>{e(label)}</dt><dd>{shown}</dd>")
-        parts.append("</dl>")
+    text_lines = [title, ""]
+    if lead:
+        text_lines += [lead, ""]
+    if options:
+        text_lines += ["Suggested answers:", *(f"  - {o}" for o in options), ""]
+    for label, value in rows:
+        if "\n" in value or len(value) > 60:
+            text_lines += [f"{label}:", *(f"  {line}" for line in value.splitlines()), ""]
+        else:
+            text_lines.append(f"{label}: {value}")
+    if arguments is not None:
+        text_lines += ["", f"Arguments ({scrub(notification.tool or '')}):", arguments]
     if link:
-        parts.append(f'<p><a href="{e(link, quote=True)}">{e(action)}</a></p>')
-    parts.append(f'<p style="color:#666;font-size:small">{e(footer)}</p>')
-    html_part = (
-        '<!DOCTYPE html><html><head><meta charset="utf-8"></head><body>'
-        + "".join(parts)
-        + "</body></html>"
+        text_lines += ["", f"{action}: {link}"]
+    text_lines += ["", "-- ", footer]
+    text = "\n".join(text_lines).strip() + "\n"
+    tool = scrub(notification.tool or "")
+    return text, _html(title, lead, options, rows, (tool, arguments), link, action, footer)
+
+
+# Inline styles (mail clients drop <style>); the <style> block only adds dark mode
+# where a client honours it. Every text colour is set with its background, so a
+# client that inverts colours inverts both. Contrast ≥ 4.5:1 in both schemes.
+_FONT: Final = "font-family:-apple-system,'Segoe UI',Roboto,Helvetica,Arial,sans-serif"
+_DARK: Final = (
+    "@media (prefers-color-scheme: dark){"
+    ".bg{background:#111418 !important}.card{background:#1c2128 !important;"
+    "border-color:#3d444d !important}.fg{color:#e6edf3 !important}"
+    ".muted{color:#b1bac4 !important}.code{background:#0d1117 !important;"
+    "color:#e6edf3 !important}}"
+)
+
+
+def _html(
+    title: str,
+    lead: str,
+    options: list[str],
+    rows: list[tuple[str, str]],
+    call: tuple[str, str | None],
+    link: str | None,
+    action: str,
+    footer: str,
+) -> str:
+    e = html.escape
+    tool, arguments = call
+
+    def para(text: str) -> str:
+        return e(text).replace("\n", "<br>")
+
+    parts = [
+        f'<h1 class="fg" style="margin:0 0 16px;font-size:20px;line-height:1.35;color:#1a1a1a">'
+        f"{e(title)}</h1>"
+    ]
+    if lead:
+        parts.append(f'<p class="fg" style="margin:0 0 16px;color:#1a1a1a">{para(lead)}</p>')
+    if options:
+        items = "".join(f"<li>{e(o)}</li>" for o in options)
+        parts.append(f'<ul class="fg" style="margin:0 0 16px;color:#1a1a1a">{items}</ul>')
+    if link:
+        parts.append(
+            '<table role="presentation" cellpadding="0" cellspacing="0" style="margin:0 0 20px">'
+            '<tr><td style="border-radius:6px;background:#1f4e99">'
+            f'<a href="{e(link, quote=True)}" style="display:inline-block;padding:12px 22px;'
+            f"{_FONT};font-size:16px;font-weight:600;color:#ffffff;text-decoration:none;"
+            f'border-radius:6px">{e(action)}</a></td></tr></table>'
+        )
+    for label, value in rows:
+        parts.append(
+            f'<p class="muted" style="margin:0;font-size:13px;font-weight:600;color:#4a4a4a">'
+            f'{e(label)}</p><p class="fg" style="margin:0 0 12px;color:#1a1a1a">{para(value)}</p>'
+        )
+    if arguments is not None:
+        parts.append(
+            '<p class="muted" style="margin:8px 0 4px;font-size:13px;font-weight:600;'
+            f'color:#4a4a4a">Arguments of <code>{e(tool)}</code></p>'
+            '<pre class="code" style="margin:0 0 12px;padding:12px;background:#f3f4f6;'
+            "color:#1a1a1a;border-radius:6px;white-space:pre-wrap;word-break:break-word;"
+            f'font-size:13px;font-family:ui-monospace,Menlo,Consolas,monospace">{e(arguments)}</pre>'
+        )
+    parts.append(
+        f'<p class="muted" style="margin:16px 0 0;font-size:12px;color:#4a4a4a">{e(footer)}</p>'
     )
-    return text, html_part
+    return (
+        '<!DOCTYPE html><html lang="en"><head><meta charset="utf-8">'
+        '<meta name="viewport" content="width=device-width, initial-scale=1">'
+        '<meta name="color-scheme" content="light dark">'
+        '<meta name="supported-color-schemes" content="light dark">'
+        f"<title>{e(title)}</title><style>{_DARK}</style></head>"
+        f'<body class="bg" style="margin:0;padding:0;background:#f4f5f7">'
+        '<table role="presentation" width="100%" cellpadding="0" cellspacing="0" class="bg" '
+        'style="background:#f4f5f7"><tr><td align="center" style="padding:24px 12px">'
+        '<table role="presentation" width="100%" cellpadding="0" cellspacing="0" class="card" '
+        'style="max-width:560px;background:#ffffff;border:1px solid #d0d7de;border-radius:8px">'
+        f'<tr><td style="padding:24px;{_FONT};font-size:15px;line-height:1.5;color:#1a1a1a">'
+        + "".join(parts)
+        + "</td></tr></table></td></tr></table></body></html>"
+    )
 
 
 def tag_value(key: str) -> str:

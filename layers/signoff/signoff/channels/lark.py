@@ -260,8 +260,10 @@ def render_card(notification: Notification) -> dict[str, Any]:
         if notification.options:
             elements.append(_plain_div(numbered(notification.options)))
     else:
-        if notification.body:
-            elements.append(_plain_div(notification.body))
+        # a composed approval's card rows; its arguments follow once, below
+        body = notification.card_rows() or notification.body
+        if body:
+            elements.append(_plain_div(body))
         if notification.kind == "approval" and notification.tool:
             arguments = json.dumps(
                 notification.args or {}, indent=2, sort_keys=True, ensure_ascii=False, default=str

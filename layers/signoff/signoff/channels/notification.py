@@ -13,10 +13,13 @@ the rest (the table on ``notification_key``).
 
 from __future__ import annotations
 
+from datetime import datetime
 from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict
 from pydantic.alias_generators import to_camel
+
+from signoff.card import Card, readable_args
 
 __all__ = ["Kind", "Notification", "idempotency_key", "notification_key"]
 
@@ -67,10 +70,59 @@ class Notification(BaseModel):
     # synthetic finish's reason (``max_turns`` / ``denied``), as in the seed's hooks.
     trigger: Literal["message", "resolution"] | None = None
     stop_reason: str | None = None
+    # The decision card (signoff.card) of an approval or a question: its one-line
+    # summary, the request that started the turn, the agent's words before the
+    # call, and the environment it runs in. Additive: a v1 reader ignores them.
+    summary: str | None = None
+    request: str | None = None
+    said: str | None = None
+    environment: str | None = None
+
+    def card(self) -> Card | None:
+        """The decision card of an approval or a question (None for the other kinds)."""
+        if self.kind not in ("approval", "question"):
+            return None
+        fallback = readable_args(self.tool, self.args) if self.tool else self.question or ""
+        return Card(
+            kind=self.kind,
+            agent=self.agent,
+            tenant=self.tenant or "",
+            environment=self.environment,
+            summary=self.summary or fallback or self.title,
+            requested_at=_epoch(self.requested_at) or 0.0,
+            expires_at=_epoch(self.expires_at) or 0.0,
+            tool=self.tool,
+            args=self.args,
+            question=self.question,
+            options=tuple(self.options or ()),
+            reason=self.reason,
+            request=self.request,
+            said=self.said,
+        )
+
+    def card_rows(self) -> str | None:
+        """A composed approval's card as text after its summary, without its arguments.
+
+        What a chat message shows under its title, beside its own rendering of the
+        arguments; None for a notification the ``Composer`` did not build (no summary),
+        whose ``body`` is all there is.
+        """
+        card = self.card()
+        if card is None or self.summary is None or card.kind != "approval":
+            return None
+        rows = card.text(card.requested_at, arguments=False).split("\n", 2)
+        return rows[-1].strip() if len(rows) == 3 else None
 
     def wire(self) -> dict[str, Any]:
         """The JSON a webhook receives: camelCase, absent fields left out."""
         return self.model_dump(mode="json", by_alias=True, exclude_none=True)
+
+
+def _epoch(moment: str | None) -> float | None:
+    try:
+        return datetime.fromisoformat(moment).timestamp() if moment else None
+    except ValueError:
+        return None
 
 
 def idempotency_key(run_id: str, pending_id: str, channel: str) -> str:

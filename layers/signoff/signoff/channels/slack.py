@@ -315,8 +315,10 @@ def render_blocks(notification: Notification) -> list[dict[str, Any]]:
         if notification.options:
             blocks.append(_section(numbered(notification.options)))
     else:
-        if notification.body:
-            blocks.append(_section(notification.body))
+        # a composed approval's card rows; its arguments follow in the tool section
+        body = notification.card_rows() or notification.body
+        if body:
+            blocks.append(_section(body))
         if notification.kind == "approval" and notification.tool:
             blocks.append(_tool_section(notification.tool, notification.args))
     if notification.note:

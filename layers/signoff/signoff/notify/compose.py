@@ -2,12 +2,12 @@
 
 from __future__ import annotations
 
-import json
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any
 from urllib.parse import quote
 
+from signoff.card import Card, readable_args
 from signoff.channels.notification import Notification
 from signoff.clock import iso
 
@@ -15,7 +15,7 @@ if TYPE_CHECKING:
     from signoff.store.records import PendingItem
     from signoff.tokens import Action, Signer
 
-__all__ = ["Composer"]
+__all__ = ["Composer", "card_of"]
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -57,6 +57,7 @@ class Composer:
             channel=channel,
         )
         signed = quote(token)
+        card = card_of(item)
         common: dict[str, Any] = {
             "agent": item.agent,
             "run_id": item.run_id,
@@ -66,6 +67,10 @@ class Composer:
             "session_id": item.session_id,
             "tenant": item.tenant,
             "link_url": f"{base}/a/{signed}",
+            "summary": card.summary,
+            "request": item.request,
+            "said": item.said,
+            "environment": item.environment,
         }
         if deciding:
             common["resume_token"] = token
@@ -86,16 +91,42 @@ class Composer:
         if deciding:
             common["approve_url"] = f"{base}/approvals/{pid}/approve?token={signed}"
             common["deny_url"] = f"{base}/approvals/{pid}/deny?token={signed}"
-        arguments = json.dumps(item.args or {}, indent=2, ensure_ascii=False, sort_keys=True)
+        # The body is the card as text, its arguments as JSON last (seed 004's body).
         return Notification(
             kind="approval",
-            title=f"Approval needed: {item.tool} ({item.agent})",
-            body=f"{item.tool} with arguments:\n{arguments}\n\nWhy: {item.reason}",
+            title=f"Approve? {card.summary}",
+            body=_body(card, item.requested_at),
             tool=item.tool,
             args=item.args,
             reason=item.reason,
             **common,
         )
+
+
+def card_of(item: PendingItem) -> Card:
+    """The decision card of ``item`` (``signoff.card``), as every surface shows it."""
+    return Card(
+        kind=item.kind,
+        agent=item.agent,
+        tenant=item.scope.tenant if item.scope else item.tenant,
+        environment=item.scope.environment if item.scope else item.environment,
+        summary=item.summary
+        or (readable_args(item.tool or "", item.args) if item.tool else item.question or ""),
+        requested_at=item.requested_at,
+        expires_at=item.expires_at,
+        tool=item.tool,
+        args=item.args,
+        question=item.question,
+        options=tuple(item.options or ()),
+        reason=item.reason,
+        request=item.request,
+        said=item.said,
+    )
+
+
+def _body(card: Card, now: float) -> str:
+    """The card's rows as text after its summary (the title), then the tool's arguments."""
+    return card.text(now).split("\n", 2)[-1].strip()
 
 
 def _answer_elsewhere(item: PendingItem) -> str:

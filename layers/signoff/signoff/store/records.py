@@ -5,6 +5,7 @@ Times are epoch seconds (floats) so conditions compare numbers in every adapter.
 
 from __future__ import annotations
 
+import json
 from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
@@ -94,6 +95,12 @@ class PendingItem(_Record):
     reason: str | None = None
     question: str | None = None
     options: list[str] | None = None
+    # The decision card's text (signoff.card), fixed when the turn paused: the
+    # one-line summary, the request that started the turn, the agent's words
+    # before the call (None where agent.yaml's approvalCard leaves them out).
+    summary: str | None = None
+    request: str | None = None
+    said: str | None = None
     channels: list[str] = Field(default_factory=list)
     requested_at: float
     expires_at: float
@@ -103,6 +110,9 @@ class PendingItem(_Record):
     resolved_at: float | None = None
     answer: str | None = None
     note: str | None = None
+    # The arguments an approver's changes made (``signoff.edits``), as JSON text:
+    # a top-level string, so the store keeps every nested value exactly.
+    edited_args_json: str | None = None
     # Whether the turn was resumed after the resolution (the sweeper re-drives if not).
     resumed: bool = False
     # ``stuck`` reminders sent while it waited, and when the last one went out;
@@ -111,6 +121,14 @@ class PendingItem(_Record):
     reminded_at: float | None = None
     # Epoch seconds after which the store may delete the item (resolved items).
     retain_until: float | None = None
+
+    @property
+    def edited_args(self) -> dict[str, Any] | None:
+        """The arguments the tool runs with after an approval with changes, else None."""
+        if self.edited_args_json is None:
+            return None
+        edited: dict[str, Any] = json.loads(self.edited_args_json)
+        return edited
 
 
 class OutboxRow(_Record):
