@@ -9,13 +9,21 @@ Outbox rows ride along in the same write: a pause's approval or question, a
 finish's ``run_finish``, and whatever was ``announce``d (a run's ``run_start``
 goes out with the invocation's first commit, whichever that is). Only after the
 write succeeded is ``on_commit`` told, so it can enqueue them.
+
+A message's turn that fails before its first commit (its model fails at once) is
+``abandon``ed: what it emitted and an ``error`` event are logged, so the status
+route tells the failure as the streamed transports do, and the session is given
+back as it was before the message, free for the next one. Its message is not
+kept (the caller was told it failed, and may send it again) and its start is not
+announced: no run happened.
 """
 
 from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from signoff.events import ActauthDecision, dump
+from signoff.errors import Misconfigured, SendFailed, SignoffError
+from signoff.events import ActauthDecision, ErrorEvent, dump
 from signoff.ids import new_id
 from signoff.store.records import AuditEntry, Commit, LogChunk
 
@@ -29,7 +37,7 @@ if TYPE_CHECKING:
     from signoff.store.base import Sessions
     from signoff.store.records import OutboxRow, PendingItem, SessionRecord
 
-__all__ = ["Journal"]
+__all__ = ["Journal", "failure_text"]
 
 
 class Journal:
@@ -86,6 +94,29 @@ class Journal:
                     reason=event.reason,
                 )
             )
+
+    def abandon(
+        self, history: list[Message], before: SessionRecord | None, failure: BaseException
+    ) -> None:
+        """Log a failed message's events and its ``error``, and give the session back.
+
+        ``history`` is the conversation without the failed message; ``before`` the
+        session as it was (None: the message created it). The error is logged, not
+        sent to ``on_event``: a live transport reports the failure itself.
+
+        Raises:
+            LeaseLost: another process took the session over.
+        """
+        self._events.append(dump(ErrorEvent(error=failure_text(failure))))
+        self._announced = []
+        self.commit(
+            None,
+            history,
+            status=before.status if before is not None else "idle",
+            release=True,
+            text=before.text if before is not None else None,
+            stop_reason=before.stop_reason if before is not None else None,
+        )
 
     def step(self, state: TurnState, history: list[Message]) -> None:
         """A checkpoint inside a running turn: keep the lease, renew it."""
@@ -161,3 +192,16 @@ class Journal:
         self._announced = []
         if rows and self._on_commit is not None:
             self._on_commit(updated, rows)
+
+
+def failure_text(error: BaseException) -> str:
+    """What a failed turn's logged ``error`` event says, to whoever may read the session.
+
+    The message of an error the API answers with a 4xx, 502 or 503 is written for
+    the caller (the API's ``detail`` is the same text); what it withholds — a
+    misconfiguration, a channel's failure, anything unexpected — may name
+    internals, so the log does not repeat it either.
+    """
+    if type(error) is SignoffError or not isinstance(error, SignoffError):
+        return "internal error"
+    return "internal error" if isinstance(error, Misconfigured | SendFailed) else str(error)

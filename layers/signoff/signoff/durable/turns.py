@@ -139,18 +139,26 @@ class Turns:
             self.announcements.run_start(agent, record, run_id, "message", channel=channel)
         )
         started = run_started(agent, record, run_id, "message", channel)
-        outcome = self._engine(agent).start(
-            history=history,
-            message=message,
-            tenant=tenant,
-            environment=environment,
-            session_id=session_id,
-            run_id=run_id,
-            sink=journal.event,
-            deadline=deadline,
-            checkpoint=journal.step,
-            channel=channel,
-        )
+        before = len(history)
+        try:
+            outcome = self._engine(agent).start(
+                history=history,
+                message=message,
+                tenant=tenant,
+                environment=environment,
+                session_id=session_id,
+                run_id=run_id,
+                sink=journal.event,
+                deadline=deadline,
+                checkpoint=journal.step,
+                channel=channel,
+            )
+        except Exception as failure:
+            if journal.record.state is None:
+                # Nothing committed yet, so nothing to re-drive: log the failure and
+                # free the session, or it would stay "running" and refuse every message.
+                journal.abandon(history[:before], existing, failure)
+            raise
         return self._settle(agent, journal, outcome, history, started=started)
 
     def decide(
