@@ -93,3 +93,31 @@ def test_the_rule_is_the_seeds_two_live_channels() -> None:
         True,
         True,
     ]
+
+
+@pytest.mark.parametrize(
+    ("channel", "expected"),
+    [("http", ["run_start", "run_start:{id}", "run_finish"]), ("http_stream", [])],
+)
+def test_an_expired_item_resumes_its_run_as_the_channel_it_started_on(
+    channel: RunChannel, expected: list[str]
+) -> None:
+    clock = ManualClock()
+    store = MemoryStore(clock=clock)
+    agent = load_agent(AGENTS / "customer-service")
+    config = agent.config.model_copy(update={"notify": NOTIFY})
+    agent = type(agent)(**{**agent.__dict__, "config": config})
+    agents = StaticAgents({agent.name: (agent, build_model(agent.config.model, agent.directory))})
+    turns = turns_over(store, MemoryQueue(), agents, clock)
+    paused = turns.send(
+        agent.name, REFUND, tenant="default", environment="production", channel=channel
+    )
+    assert paused.pending is not None
+    # The sweeper's move: nobody decided in time, the run resumes as denied.
+    clock.advance(paused.pending.expires_at - clock.now().timestamp() + 1)
+    decided = turns.expire(paused.pending)
+    assert decided.result is not None and decided.result.stop_reason == "denied"
+    pending_id = paused.pending.id
+    assert announced(store, paused.pending.run_id, pending_id) == [
+        subject.format(id=pending_id) for subject in expected
+    ]
