@@ -57,7 +57,7 @@ def get_shipment_details(shipmentId: str) -> dict[str, object]:
     return shipment
 
 
-@tool(idempotent=True)
+@tool(idempotent=True, editable=True)
 def issue_refund(
     orderId: str,
     amount: Annotated[float, Field(gt=0, description="Amount to refund, at most the order total")],

@@ -14,7 +14,9 @@ picks its family and needs no new row. What each error carries is in brackets.
     │   ├── MalformedRequest       a body that cannot be read: bad base64, UTF-8, JSON (problem)
     │   ├── PayloadTooLarge        a request body over the documented limit (size, limit)
     │   ├── UnsupportedMediaType   a body of a type the route does not take (media_type, accepted)
-    │   └── MethodNotAllowed       a known path with another method (method, allowed)
+    │   ├── MethodNotAllowed       a known path with another method (method, allowed)
+    │   └── InvalidChanges         an approver's changed arguments the tool refuses (tool, fields)
+    │       └── NotEditable        changes to a tool that does not take them (tool)
     ├── AuthFailed                 who is asking could not be established, or may not ask this
     │   ├── Unauthorized           no API key, or one that is unknown or revoked
     │   ├── InvalidSignature       a signed Slack / Lark request did not verify (source, reason)
@@ -65,6 +67,7 @@ __all__ = [
     "Expired",
     "Forbidden",
     "Gone",
+    "InvalidChanges",
     "InvalidSignature",
     "LeaseLost",
     "MalformedRequest",
@@ -73,6 +76,7 @@ __all__ = [
     "ModelError",
     "ModelRejected",
     "ModelUnavailable",
+    "NotEditable",
     "NotFound",
     "PayloadTooLarge",
     "PromptTooLong",
@@ -342,6 +346,26 @@ class MethodNotAllowed(BadInput):
         self.method = method
         self.allowed = allowed
         super().__init__(f"{method} is not allowed here; use {', '.join(allowed)}")
+
+
+class InvalidChanges(BadInput):
+    """An approver changed a call's arguments in a way its tool refuses; ``fields`` names them."""
+
+    def __init__(self, tool: str, fields: list[str], problem: str) -> None:
+        self.tool = tool
+        self.fields = fields
+        super().__init__(f"the changed arguments of {tool} are invalid: {problem}")
+
+
+class NotEditable(InvalidChanges):
+    """Changed arguments for a tool that does not declare ``editable=True``."""
+
+    def __init__(self, tool: str) -> None:
+        BadInput.__init__(
+            self, f"{tool} takes no changes to its arguments (its tool is not editable)"
+        )
+        self.tool = tool
+        self.fields = []
 
 
 class SendFailed(Unavailable):

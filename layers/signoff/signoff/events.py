@@ -84,6 +84,9 @@ class ToolStarted(_Event):
     tool: str
     args: dict[str, Any]
     detail_text: str
+    # Present when an approver changed the arguments: what the model asked for
+    # (``args`` is what runs). Additive to protocol v1.
+    original_args: dict[str, Any] | None = None
 
 
 class ToolResult(_Event):

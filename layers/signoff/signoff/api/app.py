@@ -96,10 +96,12 @@ def openapi_document(*routers: Router) -> dict[str, Any]:
         for router, resolver in zip(routers, serving, strict=True):
             router.api_resolver = resolver
     # Powertools documents a 422 on every route; its validation errors are our 400s
-    # (signoff.api.errors), so no route ever answers 422.
+    # (signoff.api.errors). Only a route's own 422 (an approval's changes) stays.
     for operations in schema.get("paths", {}).values():
         for operation in operations.values():
-            operation.get("responses", {}).pop("422", None)
+            responses = operation.get("responses", {})
+            if "HTTPValidationError" in json.dumps(responses.get("422", {})):
+                responses.pop("422")
     schemas = schema.get("components", {}).get("schemas", {})
     for name in ("HTTPValidationError", "ValidationError"):
         schemas.pop(name, None)

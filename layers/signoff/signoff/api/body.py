@@ -60,9 +60,16 @@ MAX_SEGMENT_BYTES: Final = 1024
 _WITH_BODY: Final = frozenset({"POST", "PUT", "PATCH", "DELETE"})
 
 
-def form_body(properties: dict[str, Any]) -> dict[str, Any]:
-    """``openapi_extensions`` documenting a form body that a route reads itself."""
-    schema = {"type": "object", "properties": properties}
+def form_body(
+    properties: dict[str, Any], *, patterns: dict[str, Any] | None = None
+) -> dict[str, Any]:
+    """``openapi_extensions`` documenting a form body that a route reads itself.
+
+    ``patterns``: fields named by a pattern (``patternProperties``), e.g. ``arg.<name>``.
+    """
+    schema: dict[str, Any] = {"type": "object", "properties": properties}
+    if patterns:
+        schema["patternProperties"] = patterns
     return {"requestBody": {"required": True, "content": {FORM: {"schema": schema}}}}
 
 

@@ -1,27 +1,32 @@
 """Approve, deny, answer: the protocol's routes and loopengine's durable aliases.
 
 Every route returns the same 200 / 202 family as ``POST /messages``: the turn
-finished, or it paused again on the next decision.
+finished, or it paused again on the next decision. A deny may say why (the
+model reads it in the call's result); an approval may change the arguments of
+a tool declared editable (``signoff.edits``). Both bodies are optional.
 """
 
 from __future__ import annotations
 
 import time
-from typing import TYPE_CHECKING, Literal
+from typing import TYPE_CHECKING, Annotated, Any, Literal
 
 from aws_lambda_powertools.event_handler import Response
 from aws_lambda_powertools.event_handler.api_gateway import Router
+from aws_lambda_powertools.event_handler.openapi.params import Body
 
 from signoff.api.authorize import decider_for
 from signoff.api.context import api_of
-from signoff.api.docs import TURN_RESPONSES
-from signoff.api.models import AnswerBody, DecisionBody
+from signoff.api.docs import APPROVE_RESPONSES, TURN_RESPONSES
+from signoff.api.models import AnswerBody, ApproveBody, DecisionBody, DenyBody
 from signoff.api.shapes import turn_response
 from signoff.durable.decide import verdict_of
 from signoff.errors import NotFound
 from signoff.telemetry import metrics_for_turn, resolve_latency
 
 if TYPE_CHECKING:
+    from collections.abc import Mapping
+
     from signoff.store.records import PendingItem
 
 __all__ = ["router"]
@@ -46,8 +51,9 @@ def _decide(
     pending_id: str,
     decision: Literal["approve", "deny"],
     note: str | None = None,
+    args: Mapping[str, Any] | None = None,
 ) -> Response[dict[str, object]]:
-    return _resolve(pending_id, "approval", decision, decision=decision, note=note)
+    return _resolve(pending_id, "approval", decision, decision=decision, note=note, args=args)
 
 
 def _answer(pending_id: str, answer: str) -> Response[dict[str, object]]:
@@ -62,17 +68,20 @@ def _resolve(
     decision: Literal["approve", "deny"] | None = None,
     answer: str | None = None,
     note: str | None = None,
+    args: Mapping[str, Any] | None = None,
 ) -> Response[dict[str, object]]:
     """Check who decides, apply the decision once, answer with the turn's outcome."""
     started = time.perf_counter()
     api = api_of(router)
     item = _item(pending_id, kind)
+    # A token is checked against the arguments as asked (its hash binds it to what
+    # the approver saw); changes are a new decision on top, checked by Turns.decide.
     actor, check = decider_for(
         api, item, permission, headers=router.current_event.headers, token=_token()
     )
     decided = api.turns.decide(
         item.id,
-        verdict_of(decision, answer, note),
+        verdict_of(decision, answer, note, args),
         actor,
         check=check,
         schedule=api.continuations.schedule,
@@ -88,22 +97,25 @@ def _resolve(
 
 @router.post(
     "/approvals/<id>/approve",
-    summary="Approve a pending tool call",
-    responses=TURN_RESPONSES,
+    summary="Approve a pending tool call, as asked or with changed arguments",
+    responses=APPROVE_RESPONSES,
     tags=["decisions"],
 )
-def approve(id: str) -> Response[dict[str, object]]:
-    return _decide(id, "approve")
+def approve(
+    id: str, body: Annotated[ApproveBody | None, Body()] = None
+) -> Response[dict[str, object]]:
+    given = body or ApproveBody()
+    return _decide(id, "approve", given.note, given.args)
 
 
 @router.post(
     "/approvals/<id>/deny",
-    summary="Deny a pending tool call",
+    summary="Deny a pending tool call, optionally saying why",
     responses=TURN_RESPONSES,
     tags=["decisions"],
 )
-def deny(id: str) -> Response[dict[str, object]]:
-    return _decide(id, "deny")
+def deny(id: str, body: Annotated[DenyBody | None, Body()] = None) -> Response[dict[str, object]]:
+    return _decide(id, "deny", (body or DenyBody()).reason)
 
 
 @router.post(

@@ -10,6 +10,7 @@ if TYPE_CHECKING:
     from aws_lambda_powertools.event_handler.openapi.types import OpenAPIResponse
 
 __all__ = [
+    "APPROVE_RESPONSES",
     "CHAT_RESPONSES",
     "ERRORS",
     "MESSAGE_RESPONSES",
@@ -44,6 +45,7 @@ ERRORS: dict[int, OpenAPIResponse] = {
     410: json_response("The pending item or its link expired", ErrorBody),
     413: json_response("The body is larger than the documented limit", ErrorBody),
     415: json_response("A body of a media type the route does not take", ErrorBody),
+    422: json_response("Changed arguments the tool does not take, naming the fields", ErrorBody),
 }
 
 
@@ -69,6 +71,8 @@ TURN_RESPONSES: dict[int, OpenAPIResponse] = {
     **_TURN,
     **errors(400, 401, 403, 404, 409, 410, 413, 415),
 }
+# Approving may change an editable tool's arguments: 422 when the tool refuses them.
+APPROVE_RESPONSES: dict[int, OpenAPIResponse] = {**TURN_RESPONSES, **errors(422)}
 # A chat's callback: verified first (401), then read (400); 404 when no channel takes it.
 CHAT_RESPONSES: dict[int, OpenAPIResponse] = {
     200: cast(

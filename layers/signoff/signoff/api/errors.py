@@ -17,10 +17,12 @@ from signoff.errors import (
     Expired,
     Forbidden,
     Gone,
+    InvalidChanges,
     MethodNotAllowed,
     Misconfigured,
     ModelError,
     ModelUnavailable,
+    NotEditable,
     PayloadTooLarge,
     SendFailed,
     SessionBusy,
@@ -66,6 +68,8 @@ STATUS: dict[type[BaseException], tuple[int, str]] = {
     Forbidden: (403, "forbidden"),
     TokenForged: (403, "forbidden"),
     MethodNotAllowed: (405, "method_not_allowed"),
+    InvalidChanges: (422, "invalid_changes"),
+    NotEditable: (422, "not_editable"),
     AlreadyResolved: (409, "already_resolved"),
     PayloadTooLarge: (413, "payload_too_large"),
     UnsupportedMediaType: (415, "unsupported_media_type"),
@@ -146,6 +150,8 @@ def _extra(error: BaseException) -> dict[str, Any]:
         return {"allowed": error.allowed}
     if isinstance(error, UnsupportedMediaType):
         return {"accepted": error.accepted}
+    if isinstance(error, InvalidChanges):
+        return {"fields": error.fields}
     return {}
 
 

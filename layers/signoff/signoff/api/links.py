@@ -4,6 +4,8 @@ A ``GET`` only shows what is asked and a form — mail scanners prefetch links,
 so nothing changes on a ``GET``. The decision is the form's ``POST``, refused
 when it comes from another site. A ``view`` link (the only kind a chat channel
 with ``approvers`` is sent) shows the item without a form, and its ``POST`` is 403.
+A deny may carry a reason and, for an editable tool, an approval its changes
+(``signoff.web.decision_form``); the token stays bound to the arguments as asked.
 """
 
 from __future__ import annotations
@@ -19,12 +21,15 @@ from signoff.api.body import form_body
 from signoff.api.context import api_of
 from signoff.api.docs import page_responses
 from signoff.durable.decide import verdict_of
+from signoff.edits import MAX_REASON_CHARS
 from signoff.errors import (
     AlreadyResolved,
     BadForm,
     Expired,
     Forbidden,
+    InvalidChanges,
     NotFound,
+    SignoffError,
     TokenExpired,
     TokenForged,
 )
@@ -40,6 +45,7 @@ from signoff.web import (
     parse_form,
     view_page,
 )
+from signoff.web.decision_form import changes_from, reason_from
 
 if TYPE_CHECKING:
     from signoff.store.records import PendingItem
@@ -94,15 +100,29 @@ def show(token: str) -> Response[str]:
     if view_only:
         # the item as it is, and no form: this link was not made to decide it
         return _html(200, view_page(item, expires_text=expires))
-    return _html(
-        200, confirmation_page(item, token, action_path=f"/a/{token}", expires_text=expires)
+    page = confirmation_page(
+        item,
+        token,
+        action_path=f"/a/{token}",
+        expires_text=expires,
+        editable=_editable(item),
     )
+    return _html(200, page)
+
+
+def _editable(item: PendingItem) -> bool:
+    """Whether the item's tool takes changes, as its agent declares it now."""
+    try:
+        tool = api_of(router).agents.get(item.agent).tools.get(item.tool or "")
+    except SignoffError:
+        return False
+    return tool is not None and tool.editable
 
 
 @router.post(
     "/a/<token>",
     summary="Decide through a link's form",
-    responses=page_responses(400, 403, 404, 409, 410, 413, 415),
+    responses=page_responses(400, 403, 404, 409, 410, 413, 415, 422),
     tags=["links"],
     openapi_extensions=form_body(
         {
@@ -110,7 +130,9 @@ def show(token: str) -> Response[str]:
             "choice": {"type": "string"},
             "answer": {"type": "string"},
             "token": {"type": "string"},
-        }
+            "reason": {"type": "string", "maxLength": MAX_REASON_CHARS},
+        },
+        patterns={"^arg\\.": {"type": "string"}},
     ),
 )
 def decide(token: str) -> Response[str]:
@@ -130,12 +152,16 @@ def decide(token: str) -> Response[str]:
         return _html(403, page)
     try:
         form = parse_form(event.decoded_body or "")
+        reason, changes = None, None
         if item.kind == "question":
             answer, decision = chosen_answer(form), "answer"
         else:
             answer, decision = None, form.get("decision", "")
             if decision not in ("approve", "deny"):
                 raise BadForm("decision", "must be approve or deny")
+            # a deny says why; an approval takes the fields changed (the reason is its note)
+            reason = reason_from(form)
+            changes = changes_from(form, item) if decision == "approve" else None
         granted = api.signer.verify(token, api.clock.now().timestamp())
         check_token(api, item, granted, decision)  # type: ignore[arg-type]
     except BadForm as exc:
@@ -146,7 +172,7 @@ def decide(token: str) -> Response[str]:
     try:
         decided = api.turns.decide(
             item.id,
-            verdict_of(None if answer is not None else decision, answer),  # type: ignore[arg-type]
+            verdict_of(None if answer is not None else decision, answer, reason, changes),  # type: ignore[arg-type]
             actor,
             check=check,
             schedule=api.continuations.schedule,
@@ -154,6 +180,9 @@ def decide(token: str) -> Response[str]:
         )
     except Forbidden as refused:
         return _html(403, error_page(403, "You cannot decide this request", str(refused)))
+    except InvalidChanges as invalid:
+        # nothing was decided: the link still works, with other changes or none
+        return _html(422, error_page(422, "These changes cannot be approved", str(invalid)))
     except AlreadyResolved as exc:
         return _html(409, already_resolved_page(exc.current))
     except Expired as exc:

@@ -8,11 +8,14 @@ from pydantic import BaseModel, ConfigDict, Field
 from pydantic.alias_generators import to_camel
 
 from signoff.agents.hooks import SESSION_ID
+from signoff.edits import MAX_REASON_CHARS
 
 __all__ = [
     "AgentSummary",
     "AnswerBody",
+    "ApproveBody",
     "DecisionBody",
+    "DenyBody",
     "ErrorBody",
     "FinishedBody",
     "MessageBody",
@@ -48,6 +51,29 @@ class DecisionBody(BaseModel):
 
     decision: Literal["approve", "deny"]
     note: str | None = Field(default=None, max_length=2000)
+
+
+class ApproveBody(BaseModel):
+    """``POST /approvals/{id}/approve``: optionally, changes to the call's arguments."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    args: dict[str, Any] | None = Field(
+        default=None,
+        description=(
+            "The fields to change, merged over the arguments as asked; only a tool declared "
+            "editable takes them, and they must pass its schema (422 names the fields)."
+        ),
+    )
+    note: str | None = Field(default=None, max_length=MAX_REASON_CHARS)
+
+
+class DenyBody(BaseModel):
+    """``POST /approvals/{id}/deny``: optionally, why; the model reads it in the call's result."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    reason: str | None = Field(default=None, max_length=MAX_REASON_CHARS)
 
 
 class AnswerBody(BaseModel):
@@ -128,6 +154,8 @@ class AgentSummary(BaseModel):
 class ErrorBody(BaseModel):
     error: str
     detail: str
+    # 422 on an approval with changes: the argument fields the tool refused
+    fields: list[str] | None = None
 
 
 class ScheduledRun(BaseModel):

@@ -5,7 +5,9 @@ form, a chat click, and the sweeper's expiry. What a person asks for is a small
 tagged value (``Approve``, ``Deny``, ``Answer``); who asks is an ``Actor`` — an
 identity and the channel it came through — and the entry point's own check says
 whether that actor may decide that item (a refusal is audited with the actor and
-the reason, then raised as ``Forbidden``). The state change is one conditional
+the reason, then raised as ``Forbidden``). An approval with changes is checked
+against the tool's schema only after that (``signoff.edits``), and stores the
+arguments the tool will run with. The state change is one conditional
 write on the item that carries its audit entry in the same transaction
 (``PendingItems.resolve``), so no crash can leave a decision without its entry.
 Continuing the turn is ``Turns.decide``'s part.
@@ -13,10 +15,12 @@ Continuing the turn is ``Turns.decide``'s part.
 
 from __future__ import annotations
 
-from collections.abc import Callable
+import json
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
+from signoff.edits import apply_changes, describe_changes
 from signoff.errors import Forbidden, NotFound, UsageError
 from signoff.ids import new_id
 from signoff.store.records import AuditEntry
@@ -26,6 +30,7 @@ if TYPE_CHECKING:
     from signoff.clock import Clock
     from signoff.store.base import Audit, Outbox, PendingItems
     from signoff.store.records import PendingItem, PendingStatus
+    from signoff.tools import Tool
 
 __all__ = [
     "EXPIRY",
@@ -36,6 +41,7 @@ __all__ = [
     "Decisions",
     "Deny",
     "Verdict",
+    "changes_of",
     "not_sent_to",
     "verdict_of",
 ]
@@ -61,9 +67,10 @@ EXPIRY = Actor(id="sweeper", channel="expiry")
 
 @dataclass(frozen=True, kw_only=True)
 class Approve:
-    """Run the tool call as asked."""
+    """Run the tool call: as asked, or with ``args`` (the fields an approver changed)."""
 
     note: str | None = None
+    args: Mapping[str, Any] | None = None
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -87,18 +94,28 @@ Check = Callable[["PendingItem", Actor], "str | None"]
 
 
 def verdict_of(
-    decision: Literal["approve", "deny"] | None, answer: str | None, note: str | None = None
+    decision: Literal["approve", "deny"] | None,
+    answer: str | None,
+    note: str | None = None,
+    args: Mapping[str, Any] | None = None,
 ) -> Verdict:
-    """The verdict a request's ``decision`` / ``answer`` fields name.
+    """The verdict a request's ``decision`` / ``answer`` / ``args`` fields name.
 
     Raises:
-        UsageError: both or neither.
+        UsageError: both or neither of a decision and an answer, or changes with a deny.
     """
     if (decision is None) == (answer is None):
         raise UsageError("a decision is either approve / deny or an answer")
+    if args is not None and decision != "approve":
+        raise UsageError("changed arguments come only with an approval")
     if answer is not None:
         return Answer(answer=answer)
-    return Approve(note=note) if decision == "approve" else Deny(note=note)
+    return Approve(note=note, args=args) if decision == "approve" else Deny(note=note)
+
+
+def changes_of(verdict: Verdict) -> Mapping[str, Any] | None:
+    """The changed arguments ``verdict`` carries, or None."""
+    return verdict.args if isinstance(verdict, Approve) else None
 
 
 def not_sent_to(item: PendingItem, channel: str, *, agent: Agent, outbox: Outbox) -> str | None:
@@ -146,12 +163,16 @@ class Decisions:
         verdict: Verdict,
         actor: Actor,
         check: Check | None = None,
+        tool: Tool | None = None,
     ) -> PendingItem:
         """Apply ``verdict`` by ``actor`` to ``item``, once; the item as decided.
+
+        ``tool`` is the item's tool as its agent declares it, for an approval with changes.
 
         Raises:
             UsageError: an answer for an approval, or approve / deny for a question.
             Forbidden: ``check`` refused the actor (the refusal is audited first).
+            NotEditable, InvalidChanges: changes the tool does not take (nothing is written).
             AlreadyResolved: somebody decided first (carries the current item).
             Expired: its time ran out (carries the item, status ``expired``).
         """
@@ -161,7 +182,19 @@ class Decisions:
             raise Forbidden(reason)
         note = None if isinstance(verdict, Answer) else verdict.note
         answer = verdict.answer if isinstance(verdict, Answer) else None
-        return self._write(item, status, actor, answer=answer, note=note, reason=note or "")
+        reason, edited = note or "", None
+        changes = changes_of(verdict)
+        if changes is not None:
+            # checked after the actor: whoever may not decide learns nothing of the schema
+            original = item.args or {}
+            args = apply_changes(tool, item.tool or "", original, changes)
+            if args != original:
+                edited = json.dumps(args, ensure_ascii=False, separators=(",", ":"))
+                changed = f"approved with changes: {describe_changes(original, args)}"
+                reason = f"{changed}; {note}" if note else changed
+        return self._write(
+            item, status, actor, answer=answer, note=note, reason=reason, edited=edited
+        )
 
     def expire(self, item: PendingItem) -> PendingItem:
         """Mark a due item expired (the sweeper's move), once.
@@ -187,6 +220,7 @@ class Decisions:
         reason: str,
         answer: str | None = None,
         note: str | None = None,
+        edited: str | None = None,
     ) -> PendingItem:
         now = self.clock.now().timestamp()
         kind: Literal["human", "expiry"] = "expiry" if status == "expired" else "human"
@@ -198,6 +232,7 @@ class Decisions:
             now=now,
             answer=answer,
             note=note,
+            edited_args_json=edited,
             retain_until=now + self.retention,
             audit=_entry(item, now, kind, status, actor, reason),
         )

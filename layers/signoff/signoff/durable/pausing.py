@@ -84,7 +84,7 @@ def resolution_of(item: PendingItem) -> Resolution:
     """
     actor = item.resolved_by or "unknown"
     if item.status == "approved":
-        return Approved(call_id=item.call_id, actor=actor)
+        return Approved(call_id=item.call_id, actor=actor, args=item.edited_args)
     if item.status == "answered":
         return Answered(call_id=item.call_id, answer=item.answer or "", actor=actor)
     if item.status == "expired":

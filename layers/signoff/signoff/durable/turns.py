@@ -17,7 +17,7 @@ import logging
 from typing import TYPE_CHECKING, Any, Literal, Protocol
 
 from signoff.durable.announce import Announcements
-from signoff.durable.decide import Actor, Decisions, verdict_of
+from signoff.durable.decide import Actor, Decisions, changes_of, verdict_of
 from signoff.durable.journal import Journal
 from signoff.durable.pausing import outbox_rows, pending_item, resolution_of
 from signoff.durable.results import Decided, Skipped, TurnResult
@@ -181,8 +181,13 @@ class Turns:
         Raises:
             NotFound, UsageError, AlreadyResolved, Expired: as ``Decisions.decide``.
             Forbidden: ``check`` refused ``actor`` (audited).
+            NotEditable, InvalidChanges: changes the item's tool does not take.
         """
-        decided = self.decisions.decide(self.decisions.item(pending_id), verdict, actor, check)
+        item = self.decisions.item(pending_id)
+        # changes are checked against the tool as the agent declares it now
+        edits = changes_of(verdict) is not None and item.tool is not None
+        tool = self.catalog.get(item.agent).tools.get(item.tool or "") if edits else None
+        decided = self.decisions.decide(item, verdict, actor, check, tool)
         result = self.resume(decided, deadline=deadline) if resume else None
         if schedule is not None and (result is None or result.status == "running"):
             schedule(decided.session_id)

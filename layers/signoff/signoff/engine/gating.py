@@ -13,8 +13,10 @@ protocol's words): right after its ``allow``, or when a person approves it, so
 before any call of its batch runs. ToolLane then runs the batch
 (``signoff.engine.toollane``).
 
-A person's resolution finishes what ``ask`` began: approved runs, denied is
-refused (the turn then finishes as denied), an answer is the question's result.
+A person's resolution finishes what ``ask`` began: approved runs (with the
+approver's changed arguments, when they changed some), denied is refused with
+the person's reason (the turn then finishes as denied), an answer is the
+question's result.
 One refusal in a batch, by the rules or a person, skips every other call of it
 that has no result yet: the batch was meant as a whole.
 """
@@ -24,6 +26,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from signoff.clock import iso
+from signoff.edits import describe_changes
 from signoff.engine import system_tools
 from signoff.engine.pauses import approval_pending, question_pending
 from signoff.engine.state import Answered, Approved, Denied
@@ -94,6 +97,11 @@ class Gating:
             raise ResolutionError(f"call {cs.call.id!r} is a question; it needs an answer")
         if isinstance(resolution, Approved):
             cs.reason = f"{cs.reason}; approved by {resolution.actor}"
+            if resolution.args is not None and resolution.args != cs.call.args:
+                # a new decision on new arguments: the call runs with what the approver set
+                cs.original_args = cs.call.args
+                cs.call = cs.call.model_copy(update={"args": resolution.args})
+                cs.reason += f" with changes: {describe_changes(cs.original_args, cs.call.args)}"
             self._allow(cs, emit)
             return
         assert isinstance(resolution, Denied)
@@ -173,7 +181,15 @@ class Gating:
         """
         cs.status = "allowed"
         call = cs.call
-        emit(ToolStarted(id=call.id, tool=call.name, args=call.args, detail_text=cs.reason))
+        emit(
+            ToolStarted(
+                id=call.id,
+                tool=call.name,
+                args=call.args,
+                detail_text=cs.reason,
+                original_args=cs.original_args,
+            )
+        )
 
     def _invalid(self, cs: CallState) -> str | None:
         tool = self.agent.tools.get(cs.call.name)

@@ -8,7 +8,7 @@ log), so it stays small however long the session gets.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 from pydantic import BaseModel, ConfigDict
 
@@ -56,6 +56,8 @@ class CallState(BaseModel):
     # Set by a human resolution: who decided, and what an ask_user was answered.
     decided_by: str | None = None
     human_denied: bool = False
+    # What the model asked for, when an approver changed the arguments (``call`` has the new ones).
+    original_args: dict[str, Any] | None = None
     answer: str | None = None
     # The result as the model will see it.
     status_text: str | None = None
@@ -102,6 +104,8 @@ class TurnState(BaseModel):
 class Approved:
     call_id: str
     actor: str = "human"
+    # the arguments to run with, when the approver changed them
+    args: dict[str, Any] | None = None
 
 
 @dataclass(frozen=True, kw_only=True)

@@ -14,6 +14,7 @@ import json
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
+from signoff.edits import describe_changes
 from signoff.events import ToollaneResult, ToolResult
 
 if TYPE_CHECKING:
@@ -89,6 +90,10 @@ def _finish(
 ) -> None:
     state.status = "done"
     state.content = content if not is_error else f"Error: {content}"
+    if state.original_args is not None:
+        # the model asked for other arguments: it reads what the approver changed
+        changes = describe_changes(state.original_args, state.call.args)
+        state.content = f"Approved with changes ({changes}).\n{state.content}"
     state.is_error = is_error
     state.status_text = "Error." if is_error else "Approved."
     call = state.call

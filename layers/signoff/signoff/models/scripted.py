@@ -181,10 +181,13 @@ def _last_batch(since: Any) -> list[ToolResultMessage]:
 
 
 def _decode(content: str) -> Any:
-    try:
-        return json.loads(content)
-    except ValueError:
-        return content
+    # an approval with changes puts a line before the tool's own result
+    for text in (content, content.partition("\n")[2]):
+        try:
+            return json.loads(text)
+        except ValueError:
+            continue
+    return content
 
 
 def _lookup(path: str, variables: dict[str, Any]) -> Any:

@@ -93,6 +93,7 @@ class PendingItems(Protocol):
         answer: str | None = None,
         note: str | None = None,
         retain_until: float | None = None,
+        edited_args_json: str | None = None,
         audit: AuditEntry,
     ) -> PendingItem:
         """Move a pending item to ``status`` with one conditional write, and record ``audit``.
@@ -100,7 +101,8 @@ class PendingItems(Protocol):
         The state change and its audit entry are one atomic write (DESIGN.md §5.8):
         a winner always has its entry, and a refused write leaves neither.
         ``status="expired"`` is the sweeper's move and needs ``expires_at <= now``;
-        every other status needs ``expires_at > now``.
+        every other status needs ``expires_at > now``. ``edited_args_json`` is an
+        approval's changed arguments (``signoff.edits``), stored with the decision.
 
         Raises:
             NotFound: no such item.

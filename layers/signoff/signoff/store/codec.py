@@ -131,6 +131,7 @@ LIVE: Final[dict[type[Record], tuple[str, ...]]] = {
         "resolved_at",
         "answer",
         "note",
+        "edited_args_json",
         "resumed",
         "retain_until",
         "reminders",

@@ -38,6 +38,7 @@ class TablePendingItems(Stored):
         answer: str | None = None,
         note: str | None = None,
         retain_until: float | None = None,
+        edited_args_json: str | None = None,
         audit: AuditEntry,
     ) -> PendingItem:
         """Move a pending item to ``status`` and record ``audit``, in one transaction.
@@ -56,6 +57,7 @@ class TablePendingItems(Stored):
             answer=answer,
             note=note,
             retain_until=retain_until,
+            edited_args_json=edited_args_json,
         )
         key = codec.pending_key(pending_id)
         change = Update(key, attrs, codec.RESOLUTION_REMOVES, rules.resolvable(status, now))

@@ -190,18 +190,27 @@ def resolution_attrs(
     answer: str | None,
     note: str | None,
     retain_until: float | None,
+    edited_args_json: str | None = None,
 ) -> Item:
     """The live attributes (and ttl) a successful resolution sets.
 
     Raises:
-        UsageError: ``answer`` and ``note`` together exceed ``MAX_RESOLUTION_TEXT`` bytes.
+        UsageError: ``answer``, ``note`` and the edited arguments together exceed
+            ``MAX_RESOLUTION_TEXT`` bytes.
     """
-    text = len((answer or "").encode()) + len((note or "").encode())
+    text = sum(len((part or "").encode()) for part in (answer, note, edited_args_json))
     if text > MAX_RESOLUTION_TEXT:
-        raise UsageError(f"answer and note are {text} bytes; at most {MAX_RESOLUTION_TEXT}")
+        raise UsageError(
+            f"answer, note and changes are {text} bytes; at most {MAX_RESOLUTION_TEXT}"
+        )
     attrs: Item = {"status": status, "resolved_by": actor, "resolved_via": channel}
     attrs["resolved_at"] = now
-    optional = {"answer": answer, "note": note, "retain_until": retain_until}
+    optional = {
+        "answer": answer,
+        "note": note,
+        "edited_args_json": edited_args_json,
+        "retain_until": retain_until,
+    }
     attrs.update({name: value for name, value in optional.items() if value is not None})
     ttl = ttl_at(retain_until)
     if ttl is not None:

@@ -12,8 +12,9 @@ if TYPE_CHECKING:
 
 __all__ = ["chosen_answer", "is_cross_site", "parse_form"]
 
-# Our forms send at most four fields (token, decision, choice, answer).
-_MAX_FIELDS: Final = 16
+# Our forms send token, decision, choice, answer, reason, and one arg.<name> per
+# argument of an editable tool: far fewer than this.
+_MAX_FIELDS: Final = 40
 # Sec-Fetch-Site values of a request that no other site started.
 _OWN_SITE: Final = frozenset({"same-origin", "none"})
 _DEFAULT_PORTS: Final = {"http": 80, "https": 443}

@@ -10,7 +10,9 @@ inline stylesheet and nothing else.
 
 The forms post ``token`` and ``decision`` (``approve``, ``deny`` or ``answer``);
 a question's form adds ``choice`` (a radio option) and ``answer`` (free text) —
-``signoff.web.forms.chosen_answer`` picks between them.
+``signoff.web.forms.chosen_answer`` picks between them; an approval's adds
+``reason`` and an editable tool's ``arg.<name>`` fields
+(``signoff.web.decision_form``).
 """
 
 from __future__ import annotations
@@ -23,6 +25,7 @@ from html import escape
 from typing import TYPE_CHECKING, Final
 
 from signoff.display import visible
+from signoff.web.decision_form import decision_fields
 
 if TYPE_CHECKING:
     from signoff.store.records import PendingItem
@@ -52,7 +55,8 @@ _CSS: Final = (
     "white-space:pre-wrap;overflow-wrap:anywhere;font-size:.9rem}"
     "fieldset{border:1px solid #767676;margin:0 0 1rem;padding:.5rem .75rem}"
     "label{display:block;padding:.25rem 0}"
-    "textarea{display:block;width:100%;font:inherit;padding:.5rem;border:1px solid #555;"
+    "textarea,input[type=text]{display:block;width:100%;font:inherit;padding:.5rem;"
+    "border:1px solid #555;"
     "margin:0 0 1rem}"
     ".actions{display:flex;flex-wrap:wrap;gap:.75rem}"
     "button{font:inherit;font-weight:600;padding:.75rem 1.25rem;min-height:2.75rem;border:0;"
@@ -164,13 +168,6 @@ def _form(action_path: str, token: str, fields: str) -> str:
     )
 
 
-_DECISION_BUTTONS = (
-    '<div class="actions">\n'
-    '<button type="submit" name="decision" value="approve" class="approve">Approve</button>\n'
-    '<button type="submit" name="decision" value="deny" class="deny">Deny</button>\n'
-    "</div>\n"
-)
-
 # What a read-only (``view``) link's page says in place of the form.
 _READ_ONLY = (
     '<p class="muted">This link only shows the request; it cannot decide it. '
@@ -232,12 +229,22 @@ def _question(item: PendingItem, expires_text: str, action: str, *, list_options
     )
 
 
-def confirmation_page(item: PendingItem, token: str, *, action_path: str, expires_text: str) -> str:
-    """What is asked, and a form that POSTs the decision (approve / deny, or an answer)."""
+def confirmation_page(
+    item: PendingItem,
+    token: str,
+    *,
+    action_path: str,
+    expires_text: str,
+    editable: bool = False,
+) -> str:
+    """What is asked, and a form that POSTs the decision (approve / deny, or an answer).
+
+    ``editable``: the tool takes changes, so the form offers its arguments to change.
+    """
     if item.kind == "question":
         form = _form(action_path, token, _answer_fields(item))
         return _page("Answer a question", _question(item, expires_text, form, list_options=False))
-    form = _form(action_path, token, _DECISION_BUTTONS)
+    form = _form(action_path, token, decision_fields(item, editable=editable))
     return _page("Approve or deny", _approval(item, expires_text, form))
 
 
