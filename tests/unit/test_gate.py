@@ -577,6 +577,14 @@ def test_a_tool_glob_is_signoffs_own_and_draws_a_warning(tmp_path: Path) -> None
             "run across the '/' between the segments; write '*/prod*/*' for that tenant "
             "and environment under every agent",
         ),
+        (
+            "rules:\n  - {name: a, scope: 'acme/production', tool: t, decision: ask}\n",
+            "rules[0] 'a'.scope",
+            "'acme/production' reads as tenant/environment, but actauth 0.0.4 matches a scope "
+            "against 'tenant/environment/agent' as one glob, where it applies to no call (a "
+            "key has three segments); write 'acme/production/*' for that tenant and "
+            "environment under every agent",
+        ),
         ("rules:\n  a: 1\n", "rules", "expected a list"),
         ("rules:\n  - just-a-string\n", "rules[0]", "expected a mapping"),
         ("- a\n- b\n", "", "expected a mapping with default_decision and rules"),

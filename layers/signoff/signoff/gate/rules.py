@@ -83,7 +83,9 @@ class Rule(_Frozen):
         if not sep or "/" in environment or _two_segments_agree(tenant, environment):
             return scope
         agent = (info.context or {}).get("agent")
-        if not GLOB_CHARS & set(environment):
+        if not GLOB_CHARS & set(scope):
+            effect = "applies to no call (a key has three segments)"
+        elif not GLOB_CHARS & set(environment):
             effect = f"applies only to an agent named {environment!r}"
             if agent and agent != environment:
                 effect += f", never to {agent!r}"
