@@ -77,7 +77,8 @@ function summary(event) {
     case "budget:check": return `${event.action} (${event.usedTokens}/${event.budgetTokens} tokens)`;
     case "assistant:text": return event.text;
     case "actauth:decision": return `${event.tool} → ${event.decision} (${event.reason})`;
-    case "tool:started": return `${event.tool} ${JSON.stringify(event.args)}`;
+    case "tool:started": return `${event.tool} ${JSON.stringify(event.args)}` +
+      (event.originalArgs ? ` (changed from ${JSON.stringify(event.originalArgs)})` : "");
     case "tool:result": return `${event.tool} → ${event.statusText}`;
     case "toollane:result": return `${event.name}: ${event.summary}`;
     case "approval:pending": return `${event.tool} ${JSON.stringify(event.args)} (${event.reason})`;
@@ -154,8 +155,62 @@ function openApproval(event) {
     `${event.scope.tenant} · ${event.scope.environment} · ${event.scope.agent}`,
   );
   $("approval-error").textContent = "";
+  $("approval-note").value = "";
+  $("approval-changes").value = JSON.stringify(event.args, null, 2);
+  $("approval-changes-box").hidden = true;
+  pendingArgs.set(event.id, event.args);
   for (const button of [$("approve"), $("deny")]) button.disabled = false;
   $("approval").showModal();
+  offerChanges(event);
+}
+
+// What each open approval asked for: an approval with changes sends only the fields changed.
+const pendingArgs = new Map();
+
+// The change box shows only for a tool declared editable (the agent's config says so).
+async function offerChanges(event) {
+  try {
+    const response = await fetch(`/agents/${encodeURIComponent(event.scope.agent)}/config`, {
+      headers: requestHeaders(false),
+    });
+    if (!response.ok) return;
+    const config = await response.json();
+    const tool = (config.tools || []).find((candidate) => candidate.name === event.tool);
+    if (tool && tool.editable && $("approval").dataset.item === event.id) {
+      $("approval-changes-box").hidden = false;
+    }
+  } catch {
+    // without the config the approval is offered as asked
+  }
+}
+
+// The approve body: {args: the fields changed} when the box is shown and edited, else {}.
+function approveBody() {
+  const body = {};
+  const note = $("approval-note").value.trim();
+  if (note) body.note = note;
+  if ($("approval-changes-box").hidden) return body;
+  let edited;
+  try {
+    edited = JSON.parse($("approval-changes").value);
+  } catch (error) {
+    throw new Error(`the changed arguments are not JSON: ${error.message}`);
+  }
+  if (!edited || typeof edited !== "object" || Array.isArray(edited)) {
+    throw new Error("the changed arguments must be a JSON object");
+  }
+  const asked = pendingArgs.get($("approval").dataset.item) || {};
+  const changed = {};
+  for (const [name, value] of Object.entries(edited)) {
+    if (JSON.stringify(value) !== JSON.stringify(asked[name])) changed[name] = value;
+  }
+  if (Object.keys(changed).length) body.args = changed;
+  return body;
+}
+
+function denyBody() {
+  const reason = $("approval-note").value.trim();
+  return reason ? { reason } : {};
 }
 
 function openQuestion(event) {
@@ -270,10 +325,18 @@ function newSession() {
 $("send-form").addEventListener("submit", send);
 $("new-session").addEventListener("click", newSession);
 $("agent").addEventListener("change", () => { describeAgent(); newSession(); });
-$("approve").addEventListener("click", () =>
-  decide($("approval"), ["approvals", "approve"], {}, "approval-error", [$("approve"), $("deny")]));
+$("approve").addEventListener("click", () => {
+  let body;
+  try {
+    body = approveBody();
+  } catch (error) {
+    $("approval-error").textContent = error.message;
+    return;
+  }
+  decide($("approval"), ["approvals", "approve"], body, "approval-error", [$("approve"), $("deny")]);
+});
 $("deny").addEventListener("click", () =>
-  decide($("approval"), ["approvals", "deny"], {}, "approval-error", [$("approve"), $("deny")]));
+  decide($("approval"), ["approvals", "deny"], denyBody(), "approval-error", [$("approve"), $("deny")]));
 $("answer-form").addEventListener("submit", (event) => {
   event.preventDefault();
   const choice = document.querySelector("input[name=choice]:checked");

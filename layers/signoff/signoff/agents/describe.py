@@ -37,6 +37,7 @@ def describe_agent(agent: Agent, deployment: Deployment | None = None) -> dict[s
                 "parameters": tool.parameters,
                 "safe": tool.safe,
                 "idempotent": tool.idempotent,
+                "editable": tool.editable,
             }
             for tool in agent.tools.values()
         ],
