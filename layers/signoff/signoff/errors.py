@@ -74,6 +74,7 @@ __all__ = [
     "MethodNotAllowed",
     "Misconfigured",
     "ModelError",
+    "ModelOutOfTime",
     "ModelRejected",
     "ModelUnavailable",
     "NotEditable",
@@ -188,6 +189,14 @@ class ModelUnavailable(ModelError):
     ) -> None:
         super().__init__(message, provider=provider, status=status)
         self.retry_after = retry_after
+
+
+class ModelOutOfTime(ModelUnavailable):
+    """The invocation's time ran out before the model answered (``ModelRequest.timeout``).
+
+    Not a failure of the turn: the engine yields, and the turn continues in a fresh
+    invocation with a fresh budget.
+    """
 
 
 class PromptTooLong(ModelError):

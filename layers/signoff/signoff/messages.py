@@ -107,6 +107,9 @@ class ModelRequest(_Frozen):
     messages: tuple[Message, ...]
     tools: tuple[ToolSpec, ...] = ()
     max_tokens: int = 4096
+    # Seconds the call may take in all, retries included: what is left of the
+    # invocation before its deadline. None: only the provider's own timeout bounds it.
+    timeout: float | None = None
 
 
 class ModelResponse(_Frozen):

@@ -94,6 +94,9 @@ class TurnState(BaseModel):
     last_text: str = ""
     # Replies in a row whose tool calls could not be read (signoff.engine.stops).
     corrections: int = 0
+    # Model calls in a row cut at an invocation's end (signoff.engine.turn): bounded,
+    # so a model that outlives every invocation fails the turn instead of looping.
+    cut_calls: int = 0
     batch: list[CallState] = []
     # Id of the pending item the turn waits on, and the call it is about.
     pending_id: str | None = None

@@ -27,7 +27,13 @@ from signoff.engine.state import (
     TurnState,
 )
 from signoff.engine.toollane import ToolRun, encode_result, run_lane
-from signoff.errors import ModelRejected, PromptTooLong, UnknownPending
+from signoff.errors import (
+    ModelOutOfTime,
+    ModelRejected,
+    ModelUnavailable,
+    PromptTooLong,
+    UnknownPending,
+)
 from signoff.events import (
     AssistantText,
     LoopDenied,
@@ -57,7 +63,12 @@ if TYPE_CHECKING:
     from signoff.models.base import ModelCall
     from signoff.run_channels import RunChannel
 
-__all__ = ["Engine"]
+__all__ = ["MAX_CUT_CALLS", "Engine"]
+
+# Invocations in a row a model call may be cut at the end of, each continued in a
+# fresh one; past that, the model is too slow for the function's timeout and the
+# turn fails with the provider's error instead of continuing forever.
+MAX_CUT_CALLS = 3
 
 
 @dataclass(kw_only=True)
@@ -201,7 +212,16 @@ class Engine:
                 )
             if self._out_of_time(run):
                 return Continue(state=state, events=run.events)
-            response = self._call_model(run)
+            try:
+                response = self._call_model(run)
+            except ModelUnavailable as exc:
+                if not self._cut(run, exc):
+                    raise
+                # Nothing of the call is kept: a fresh invocation, with its whole
+                # time, makes it again.
+                state.cut_calls += 1
+                return Continue(state=state, events=run.events)
+            state.cut_calls = 0
             state.model_calls += 1
             if (refused := stops.refusal(response)) is not None:
                 text = stops.refusal_text(response, refused)
@@ -258,9 +278,21 @@ class Engine:
         self._save(run)
 
     def _out_of_time(self, run: _Run) -> bool:
+        return run.deadline is not None and self._left(run) <= 0
+
+    def _cut(self, run: _Run, exc: ModelUnavailable) -> bool:
+        """The call failed because the invocation's time ran out, and may be made again."""
         if run.deadline is None:
             return False
-        return self.clock.monotonic() >= run.deadline - self.deadline_margin
+        if not isinstance(exc, ModelOutOfTime) and self._left(run) > 0:
+            return False  # a provider failure with time left: Recovering gave up on it
+        return run.state.cut_calls < MAX_CUT_CALLS
+
+    def _left(self, run: _Run) -> float:
+        """Seconds until the run must yield (infinite without a deadline)."""
+        if run.deadline is None:
+            return float("inf")
+        return run.deadline - self.deadline_margin - self.clock.monotonic()
 
     # -- the model call, with the budget in front of it ---------------------------------
 
@@ -321,6 +353,8 @@ class Engine:
             messages=tuple(self._window(run)),
             tools=self._specs,
             max_tokens=self.max_tokens,
+            # min(the provider's timeout, the time left): the adapter applies the lower.
+            timeout=None if run.deadline is None else max(self._left(run), 0.0),
         )
 
     def _window(self, run: _Run) -> list[Message]:

@@ -70,8 +70,12 @@ def post_json(
     *,
     provider: str,
     too_long: Callable[[ProviderError], bool],
+    timeout: float | None = None,
 ) -> dict[str, Any]:
     """POSTs ``body`` as JSON and returns the decoded JSON object of a 2xx reply.
+
+    ``timeout`` (a request's, ``ModelRequest.timeout``) shortens the client's own
+    timeouts for this request: a call never outlives the invocation's time.
 
     Raises:
         ModelUnavailable: a retryable status, a timeout or a connection failure.
@@ -84,7 +88,7 @@ def post_json(
         return kind(f"{provider}: request {reason}", provider=provider)
 
     with map_httpx_errors(failure):
-        response = client.post(path, json=body)
+        response = client.post(path, json=body, timeout=_within(client.timeout, timeout))
 
     secrets = _secrets(client.headers)
     if response.is_success:
@@ -115,6 +119,22 @@ def post_json(
     if error.status == 413 or (error.status == 400 and too_long(error)):
         raise PromptTooLong(message, provider=provider, status=error.status)
     raise ModelRejected(message, provider=provider, status=error.status)
+
+
+def _within(configured: httpx.Timeout, limit: float | None) -> httpx.Timeout:
+    """``configured`` with no phase longer than ``limit`` seconds."""
+    if limit is None:
+        return configured
+
+    def cap(value: float | None) -> float:
+        return limit if value is None else min(value, limit)
+
+    return httpx.Timeout(
+        connect=cap(configured.connect),
+        read=cap(configured.read),
+        write=cap(configured.write),
+        pool=cap(configured.pool),
+    )
 
 
 def _provider_error(response: httpx.Response, secrets: tuple[str, ...]) -> ProviderError:

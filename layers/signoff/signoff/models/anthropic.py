@@ -76,7 +76,12 @@ class AnthropicMessages:
         """
         body = self.request_body(request)
         reply = post_json(
-            self.client, "/v1/messages", body, provider=_PROVIDER, too_long=anthropic_too_long
+            self.client,
+            "/v1/messages",
+            body,
+            provider=_PROVIDER,
+            too_long=anthropic_too_long,
+            timeout=request.timeout,
         )
         return read_reply(reply, _response, provider=_PROVIDER)
 

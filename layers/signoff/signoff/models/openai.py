@@ -107,7 +107,12 @@ class OpenAIChat:
         """
         body = self.request_body(request)
         reply = post_json(
-            self.client, "/chat/completions", body, provider=_PROVIDER, too_long=openai_too_long
+            self.client,
+            "/chat/completions",
+            body,
+            provider=_PROVIDER,
+            too_long=openai_too_long,
+            timeout=request.timeout,
         )
         return read_reply(reply, _response, provider=_PROVIDER)
 

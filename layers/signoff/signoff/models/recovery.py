@@ -1,4 +1,4 @@
-"""Retries transient model failures and continues truncated answers."""
+"""Retries transient model failures and continues truncated answers, within the call's time."""
 
 from __future__ import annotations
 
@@ -7,7 +7,7 @@ import random
 import time
 from typing import TYPE_CHECKING
 
-from signoff.errors import ModelUnavailable
+from signoff.errors import ModelOutOfTime, ModelUnavailable
 from signoff.messages import AssistantMessage, ModelResponse, Usage, UserMessage
 
 if TYPE_CHECKING:
@@ -28,6 +28,10 @@ class Recovering:
 
     ``PromptTooLong`` and ``ModelRejected`` pass straight through: the engine
     compacts on the first, and the second cannot succeed on a retry.
+
+    A request's ``timeout`` is the time the whole call may take (the invocation's
+    remaining time): each attempt is handed what is left of it, and no retry
+    starts, nor waits, past it (``ModelOutOfTime``).
     """
 
     def __init__(
@@ -40,6 +44,7 @@ class Recovering:
         continuations: int = 2,
         sleep: Callable[[float], None] = time.sleep,
         jitter: Callable[[], float] = random.random,
+        monotonic: Callable[[], float] = time.monotonic,
     ) -> None:
         if attempts < 1:
             raise ValueError("attempts must be at least 1")
@@ -52,17 +57,21 @@ class Recovering:
         self.continuations = continuations
         self._sleep = sleep
         self._jitter = jitter
+        self._monotonic = monotonic
 
     def __call__(self, request: ModelRequest) -> ModelResponse:
         """Calls the inner model, retrying and continuing as configured.
 
         Raises:
+            ModelOutOfTime: the request's ``timeout`` ran out first, or the next
+                attempt would start after it.
             ModelUnavailable: still failing after ``attempts`` calls, or the provider
                 asked for a wait longer than ``max_delay``.
             PromptTooLong: from the inner model, unretried.
             ModelRejected: from the inner model, unretried.
         """
-        response = self._call(request)
+        deadline = None if request.timeout is None else self._monotonic() + request.timeout
+        response = self._call(request, deadline)
         text = response.text
         usage = response.usage
         for _ in range(self.continuations):
@@ -78,19 +87,27 @@ class Recovering:
                     )
                 }
             )
-            response = self._call(follow_up)
+            response = self._call(follow_up, deadline)
             text += response.text
             usage = _add(usage, response.usage)
         return response.model_copy(update={"text": text, "usage": usage})
 
-    def _call(self, request: ModelRequest) -> ModelResponse:
+    def _call(self, request: ModelRequest, deadline: float | None) -> ModelResponse:
         failures = 0
         while True:
             try:
-                return self.inner(request)
+                return self.inner(self._within(request, deadline))
+            except ModelOutOfTime:
+                raise
             except ModelUnavailable as exc:
                 failures += 1
                 delay = self._delay(failures - 1, exc) if failures < self.attempts else None
+                if deadline is not None and self._monotonic() + (delay or 0.0) >= deadline:
+                    # The attempt used up the call's time, or the retry would start past
+                    # it: the turn continues in a fresh invocation instead of failing.
+                    raise ModelOutOfTime(
+                        f"{exc} (no time left for a retry)", provider=exc.provider
+                    ) from exc
                 if delay is None:
                     raise
                 _log.warning(
@@ -101,6 +118,15 @@ class Recovering:
                     exc,
                 )
                 self._sleep(delay)
+
+    def _within(self, request: ModelRequest, deadline: float | None) -> ModelRequest:
+        """``request`` with what is left of the call's time as its ``timeout``."""
+        if deadline is None:
+            return request
+        left = deadline - self._monotonic()
+        if left <= 0:
+            raise ModelOutOfTime("no time left for the model call", provider="engine")
+        return request.model_copy(update={"timeout": left})
 
     def _delay(self, attempt: int, exc: ModelUnavailable) -> float | None:
         """Seconds before the next attempt, or None when the provider asks for too long."""
