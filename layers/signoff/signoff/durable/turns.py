@@ -22,6 +22,7 @@ from signoff.durable.journal import Journal
 from signoff.durable.pausing import outbox_rows, pending_item, resolution_of
 from signoff.durable.results import Decided, Skipped, TurnResult
 from signoff.durable.run_hooks import run_finished, run_started
+from signoff.durable.slots import RunCap, RunSlots, defer
 from signoff.engine import Engine, Finished, Paused
 from signoff.errors import NotFound, SessionBusy, SignoffError
 from signoff.ids import new_id
@@ -72,6 +73,7 @@ class Turns:
         lease_ttl: float = 900.0,
         retention: float = 30 * DAY,
         deadline_margin: float = 0.0,
+        run_slots: RunSlots | None = None,
     ) -> None:
         self.catalog = catalog
         self.sessions = sessions
@@ -84,6 +86,8 @@ class Turns:
         self.lease_ttl = lease_ttl
         self.retention = retention
         self.deadline_margin = deadline_margin
+        # at most this many turns execute at once (signoff.durable.slots); none: no cap
+        self.run_slots = run_slots or RunSlots(None, RunCap(), clock=clock)
         self._engines: dict[str, Engine] = {}
         self.decisions = Decisions(pending=pending, audit=audit, clock=clock, retention=retention)
         self.announcements = Announcements(clock=clock, retention=retention)
@@ -132,34 +136,38 @@ class Turns:
             expires_at=now + self.retention,
         )
         record = self._claim(fresh, "message")
-        history, _ = self._history(record, run_from=record.next_seq)
-        journal = self._journal(record, history, [], on_event=on_event)
-        run_id = new_id()
-        journal.announce(
-            self.announcements.run_start(agent, record, run_id, "message", channel=channel)
-        )
-        started = run_started(agent, record, run_id, "message", channel)
-        before = len(history)
-        try:
-            outcome = self._engine(agent).start(
-                history=history,
-                message=message,
-                tenant=tenant,
-                environment=environment,
-                session_id=session_id,
-                run_id=run_id,
-                sink=journal.event,
-                deadline=deadline,
-                checkpoint=journal.step,
-                channel=channel,
+        # Without a slot in time the message is kept and the turn yields at once: its
+        # commit makes it a running turn that a continuation or the sweeper runs on.
+        with self.run_slots.hold(tenant, lease=self.lease_ttl, deadline=deadline) as slot:
+            deadline = deadline if slot else self.clock.monotonic()
+            history, _ = self._history(record, run_from=record.next_seq)
+            journal = self._journal(record, history, [], on_event=on_event)
+            run_id = new_id()
+            journal.announce(
+                self.announcements.run_start(agent, record, run_id, "message", channel=channel)
             )
-        except Exception as failure:
-            if journal.record.state is None:
-                # Nothing committed yet, so nothing to re-drive: log the failure and
-                # free the session, or it would stay "running" and refuse every message.
-                journal.abandon(history[:before], existing, failure)
-            raise
-        return self._settle(agent, journal, outcome, history, started=started)
+            started = run_started(agent, record, run_id, "message", channel)
+            before = len(history)
+            try:
+                outcome = self._engine(agent).start(
+                    history=history,
+                    message=message,
+                    tenant=tenant,
+                    environment=environment,
+                    session_id=session_id,
+                    run_id=run_id,
+                    sink=journal.event,
+                    deadline=deadline,
+                    checkpoint=journal.step,
+                    channel=channel,
+                )
+            except Exception as failure:
+                if journal.record.state is None:
+                    # Nothing committed yet, so nothing to re-drive: log the failure and
+                    # free the session, or it would stay "running" and refuse every message.
+                    journal.abandon(history[:before], existing, failure)
+                raise
+            return self._settle(agent, journal, outcome, history, started=started)
 
     def decide(
         self,
@@ -233,7 +241,10 @@ class Turns:
         """
         agent = self.catalog.get(item.agent)
         record = self._claim(self._placeholder(item), "resume", pending_id=item.id)
-        return self._resume_claimed(agent, item, record, deadline)
+        with self.run_slots.hold(item.tenant, lease=self.lease_ttl, deadline=deadline) as slot:
+            if not slot:
+                return defer(self.sessions, record, self.owner, self.clock)
+            return self._resume_claimed(agent, item, record, deadline)
 
     def _resume_claimed(
         self, agent: Agent, item: PendingItem, record: SessionRecord, deadline: float | None
@@ -298,9 +309,12 @@ class Turns:
                 claimed = self._claim(record, "redrive")
         except SessionBusy as busy:
             return self._skip(record, busy)
-        if resolved is not None:
-            return self._resume_claimed(agent, resolved, claimed, deadline)
-        return self._redrive(agent, claimed, deadline)
+        with self.run_slots.hold(record.tenant, lease=self.lease_ttl, deadline=deadline) as slot:
+            if not slot:
+                return defer(self.sessions, claimed, self.owner, self.clock)
+            if resolved is not None:
+                return self._resume_claimed(agent, resolved, claimed, deadline)
+            return self._redrive(agent, claimed, deadline)
 
     def _resolved_pause(self, record: SessionRecord) -> PendingItem | None:
         """The item a paused session waits on, once it is resolved (the turn may resume)."""

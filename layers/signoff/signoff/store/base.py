@@ -29,7 +29,16 @@ if TYPE_CHECKING:
         SessionRecord,
     )
 
-__all__ = ["ApiKeys", "Audit", "Blobs", "ClaimFor", "Outbox", "PendingItems", "Sessions"]
+__all__ = [
+    "ApiKeys",
+    "Audit",
+    "Blobs",
+    "ClaimFor",
+    "Outbox",
+    "PendingItems",
+    "Sessions",
+    "Slots",
+]
 
 # Why a lease is taken: a new message (the session must be idle or done), a
 # resume (it must be paused on that pending item), or a re-drive of a turn whose
@@ -236,6 +245,19 @@ class Blobs(Protocol):
     def put(self, key: str, data: bytes) -> None: ...
 
     def get(self, key: str) -> bytes: ...
+
+
+class Slots(Protocol):
+    """Numbered leases per scope: at most ``size`` holders at once (``signoff.durable.slots``)."""
+
+    def take(self, scope: str, size: int, *, holder: str, until: float, now: float) -> str | None:
+        """Take a free slot for ``holder`` until ``until``; None when all ``size`` are held."""
+
+    def give_back(self, scope: str, slot: str, *, holder: str) -> None:
+        """Free ``slot`` if ``holder`` still holds it (a slot taken over stays taken)."""
+
+    def held(self, scope: str, *, now: float) -> int:
+        """How many of ``scope``'s slots are held by live leases at ``now``."""
 
 
 class ApiKeys(Protocol):

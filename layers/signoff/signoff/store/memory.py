@@ -18,6 +18,7 @@ from signoff.store.codec import Codec, check_size
 from signoff.store.outbox import TableAudit, TableOutbox
 from signoff.store.pending import TablePendingItems
 from signoff.store.sessions import TableSessions
+from signoff.store.slots import TableSlots
 from signoff.store.table import ConditionFailed, Put, Update
 
 if TYPE_CHECKING:
@@ -144,3 +145,4 @@ class MemoryStore:
         self.outbox = TableOutbox(self.table, coder, now=now)
         self.audit = TableAudit(self.table, coder, now=now)
         self.api_keys = TableApiKeys(self.table, coder, now=now)
+        self.slots = TableSlots(self.table, coder, now=now)

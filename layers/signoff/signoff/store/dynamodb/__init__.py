@@ -16,6 +16,7 @@ from signoff.store.dynamodb.table import DynamoTable
 from signoff.store.outbox import TableAudit, TableOutbox
 from signoff.store.pending import TablePendingItems
 from signoff.store.sessions import TableSessions
+from signoff.store.slots import TableSlots
 
 if TYPE_CHECKING:
     from mypy_boto3_dynamodb.client import DynamoDBClient
@@ -51,6 +52,7 @@ class DynamoStore:
         self.outbox = TableOutbox(self.table, coder, now=now)
         self.audit = TableAudit(self.table, coder, now=now)
         self.api_keys = TableApiKeys(self.table, coder, now=now)
+        self.slots = TableSlots(self.table, coder, now=now)
 
     @classmethod
     def from_env(
