@@ -624,3 +624,36 @@ def test_a_stalled_session_past_its_retention_is_not_listed(
     clock.advance(100)
 
     assert stalled_ids(store, t0 + 100) == []
+
+
+# --- a message whose process died ----------------------------------------------------------
+
+
+def test_a_message_whose_process_died_before_its_first_commit_frees_the_session_with_its_lease(
+    store: Store, records: Records, t0: float
+) -> None:
+    # killed mid-model-call: claimed for a message, nothing committed
+    claim(store, records, t0)
+
+    with pytest.raises(SessionBusy):
+        claim(store, records, t0 + LEASE - 1, owner=OTHER)
+    taken = claim(store, records, t0 + LEASE, owner=OTHER)
+
+    assert (taken.status, taken.lease_owner, taken.lease_until) == (
+        "running",
+        OTHER,
+        t0 + 2 * LEASE,
+    )
+    assert stalled_ids(store, t0 + 3 * LEASE) == [], "nothing of it for the sweeper to re-drive"
+
+
+def test_a_turn_with_a_checkpoint_is_the_sweeper_s_never_a_message_s(
+    store: Store, records: Records, t0: float
+) -> None:
+    running(store, records, "s1", t0)
+
+    with pytest.raises(SessionBusy) as refused:
+        claim(store, records, t0 + 2 * LEASE, owner=OTHER)
+
+    assert refused.value.status == "running"
+    assert stalled_ids(store, t0 + 2 * LEASE) == ["s1"]

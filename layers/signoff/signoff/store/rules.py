@@ -12,7 +12,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Final
 
 from signoff.errors import AlreadyResolved, Expired, NotFound, SessionBusy, SignoffError, UsageError
-from signoff.store.codec import MAX_RESOLUTION_TEXT, lease_index, ttl_at
+from signoff.store.codec import LEASE_INDEX, MAX_RESOLUTION_TEXT, lease_index, ttl_at
 from signoff.store.table import Attr
 
 if TYPE_CHECKING:
@@ -78,8 +78,11 @@ def claimable(
     # nobody else holds a live lease: none at all, run out, or already ours
     lease_free = LEASE_OWNER.missing() | LEASE_UNTIL.le(now) | LEASE_OWNER.eq(owner)
     wanted = {
-        # a message runs only between turns
-        "message": STATUS.one_of("idle", "done"),
+        # a message runs only between turns, or after a message whose process died
+        # before its first commit (running, never indexed: no checkpoint). Nothing of
+        # that turn was recorded, so once its lease ran out the session is free again.
+        "message": STATUS.one_of("idle", "done")
+        | (STATUS.eq("running") & Attr(LEASE_INDEX.pk).missing()),
         # a resume continues exactly the pause it resolves
         "resume": STATUS.eq("paused") & Attr("pending_id").eq(pending_id),
         # a redrive picks up a turn whose holder stopped renewing its lease
