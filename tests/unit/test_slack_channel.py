@@ -100,6 +100,21 @@ def test_an_approval_is_posted_once_as_block_kit_and_its_ts_recorded(
                 ],
             },
             {
+                # Slack sends what is typed here with the click: a deny's reason
+                "type": "input",
+                "block_id": "signoff_reason",
+                "optional": True,
+                "label": {
+                    "type": "plain_text",
+                    "text": "Reason (optional; the agent reads it if you deny)",
+                },
+                "element": {
+                    "type": "plain_text_input",
+                    "action_id": "reason",
+                    "max_length": 2000,
+                },
+            },
+            {
                 "type": "actions",
                 "block_id": "signoff",
                 "elements": [

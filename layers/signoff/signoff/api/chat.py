@@ -82,6 +82,7 @@ def slack_interactions() -> Response[str]:
             pending_id=action.pending_id,
             decision=action.decision,
             answer=action.answer,
+            note=action.note,
         ),
         lambda name: chat.updater(name, receipt),
     )

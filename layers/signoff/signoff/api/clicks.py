@@ -51,6 +51,8 @@ class Click:
     pending_id: str
     decision: Literal["approve", "deny"] | None
     answer: str | None
+    # a deny's reason, typed in the message beside the buttons (Slack)
+    note: str | None = None
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -84,7 +86,7 @@ def decide_click(
     try:
         decided = api.turns.decide(
             item.id,
-            verdict_of(click.decision, click.answer),
+            verdict_of(click.decision, click.answer, click.note),
             Actor(id=click.user, channel=channel),
             check=allowed,
             schedule=api.continuations.schedule,

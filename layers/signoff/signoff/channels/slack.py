@@ -38,8 +38,11 @@ from signoff.channels.slack_interactions import (
     APPROVE_ACTION,
     DENY_ACTION,
     OPEN_ACTION,
+    REASON_ACTION,
+    REASON_BLOCK,
 )
 from signoff.display import visible
+from signoff.edits import MAX_REASON_CHARS
 from signoff.errors import SendFailed
 from signoff.http_errors import RETRYABLE, map_httpx_errors, retry_after
 
@@ -327,9 +330,29 @@ def render_blocks(notification: Notification) -> list[dict[str, Any]]:
     if context:
         blocks.append({"type": "context", "elements": [_mrkdwn(" · ".join(context))]})
     buttons = _buttons(notification)
+    if buttons and notification.kind == "approval":
+        blocks.append(_reason_input())
     if buttons:
         blocks.append({"type": "actions", "block_id": "signoff", "elements": buttons})
     return blocks
+
+
+_REASON_LABEL: Final = "Reason (optional; the agent reads it if you deny)"
+
+
+def _reason_input() -> dict[str, Any]:
+    """A text field above Approve / Deny; Slack sends its text with the click (a deny's reason)."""
+    return {
+        "type": "input",
+        "block_id": REASON_BLOCK,
+        "optional": True,
+        "label": {"type": "plain_text", "text": _REASON_LABEL},
+        "element": {
+            "type": "plain_text_input",
+            "action_id": REASON_ACTION,
+            "max_length": MAX_REASON_CHARS,
+        },
+    }
 
 
 def _buttons(notification: Notification) -> list[dict[str, Any]]:

@@ -7,7 +7,9 @@ minutes is refused so a captured click cannot be replayed later.
 
 The click itself arrives as a form body with one ``payload`` field holding the
 ``block_actions`` JSON; the buttons were built by ``channels.slack`` with the
-action ids defined here.
+action ids defined here. An approval's message also has a reason field: Slack
+sends what was typed in it with the click (``state.values``), and a Deny
+carries it as its reason.
 """
 
 from __future__ import annotations
@@ -21,6 +23,7 @@ from urllib.parse import parse_qs
 
 from signoff.channels import _inbound
 from signoff.channels._inbound import TOLERANCE_SECONDS, ButtonPress, object_at, text_at
+from signoff.edits import MAX_REASON_CHARS
 from signoff.errors import BadForm, InvalidSignature
 
 if TYPE_CHECKING:
@@ -31,6 +34,8 @@ __all__ = [
     "APPROVE_ACTION",
     "DENY_ACTION",
     "OPEN_ACTION",
+    "REASON_ACTION",
+    "REASON_BLOCK",
     "TOLERANCE_SECONDS",
     "SlackAction",
     "parse_slack_action",
@@ -43,6 +48,9 @@ DENY_ACTION: Final = "signoff_deny"
 ANSWER_ACTION_PREFIX: Final = "signoff_answer:"
 # The link button to the answer page; Slack still posts a click for it, which changes nothing.
 OPEN_ACTION: Final = "signoff_open"
+# The approval message's input block for a deny's reason, and its text input.
+REASON_BLOCK: Final = "signoff_reason"
+REASON_ACTION: Final = "reason"
 
 _VERSION: Final = "v0"
 _SOURCE: Final = "slack"
@@ -62,6 +70,8 @@ class SlackAction(ButtonPress):
     channel_id: str | None = None
     message_ts: str | None = None
     response_url: str | None = None
+    # what was typed in the message's reason field when Deny was pressed
+    note: str | None = None
 
     @property
     def receipt(self) -> dict[str, str] | None:
@@ -131,6 +141,7 @@ def _parse(body: str) -> SlackAction:
     kind, pending_id, answer = _button(action_id, text_at(action, "value"))
     container = object_at(payload, "container")
     return SlackAction(
+        note=_reason(payload) if kind == "deny" else None,
         kind=kind,
         user_id=user_id,
         action_id=action_id,
@@ -142,6 +153,16 @@ def _parse(body: str) -> SlackAction:
         message_ts=text_at(container, "message_ts") or text_at(object_at(payload, "message"), "ts"),
         response_url=text_at(payload, "response_url"),
     )
+
+
+def _reason(payload: Mapping[str, Any]) -> str | None:
+    """The reason typed beside the buttons (Slack sends every input's state with a click)."""
+    values = object_at(object_at(payload, "state"), "values")
+    typed = text_at(object_at(object_at(values, REASON_BLOCK), REASON_ACTION), "value")
+    reason = (typed or "").strip()
+    if len(reason) > MAX_REASON_CHARS:
+        raise BadForm("payload", f"a reason of at most {MAX_REASON_CHARS} characters")
+    return reason or None
 
 
 def _button(action_id: str, value: str | None) -> tuple[Kind, str, str | None]:
