@@ -57,7 +57,7 @@ def get_shipment_details(shipmentId: str) -> dict[str, object]:
     return shipment
 
 
-@tool(idempotent=True, editable=True)
+@tool(idempotent=True, editable=True, summary="Refund {amount:.2f} USD on order {orderId}")
 def issue_refund(
     orderId: str,
     amount: Annotated[float, Field(gt=0, description="Amount to refund, at most the order total")],

@@ -84,21 +84,23 @@ def heading_becomes(driver: WebDriver, title: str) -> None:
 def open_confirmation(
     driver: WebDriver, stack: LocalStack, paused: dict[str, Any], link: str
 ) -> None:
-    """Opens the link; asserts the page shows the call and that the GET changed nothing."""
+    """Opens the link; asserts the page shows the call's card and that the GET changed nothing."""
     driver.get(link)
-    assert driver.find_element(By.TAG_NAME, "h1").text == "Approve or deny"
-    assert "<script" not in driver.page_source.lower()
+    assert driver.find_element(By.TAG_NAME, "h1").text == "Refund 42.00 USD on order A-1001"
     shown = details(driver)
-    assert shown["Tool"] == "issue_refund"
-    assert shown["Agent"] == "customer-service"
-    assert shown["Requested by"] == f"agent customer-service, session {paused['sessionId']}"
-    arguments = json.loads(driver.find_element(By.TAG_NAME, "pre").text)
+    assert "customer-service" in driver.find_element(By.CSS_SELECTOR, ".eyebrow").text.lower()
+    assert shown["Requested"].endswith(f", session {paused['sessionId']}")
+    assert driver.find_element(By.CSS_SELECTOR, "details > summary").text == (
+        "Full arguments of issue_refund"
+    )
+    pre = driver.find_element(By.CSS_SELECTOR, "details pre")
+    arguments = json.loads(str(pre.get_attribute("textContent")))
     assert arguments == {"orderId": "A-1001", "amount": 42.0}
 
     stored = pending_item(stack, paused["id"])
     assert stored["status"]["S"] == "pending"  # a GET decides nothing
     expires = datetime.fromtimestamp(float(stored["expires_at"]["N"]), tz=UTC)
-    assert shown["Expires"] == f"{expires:%Y-%m-%d %H:%M} UTC"
+    assert f"{expires:%Y-%m-%d %H:%M} UTC" in shown["Expires"]
     assert expires.timestamp() > time.time()
     assert driver.find_element(By.CSS_SELECTOR, "button[value=approve]").text == "Approve"
     assert driver.find_element(By.CSS_SELECTOR, "button[value=deny]").text == "Deny"
@@ -130,8 +132,9 @@ def test_the_emailed_link_shows_the_refund_and_approve_finishes_the_turn(
     heading_becomes(driver, "Approved")
     assert details(driver)["Status"] == "approved"
     # the emailed link was made for the local mailbox's one recipient
-    assert details(driver)["Decided"].startswith("Approved by approver@example.com via local-email")
-    assert "<script" not in driver.page_source.lower()
+    assert details(driver)["Decided"].startswith(
+        "Approved by approver@example.com through the local-email channel, "
+    )
     screenshot(driver, "approve-2-outcome-approved")
     assert pending_item(stack, paused["id"])["status"]["S"] == "approved"
     assert session_status(http, paused)["text"].startswith("Refunded 42.0 USD for order A-1001")

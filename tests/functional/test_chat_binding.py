@@ -153,7 +153,7 @@ def test_a_slack_channels_own_approver_decides_an_item_sent_there(
 
     item = deployment.item(acme["id"])
     assert (item.status, item.resolved_by, item.resolved_via) == ("approved", "UB", "slack-b")
-    assert "approved by UB via slack-b" in text
+    assert "Approved by UB through the slack-b channel at " in text
 
 
 def test_another_slack_channels_approver_is_refused_and_audited(deployment: Deployment) -> None:
@@ -204,7 +204,7 @@ def test_a_lark_chats_own_approver_decides_and_nobody_else_does(deployment: Depl
     assert "not sent to lark-b" in other_tenant or "lark-b is not notified" in other_tenant
     item = deployment.item(acme["id"])
     assert (item.status, item.resolved_by, item.resolved_via) == ("approved", "ou_b", "lark-b")
-    assert "approved by ou_b via lark-b" in right
+    assert "Approved by ou_b through the lark-b channel at " in right
     assert [(who, via) for who, via, _ in deployment.refusals(acme["sessionId"])] == [
         ("ou_a", "lark-b"),
         ("ou_a", "lark-a"),

@@ -104,7 +104,7 @@ def test_each_recipient_gets_their_own_link_and_only_an_approver_decides(
     alice = deployment.invoke("resolve", load_event("link_post", TOKEN=links[ALICE]))
 
     assert alice["statusCode"] == 200, alice["body"]
-    assert f"Approved by {ALICE} via mail" in alice["body"]
+    assert f"Approved by {ALICE} through the mail channel" in alice["body"]
     item = deployment.api.pending.get(paused["id"])
     assert (item.status, item.resolved_by, item.resolved_via) == ("approved", ALICE, "mail")
     status = deployment.invoke(

@@ -218,7 +218,7 @@ def test_a_signed_slack_click_decides_updates_the_message_and_continues(
         signed_slack_click(deployment, paused["id"]), FakeLambdaContext()
     )
     assert response["statusCode"] == 200
-    assert "approved by U012ABC" in body(response)["text"]
+    assert "Approved by U012ABC through the team-slack channel at " in body(response)["text"]
     item = deployment.resolve.API.pending.get(paused["id"])
     assert (item.status, item.resolved_by, item.resolved_via, item.resumed) == (
         "approved",
@@ -227,7 +227,7 @@ def test_a_signed_slack_click_decides_updates_the_message_and_continues(
         False,
     )
     update = next(r for r in deployment.slack.requests if r.path.endswith("chat.update"))
-    assert update.json()["ts"] == "1764460800.000100" and "approved by U012ABC" in json.dumps(
+    assert update.json()["ts"] == "1764460800.000100" and "Approved by U012ABC" in json.dumps(
         update.json()
     )
     assert "signoff_approve" not in json.dumps(update.json()), "no buttons left"
@@ -241,7 +241,9 @@ def test_a_signed_slack_click_decides_updates_the_message_and_continues(
     again = deployment.resolve.handler(
         signed_slack_click(deployment, paused["id"]), FakeLambdaContext()
     )
-    assert body(again)["text"].startswith("Already approved by U012ABC via team-slack")
+    assert body(again)["text"].startswith(
+        "Already decided: Approved by U012ABC through the team-slack channel at "
+    )
     assert deployment.resolve.API.continuations.drain() == []
 
 
@@ -292,11 +294,11 @@ def test_lark_challenge_click_and_second_click(deployment: Deployment) -> None:
     bad = deployment.resolve.handler(lark_click(paused["id"], token="wrong"), FakeLambdaContext())
     assert bad["statusCode"] == 401
     first = deployment.resolve.handler(lark_click(paused["id"]), FakeLambdaContext())
-    assert first["statusCode"] == 200 and "approved" in body(first)["toast"]["content"]
+    assert first["statusCode"] == 200 and "Approved by" in body(first)["toast"]["content"]
     patch = [r for r in deployment.lark.requests if r.method == "PATCH"]
     assert patch and patch[0].path.endswith("/open-apis/im/v1/messages/om_x100b4d5f")
     second = deployment.resolve.handler(lark_click(paused["id"]), FakeLambdaContext())
-    assert body(second)["toast"]["content"].startswith("Already approved")
+    assert body(second)["toast"]["content"].startswith("Already decided: Approved by ")
     assert deployment.resolve.API.continuations.drain() == [paused["sessionId"]]
 
 

@@ -6,20 +6,29 @@ page; these tests go through the Composer and the channels' renderers.
 
 from __future__ import annotations
 
+import dataclasses
 import re
 from typing import TYPE_CHECKING
 
 import pytest
 
+from signoff.agents.config import AgentConfig
 from signoff.card import decided_line, readable_args, relative, summarize
 from signoff.channels.email import render
 from signoff.channels.slack import render_blocks
+from signoff.durable.pausing import pending_item
+from signoff.engine import TurnState
+from signoff.events import ApprovalPending, PendingScope
+from signoff.messages import AssistantMessage, ToolCall, UserMessage
 from signoff.notify.compose import Composer
 from signoff.tokens import Signer
+from signoff.tools import tool as signoff_tool
+from tests.support.agents import make_agent
 from tests.support.builders import T0, pending_approval
 
 if TYPE_CHECKING:
     from signoff.channels.notification import Notification
+    from signoff.store.records import PendingItem
 
 ARGS = {"amount": 42, "currency": "USD", "orderId": "A-1001"}
 TEMPLATE = "Refund {amount} {currency} on order {orderId}"
@@ -137,3 +146,64 @@ def test_the_chat_message_shows_the_card_and_the_arguments_once() -> None:
     assert "Refund 42 USD on order A-1001" in blocks[0]["text"]["text"]
     assert "Why it asks" in text and "The agent said" in text
     assert text.count("A-1001&quot;") + text.count('"orderId": "A-1001"') == 1
+
+
+def _refund(amount: float, currency: str, orderId: str) -> str:
+    return "refunded"
+
+
+def _paused(conversation: bool = True) -> PendingItem:
+    tool = signoff_tool(summary=TEMPLATE, name="issue_refund")(_refund)
+    agent = make_agent(tool)
+    if not conversation:
+        config = agent.config.model_dump(by_alias=True) | {"approvalCard": {"conversation": False}}
+        agent = dataclasses.replace(agent, config=AgentConfig.model_validate(config))
+    call = ToolCall(id="c1", name="issue_refund", args=ARGS)
+    history = [
+        UserMessage(content="an older turn"),
+        AssistantMessage(content="done"),
+        UserMessage(content="Order A-1001 came broken"),
+        AssistantMessage(content="Looking it up.", tool_calls=(ToolCall(id="c0", name="x"),)),
+        AssistantMessage(content="It was paid 42 USD; refunding.", tool_calls=(call,)),
+    ]
+    state = TurnState(
+        agent=agent.name,
+        tenant="acme",
+        environment="production",
+        session_id="s1",
+        run_id="r1",
+        task_at=2,
+        awaiting_call="c1",
+    )
+    pending = ApprovalPending(
+        id="p1",
+        tool="issue_refund",
+        args=ARGS,
+        scope=PendingScope(tenant="acme", environment="production", agent=agent.name),
+        reason="matched rule 'refunds'",
+        requested_at="2026-01-01T00:00:00.000Z",
+    )
+    return pending_item(agent, state, pending, T0, history)
+
+
+def test_a_pause_stores_the_summary_the_request_and_the_agents_words() -> None:
+    item = _paused()
+    assert item.summary == "Refund 42 USD on order A-1001"
+    assert item.request == "Order A-1001 came broken"  # the turn's task, not an older turn
+    assert item.said == "It was paid 42 USD; refunding."  # the reply that made the call
+
+
+def test_approval_card_conversation_false_leaves_the_conversation_out() -> None:
+    item = _paused(conversation=False)
+    assert item.summary == "Refund 42 USD on order A-1001"
+    assert item.request is None and item.said is None
+    note = composer().for_item(item)
+    assert "Request" not in note.body and "The agent said" not in note.body
+    assert "broken" not in render(note)[1]
+
+
+def test_agent_yaml_spells_the_switch_approval_card() -> None:
+    config = AgentConfig.model_validate({"system": "x", "approvalCard": {"conversation": False}})
+    assert config.approval_card.conversation is False
+    with pytest.raises(ValueError, match="conversaton"):
+        AgentConfig.model_validate({"system": "x", "approvalCard": {"conversaton": False}})

@@ -25,6 +25,7 @@ from signoff.web import (
     parse_form,
     view_page,
 )
+from signoff.web.card_html import LOCAL_TIME_JS
 from tests.support.builders import T0, pending_approval, pending_question
 
 if TYPE_CHECKING:
@@ -101,7 +102,12 @@ def every_page(item: PendingItem | None = None) -> list[str]:
 
 
 @pytest.mark.parametrize("page", every_page(), ids=lambda _: "")
-def test_no_page_has_a_script_or_an_unescaped_hostile_value(page: str) -> None:
+def test_no_page_has_a_script_but_the_local_time_one_or_an_unescaped_hostile_value(
+    page: str,
+) -> None:
+    # the one script is a constant (allowed by its hash): it only adds the local time
+    assert re.findall(r"<script[^>]*>(.*?)</script>", page, re.DOTALL | re.I) == [LOCAL_TIME_JS]
+    page = page.replace(f"<script>{LOCAL_TIME_JS}</script>", "")
     assert "<script" not in page.lower()
     assert "<b>" not in page
     assert " on" not in re.sub(r">[^<]*<", "><", page)  # no event-handler attributes
@@ -144,8 +150,9 @@ def test_the_hostile_values_are_shown_as_text() -> None:
     page = confirmation_page(item, TOKEN, action_path=ACTION, expires_text="in 1 hour")
 
     assert "&lt;script&gt;alert(1)&lt;/script&gt;" in page
-    # the summary line and the Tool row, the reason, the arguments
-    assert Outline(page).visible.count(HOSTILE) == 4
+    # the summary (tool and argument) in the title and the heading, the reason, the
+    # arguments and the tool name above them: as text, each time
+    assert Outline(page).visible.count(HOSTILE) == 7
 
 
 def test_an_approval_page_shows_what_is_asked_and_posts_approve_or_deny() -> None:
@@ -243,7 +250,9 @@ def test_the_outcome_page_names_the_decider_and_channel_in_one_sentence() -> Non
     ).visible
     by_link = Outline(outcome_page(resolved(approval(), "denied", resolved_by="link"))).visible
 
-    assert "Approved by ana@example.com via ops-mail, 2026-01-01 00:01 UTC" in by_mail
+    assert (
+        "Approved by ana@example.com through the ops-mail channel, 2026-01-01 00:01 UTC" in by_mail
+    )
     # a link that names nobody says so, instead of "By: link / Via: link"
     assert "Denied through a link that names no person, 2026-01-01 00:01 UTC" in by_link
     assert "By" not in by_link.split() and "Via" not in by_link.split()
@@ -304,7 +313,10 @@ def test_the_headers_allow_exactly_the_pages_inline_stylesheet() -> None:
 
     assert f"style-src 'sha256-{digest}'" in policy
     assert "default-src 'none'" in policy
-    assert "script-src" not in policy
+    script = LOCAL_TIME_JS.encode()
+    assert f"script-src 'sha256-{base64.b64encode(hashlib.sha256(script).digest()).decode()}'" in (
+        policy
+    )
     assert PAGE_HEADERS["Referrer-Policy"] == "same-origin"
     assert PAGE_HEADERS["Cache-Control"] == "no-store"
 

@@ -35,6 +35,7 @@ EMAILS_PATH: Final = "/_local/emails"
 _EVERY: Final = 0.2  # seconds between looks at the emulator's sent messages
 _URL: Final = re.compile(r"https?://[^\s<>\"']+")
 _BLOCKS: Final = frozenset({"br", "p", "div", "h1", "h2", "h3", "dt", "dd", "pre", "li", "tr"})
+_UNSEEN: Final = frozenset({"head", "style", "script", "title"})
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -169,6 +170,8 @@ class _HtmlText(HTMLParser):
         super().__init__(convert_charrefs=True)
         self.parts: list[str] = []
         self.links: list[str] = []
+        # inside <head> (the title, the dark-mode stylesheet): nothing a reader sees
+        self._hidden = 0
 
     @classmethod
     def of(cls, html: str) -> str:
@@ -186,6 +189,8 @@ class _HtmlText(HTMLParser):
         return list(dict.fromkeys(parser.links))
 
     def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
+        if tag in _UNSEEN:
+            self._hidden += 1
         if tag in _BLOCKS:
             self.parts.append("\n")
         href = dict(attrs).get("href")
@@ -193,8 +198,11 @@ class _HtmlText(HTMLParser):
             self.links.append(href)
 
     def handle_endtag(self, tag: str) -> None:
+        if tag in _UNSEEN:
+            self._hidden = max(0, self._hidden - 1)
         if tag in _BLOCKS:
             self.parts.append("\n")
 
     def handle_data(self, data: str) -> None:
-        self.parts.append(data)
+        if not self._hidden:
+            self.parts.append(data)

@@ -21,6 +21,7 @@ import logging
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Literal
 
+from signoff.card import decided_line
 from signoff.durable.decide import Actor, not_sent_to, verdict_of
 from signoff.errors import AlreadyResolved, Expired, Forbidden, SendFailed, SignoffError, UsageError
 
@@ -98,10 +99,7 @@ def decide_click(
         need = "an answer" if item.kind == "question" else "Approve or Deny"
         return ClickOutcome(text=f"This request needs {need}.", decided=False)
     except AlreadyResolved as exc:
-        current = exc.current
-        who = f" by {current.resolved_by}" if current.resolved_by else ""
-        via = f" via {current.resolved_via}" if current.resolved_via else ""
-        return ClickOutcome(text=f"Already {current.status}{who}{via}.", decided=False)
+        return ClickOutcome(text=f"Already decided: {_decided(exc.current)}.", decided=False)
     except Expired:
         return ClickOutcome(text="This request expired before it was decided.", decided=False)
     outcome = _describe(decided.item)
@@ -136,9 +134,16 @@ def _channel_for(api: Api, item: PendingItem, click: Click) -> tuple[str, str | 
     return reasons[0]
 
 
+def _decided(item: PendingItem) -> str:
+    """``Approved by U123 through the ops-slack channel at 2026-12-01 18:05 UTC``."""
+    return (
+        decided_line(item.status, item.resolved_by, item.resolved_via, item.resolved_at)
+        or item.status
+    )
+
+
 def _describe(item: PendingItem) -> str:
-    subject = item.tool or item.question or "the request"
-    who = f"{item.resolved_by} via {item.resolved_via}"
-    if item.status == "answered":
-        return f"{subject}: answered “{item.answer}” by {who}"
-    return f"{subject}: {item.status} by {who}"
+    """What the decided chat message says: the card's summary, then who, how and when."""
+    subject = item.summary or item.tool or item.question or "the request"
+    answer = f" “{item.answer}”" if item.status == "answered" else ""
+    return f"{subject}{answer} — {_decided(item)}"

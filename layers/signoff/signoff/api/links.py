@@ -99,13 +99,14 @@ def show(token: str) -> Response[str]:
     expires = datetime.fromtimestamp(item.expires_at, tz=UTC).strftime("%Y-%m-%d %H:%M UTC")
     if view_only:
         # the item as it is, and no form: this link was not made to decide it
-        return _html(200, view_page(item, expires_text=expires))
+        return _html(200, view_page(item, expires_text=expires, now=now))
     page = confirmation_page(
         item,
         token,
         action_path=f"/a/{token}",
         expires_text=expires,
         editable=_editable(item),
+        now=now,
     )
     return _html(200, page)
 

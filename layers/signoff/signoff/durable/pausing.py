@@ -13,15 +13,20 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
+from signoff.card import EXCERPT_MAX, clip, summarize
 from signoff.engine import Answered, Approved, Denied
 from signoff.errors import UsageError
 from signoff.events import ApprovalPending
+from signoff.messages import AssistantMessage, UserMessage
 from signoff.store.records import OutboxRow, PendingItem
 
 if TYPE_CHECKING:
+    from collections.abc import Sequence
+
     from signoff.agents import Agent
     from signoff.engine import Resolution, TurnState
     from signoff.events import QuestionPending
+    from signoff.messages import Message
 
 __all__ = ["outbox_rows", "pending_item", "resolution_of"]
 
@@ -31,8 +36,14 @@ def pending_item(
     state: TurnState,
     pending: ApprovalPending | QuestionPending,
     now: float,
+    history: Sequence[Message] = (),
 ) -> PendingItem:
-    """The pending item of a pause, sent to the channels that want its kind."""
+    """The pending item of a pause, sent to the channels that want its kind.
+
+    It carries its decision card's text (``signoff.card``): the summary, and from
+    ``history`` the request that started the turn and the agent's words before
+    the call, unless the agent's ``approvalCard.conversation`` is off.
+    """
     common: dict[str, Any] = {
         "id": pending.id,
         "session_id": state.session_id,
@@ -48,9 +59,13 @@ def pending_item(
     common["channels"] = sorted(
         channel for channel, wanted in agent.config.notify.items() if kind in wanted
     )
+    if agent.config.approval_card.conversation:
+        common["request"], common["said"] = _excerpts(history, state)
     if isinstance(pending, ApprovalPending):
+        tool = agent.tools.get(pending.tool)
         return PendingItem(
             kind="approval",
+            summary=summarize(tool.summary if tool else None, pending.tool, pending.args),
             tool=pending.tool,
             args=pending.args,
             scope=pending.scope,
@@ -58,7 +73,32 @@ def pending_item(
             **common,
         )
     return PendingItem(
-        kind="question", question=pending.question, options=pending.options, **common
+        kind="question",
+        question=pending.question,
+        options=pending.options,
+        summary=clip(" ".join(pending.question.split()), 160),
+        **common,
+    )
+
+
+def _excerpts(history: Sequence[Message], state: TurnState) -> tuple[str | None, str | None]:
+    """The turn's request (its task message) and the assistant text of the awaited call."""
+    task = state.task_at
+    first = history[task] if task is not None and 0 <= task < len(history) else None
+    users = [m for m in history if isinstance(m, UserMessage)]
+    # A state saved before task_at was recorded: the newest user message is the task.
+    start = first if isinstance(first, UserMessage) else (users[-1] if users else None)
+    request = start.content if start else None
+    said: str | None = None
+    for message in reversed(history):
+        if isinstance(message, AssistantMessage) and any(
+            call.id == state.awaiting_call for call in message.tool_calls
+        ):
+            said = message.content
+            break
+    return (
+        clip(request, EXCERPT_MAX) if request and request.strip() else None,
+        clip(said, EXCERPT_MAX) if said and said.strip() else None,
     )
 
 

@@ -487,7 +487,7 @@ class Turns:
                 agent=name,
             )
         if isinstance(outcome, Paused):
-            item = pending_item(agent, outcome.state, outcome.pending, now)
+            item = pending_item(agent, outcome.state, outcome.pending, now, history)
             journal.commit(
                 outcome.state,
                 history,

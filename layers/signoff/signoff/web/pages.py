@@ -1,12 +1,14 @@
 """The link pages: plain HTML a person sees after clicking an emailed or posted link.
 
-No JavaScript and no external assets: a GET renders a page, and only its form's
-POST decides (``DESIGN.md`` §4). Every interpolated value goes through
+No external assets, and no script but one constant that adds the reader's local
+time beside each UTC time (``signoff.web.card_html``): a GET renders a page, and
+only its form's POST decides (``DESIGN.md`` §4). An approval is shown as its
+decision card (``signoff.card``). Every interpolated value goes through
 ``html.escape``, since tool names, arguments and questions come from a model,
 and what is shown through ``signoff.display.visible`` first: a bidi override or
 a zero-width character appears as its ``\\u202e`` escape, never acts on the text.
 Serve each page with ``PAGE_HEADERS``: its policy allows this module's one
-inline stylesheet and nothing else.
+inline stylesheet and that one script, by their hashes, and nothing else.
 
 The forms post ``token`` and ``decision`` (``approve``, ``deny`` or ``answer``);
 a question's form adds ``choice`` (a radio option) and ``answer`` (free text) —
@@ -20,11 +22,13 @@ from __future__ import annotations
 import base64
 import hashlib
 import json
-from datetime import UTC, datetime
 from html import escape
 from typing import TYPE_CHECKING, Final
 
+from signoff.card import decided_line
 from signoff.display import visible
+from signoff.notify.compose import card_of
+from signoff.web.card_html import CARD_CSS, LOCAL_TIME_JS, SCRIPT_HASH, approval_card, time_html
 from signoff.web.decision_form import decision_fields
 
 if TYPE_CHECKING:
@@ -64,7 +68,7 @@ _CSS: Final = (
     "button.approve{background:#1b5e20}button.deny{background:#b71c1c}"
     "button:focus-visible,input:focus-visible,textarea:focus-visible"
     "{outline:3px solid #000;outline-offset:2px}"
-    ".muted{color:#444}"
+    ".muted{color:#444}" + CARD_CSS
 )
 _CSS_HASH: Final = base64.b64encode(hashlib.sha256(_CSS.encode("utf-8")).digest()).decode()
 
@@ -72,7 +76,8 @@ PAGE_HEADERS: Final[dict[str, str]] = {
     "Content-Type": "text/html; charset=utf-8",
     # Only our inline stylesheet (by hash), forms only to ourselves, no framing.
     "Content-Security-Policy": (
-        f"default-src 'none'; style-src 'sha256-{_CSS_HASH}'; form-action 'self'; "
+        f"default-src 'none'; style-src 'sha256-{_CSS_HASH}'; "
+        f"script-src 'sha256-{SCRIPT_HASH}'; form-action 'self'; "
         "frame-ancestors 'none'; base-uri 'none'"
     ),
     # The token is in the URL: no other origin may see it in a Referer. Not
@@ -107,12 +112,12 @@ def _e(value: object) -> str:
 
 
 def _time(epoch: float) -> str:
-    moment = datetime.fromtimestamp(epoch, UTC)
-    machine = moment.isoformat(timespec="seconds").replace("+00:00", "Z")
-    return f'<time datetime="{machine}">{moment:%Y-%m-%d %H:%M} UTC</time>'
+    return time_html(epoch)
 
 
-def _page(title: str, body: str) -> str:
+def _page(title: str, body: str, *, heading: bool = True) -> str:
+    """A whole page; ``heading=False`` when ``body`` brings its own ``<h1>`` (the card's)."""
+    h1 = f"<h1>{_e(title)}</h1>\n" if heading else ""
     return (
         "<!DOCTYPE html>\n"
         '<html lang="en">\n<head>\n<meta charset="utf-8">\n'
@@ -120,7 +125,8 @@ def _page(title: str, body: str) -> str:
         '<meta name="robots" content="noindex, nofollow">\n'
         '<meta name="referrer" content="same-origin">\n'
         f"<title>{_e(title)} · signoff</title>\n<style>{_CSS}</style>\n</head>\n"
-        f"<body>\n<main>\n<h1>{_e(title)}</h1>\n{body}</main>\n</body>\n</html>\n"
+        f"<body>\n<main>\n{h1}{body}</main>\n<script>{LOCAL_TIME_JS}</script>\n"
+        "</body>\n</html>\n"
     )
 
 
@@ -135,8 +141,9 @@ def _subject(item: PendingItem) -> str:
     if item.kind == "question":
         return f"The agent <strong>{_e(item.agent)}</strong> asked: {_e(item.question or '')}"
     return (
-        f"The agent <strong>{_e(item.agent)}</strong> asked to run the tool "
-        f"<code>{_e(item.tool or '')}</code>."
+        f"The agent <strong>{_e(item.agent)}</strong> asked: "
+        f"<strong>{_e(card_of(item).summary)}</strong> "
+        f"(the tool <code>{_e(item.tool or '')}</code>)."
     )
 
 
@@ -177,17 +184,10 @@ _READ_ONLY = (
 )
 
 
-def _approval(item: PendingItem, expires_text: str, action: str) -> str:
-    """The approval's page: what is asked, then ``action`` (the form, or the read-only note)."""
-    rows = [
-        ("Tool", f"<code>{_e(item.tool or '')}</code>"),
-        ("Reason", _e(item.reason or "none given")),
-        *_scope_rows(item),
-        ("Expires", _e(expires_text)),
-    ]
-    return (
-        f"<p>{_subject(item)} It waits for your decision.</p>\n"
-        f"{_details(rows)}<h2>Arguments</h2>\n{_arguments(item)}{action}"
+def _approval(item: PendingItem, expires_text: str, now: float | None) -> str:
+    """The approval's decision card (``signoff.web.card_html``)."""
+    return approval_card(
+        card_of(item), now=now, expires_text=expires_text, session_id=item.session_id
     )
 
 
@@ -236,41 +236,43 @@ def confirmation_page(
     action_path: str,
     expires_text: str,
     editable: bool = False,
+    now: float | None = None,
 ) -> str:
     """What is asked, and a form that POSTs the decision (approve / deny, or an answer).
 
     ``editable``: the tool takes changes, so the form offers its arguments to change.
+    ``now`` (epoch seconds) words the expiry relative to it; else ``expires_text`` does.
+    An approval's form wraps its whole card, so its sticky button bar (``card_html``)
+    stays on screen on a phone.
     """
     if item.kind == "question":
         form = _form(action_path, token, _answer_fields(item))
         return _page("Answer a question", _question(item, expires_text, form, list_options=False))
-    form = _form(action_path, token, decision_fields(item, editable=editable))
-    return _page("Approve or deny", _approval(item, expires_text, form))
+    card = _approval(item, expires_text, now)
+    form = _form(action_path, token, card + decision_fields(item, editable=editable))
+    return _page(f"Approve? {card_of(item).summary}", form, heading=False)
 
 
-def view_page(item: PendingItem, *, expires_text: str) -> str:
+def view_page(item: PendingItem, *, expires_text: str, now: float | None = None) -> str:
     """What is asked, read-only: no form, for a ``view`` link (one that decides nothing)."""
     if item.kind == "question":
         return _page(
             "A question waits", _question(item, expires_text, _READ_ONLY, list_options=True)
         )
-    return _page("An approval waits", _approval(item, expires_text, _READ_ONLY))
+    card = _approval(item, expires_text, now)
+    return _page(f"An approval waits: {card_of(item).summary}", card + _READ_ONLY, heading=False)
 
 
 def decided_by(item: PendingItem) -> str | None:
-    """Who decided ``item``, through which channel, as plain text (None while undecided).
+    """Who decided ``item`` and how, as plain text (None while undecided).
 
-    ``Approved by alice@example.com via ops-mail``; a link that names nobody (a
-    webhook's) says so, and an expiry names no person.
+    ``Approved by alice@example.com through the ops-mail channel``; a link that
+    names nobody (a webhook's) says so, and an expiry names no person
+    (``signoff.card.decided_line``; the page adds when, as a ``<time>``).
     """
-    verb = _DECIDED.get(item.status)
-    if verb is None or not item.resolved_by:
+    if item.status not in _DECIDED or not item.resolved_by:
         return None
-    if item.status == "expired":
-        return "Expired: nobody decided in time"
-    if item.resolved_by == "link":
-        return f"{verb} through a link that names no person"
-    return f"{verb} by {item.resolved_by} via {item.resolved_via or 'unknown'}"
+    return decided_line(item.status, item.resolved_by, item.resolved_via, None)
 
 
 def _resolution(item: PendingItem) -> list[tuple[str, str]]:
