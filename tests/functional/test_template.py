@@ -31,11 +31,10 @@ PLACEHOLDERS = frozenset({"PENDING_ID", "SESSION_ID", "TOKEN", "API_KEY"})
 DIRECT_INVOCATIONS = {"continue_turn.json": "MessageFunction"}
 
 # Each function's reserved concurrency as intended; None: it shares the account's pool.
+# MaxConcurrentRuns is the table's run slots, across every function (signoff.durable.slots):
+# a reservation would throttle the requests that wait for a slot instead of deferring them.
 RESERVED_CONCURRENCY: dict[str, Any] = {
-    # loopengine's maxConcurrentRuns; 0 reserves nothing (accounts with a quota of 10).
-    "MessageFunction": Tag(
-        "If", ["CapConcurrentRuns", Tag("Ref", "MaxConcurrentRuns"), Tag("Ref", "AWS::NoValue")]
-    ),
+    "MessageFunction": None,
     "ResolveFunction": None,
     "NotifierFunction": None,
     "SweeperFunction": None,
@@ -258,6 +257,32 @@ def test_reserved_concurrency_is_as_intended(template: dict[str, Any]) -> None:
     for logical_id, function in functions.items():
         reserved = function.get("ReservedConcurrentExecutions")
         assert reserved == RESERVED_CONCURRENCY[logical_id], logical_id
+
+
+def test_the_run_cap_reaches_every_function_that_runs_turns(template: dict[str, Any]) -> None:
+    variables = template["Globals"]["Function"]["Environment"]["Variables"]
+    assert variables["SIGNOFF_MAX_CONCURRENT_RUNS"] == Tag("Ref", "MaxConcurrentRuns")
+    per_tenant = variables["SIGNOFF_MAX_CONCURRENT_RUNS_PER_TENANT"]
+    assert per_tenant == Tag("Ref", "MaxConcurrentRunsPerTenant")
+    assert variables["SIGNOFF_RUN_SLOT_WAIT"] == Tag("Ref", "RunSlotWaitSeconds")
+    parameters = template["Parameters"]
+    assert parameters["MaxConcurrentRuns"]["Default"] == 10
+    assert parameters["MaxConcurrentRunsPerTenant"]["Default"] == 0
+    for logical_id, function in _functions(template).items():
+        own = function.get("Environment", {}).get("Variables", {})
+        assert not {name for name in own if name.startswith("SIGNOFF_MAX_CONCURRENT")}, logical_id
+
+
+def test_the_notifier_runs_at_most_notifier_max_concurrency_at_once(
+    template: dict[str, Any],
+) -> None:
+    notifier = _functions(template)["NotifierFunction"]
+    (sqs,) = [event for event in _events(notifier).values() if event["Type"] == "SQS"]
+    scaling = sqs["Properties"]["ScalingConfig"]
+    assert scaling == {"MaximumConcurrency": Tag("Ref", "NotifierMaxConcurrency")}
+    # SQS event sources accept 2 to 1000
+    parameter = template["Parameters"]["NotifierMaxConcurrency"]
+    assert parameter["MinValue"] == 2 and parameter["MaxValue"] == 1000
 
 
 def test_http_routes_use_the_declared_http_api(template: dict[str, Any]) -> None:

@@ -87,6 +87,14 @@ class Deployment(BaseModel):
     notify_retry_delays: Annotated[tuple[float, ...], BeforeValidator(_delays)] = Field(
         (300.0, 1800.0, 7200.0), alias="SIGNOFF_NOTIFY_RETRY_DELAYS"
     )
+    # At most this many turns execute at once, deployment-wide and per tenant (0: no
+    # cap), and the seconds a turn waits for a slot before it is deferred
+    # (signoff.durable.slots).
+    max_concurrent_runs: int = Field(0, ge=0, alias="SIGNOFF_MAX_CONCURRENT_RUNS")
+    max_concurrent_runs_per_tenant: int = Field(
+        0, ge=0, alias="SIGNOFF_MAX_CONCURRENT_RUNS_PER_TENANT"
+    )
+    run_slot_wait: float = Field(10.0, ge=0, alias="SIGNOFF_RUN_SLOT_WAIT")
     # The local stack's webhooks to loopback; never set in the template.
     allow_private_webhooks: Flag = Field(False, alias="SIGNOFF_ALLOW_PRIVATE_WEBHOOKS")
     # Every SIGNOFF_<NAME>_SECRET_ARN, by variable: the ids of the deployment's secrets.

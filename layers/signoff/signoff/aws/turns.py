@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from signoff.agents import AgentCatalog
+from signoff.durable.slots import RunCap, RunSlots
 from signoff.durable.turns import Turns
 from signoff.models.factory import build_model
 from signoff.telemetry import logger
@@ -15,7 +16,7 @@ if TYPE_CHECKING:
     from signoff.settings import Deployment
     from signoff.store.dynamodb import DynamoStore
 
-__all__ = ["checked_agents", "turns_from_env"]
+__all__ = ["checked_agents", "run_cap", "turns_from_env"]
 
 
 def checked_agents(deployment: Deployment) -> AgentCatalog:
@@ -42,7 +43,8 @@ def checked_agents(deployment: Deployment) -> AgentCatalog:
 def turns_from_env(
     deployment: Deployment, *, agents: AgentCatalog, store: DynamoStore, queue: Queue, clock: Clock
 ) -> Turns:
-    """Turns on the deployment's table, keeping sessions ``SIGNOFF_RETENTION_DAYS`` days."""
+    """Turns on the deployment's table, keeping sessions ``SIGNOFF_RETENTION_DAYS`` days,
+    at most ``SIGNOFF_MAX_CONCURRENT_RUNS`` of them running at once."""
     return Turns(
         catalog=agents,
         sessions=store.sessions,
@@ -52,4 +54,14 @@ def turns_from_env(
         clock=clock,
         model_for=lambda agent: build_model(agent.config.model, agent.directory, deployment),
         retention=deployment.retention_seconds,
+        run_slots=RunSlots(store.slots, run_cap(deployment), clock=clock),
+    )
+
+
+def run_cap(deployment: Deployment) -> RunCap:
+    """The cap on running turns the template sets (``MaxConcurrentRuns``, per tenant)."""
+    return RunCap(
+        runs=deployment.max_concurrent_runs,
+        per_tenant=deployment.max_concurrent_runs_per_tenant,
+        wait=deployment.run_slot_wait,
     )
