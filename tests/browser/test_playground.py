@@ -58,7 +58,8 @@ def event_types(driver: WebDriver) -> list[str]:
 
 
 def text_of(driver: WebDriver, element_id: str) -> str:
-    return str(driver.find_element(By.ID, element_id).text)
+    """The element's text, shown or not (the arguments wait in a closed <details>)."""
+    return str(driver.find_element(By.ID, element_id).get_attribute("textContent")).strip()
 
 
 def console_errors(driver: WebDriver) -> list[str]:
@@ -87,6 +88,14 @@ def test_a_playground_conversation_through_an_approval(
     assert text_of(driver, "approval-tool") == "issue_refund"
     assert '"orderId": "A-1001"' in text_of(driver, "approval-args")
     assert "refund-production-needs-approval" in text_of(driver, "approval-reason")
+    # the decision card: the summary, the request and the agent's words, the expiry
+    wait.until(lambda d: text_of(d, "approval-summary") == "Refund 42.00 USD on order A-1001")
+    assert text_of(driver, "approval-request") == REFUND
+    assert text_of(driver, "approval-said") == (
+        "Order A-1001 was paid 42.0 USD; issuing the refund."
+    )
+    assert text_of(driver, "approval-expires").startswith("in 23 hours — ")
+    assert not driver.find_element(By.ID, "approval-args").is_displayed()  # one click away
     assert text_of(driver, "status") == "waiting for an approval"
     # The turn is paused, durably, while the page waits with its stream open.
     session = text_of(driver, "session")

@@ -148,12 +148,21 @@ function closeDialogs() {
 // decision on this one has been answered.
 function openApproval(event) {
   $("approval").dataset.item = event.id;
+  $("approval-agent").textContent = visible(event.scope.agent);
+  // The summary and the conversation come with the session's pending item (showCard);
+  // until then the dialog is headed by the tool's name.
+  $("approval-summary").textContent = visible(event.tool);
+  $("approval-meta").textContent = "";
+  $("approval-expires").textContent = "";
+  for (const box of ["approval-request-box", "approval-said-box"]) $(box).hidden = true;
+  $("approval-details").open = false;
   $("approval-tool").textContent = visible(event.tool);
   $("approval-args").textContent = visible(JSON.stringify(event.args, null, 2));
   $("approval-reason").textContent = visible(event.reason);
   $("approval-scope").textContent = visible(
-    `${event.scope.tenant} · ${event.scope.environment} · ${event.scope.agent}`,
+    `agent ${event.scope.agent} · tenant ${event.scope.tenant} · ${event.scope.environment}`,
   );
+  showCard(event);
   $("approval-error").textContent = "";
   $("approval-note").value = "";
   $("approval-changes").value = JSON.stringify(event.args, null, 2);
@@ -162,6 +171,49 @@ function openApproval(event) {
   for (const button of [$("approve"), $("deny")]) button.disabled = false;
   $("approval").showModal();
   offerChanges(event);
+}
+
+// "in 23 hours": the largest whole unit, as signoff.card.relative words it.
+function relative(seconds) {
+  let left = Math.abs(Math.trunc(seconds));
+  let unit = "second";
+  for (const [size, name] of [[86400, "day"], [3600, "hour"], [60, "minute"]]) {
+    if (left >= size) { left = Math.floor(left / size); unit = name; break; }
+  }
+  const words = `${left} ${unit}${left === 1 ? "" : "s"}`;
+  return seconds >= 0 ? `in ${words}` : `${words} ago`;
+}
+
+// The rest of the card from the session's pending item: the summary (the tool's own
+// template, filled by the engine), the request, the agent's words, the expiry.
+async function showCard(event) {
+  if (!sessionId) return; // an approval without a session of this page's: nothing to ask
+  let pending;
+  try {
+    const response = await fetch(
+      `/agents/${encodeURIComponent(event.scope.agent)}/sessions/${encodeURIComponent(sessionId)}`,
+      { headers: requestHeaders(false) },
+    );
+    if (!response.ok) return;
+    pending = (await response.json()).pending;
+  } catch {
+    return; // the dialog still shows the call, its reason and its arguments
+  }
+  if (!pending || pending.id !== event.id || $("approval").dataset.item !== event.id) return;
+  if (pending.summary) $("approval-summary").textContent = visible(pending.summary);
+  for (const [field, box] of [["request", "approval-request"], ["said", "approval-said"]]) {
+    $(box).textContent = visible(pending[field] || "");
+    $(`${box}-box`).hidden = !pending[field];
+  }
+  if (pending.expiresAt) {
+    const at = new Date(pending.expiresAt);
+    const left = relative((at.getTime() - Date.now()) / 1000);
+    const utc = `${at.toISOString().slice(0, 16).replace("T", " ")} UTC`;
+    $("approval-expires").textContent = `${left} — ${utc} · ${at.toLocaleString()} your time`;
+    $("approval-meta").textContent = visible(
+      `${$("approval-scope").textContent} · expires ${left}`,
+    );
+  }
 }
 
 // What each open approval asked for: an approval with changes sends only the fields changed.

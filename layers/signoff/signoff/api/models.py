@@ -112,6 +112,12 @@ class PendingBody(_Wire):
     deny_url: str | None = None
     answer_url: str | None = None
     expires_at: str | None = None
+    # The decision card (signoff.card): the one-line summary, the request that started
+    # the turn and the agent's words before the call (absent when agent.yaml's
+    # approvalCard.conversation is false). Additive to v1.
+    summary: str | None = None
+    request: str | None = None
+    said: str | None = None
 
 
 class SessionDecision(_Wire):

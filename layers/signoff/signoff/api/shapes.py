@@ -32,6 +32,9 @@ def pending_body(item: PendingItem, events: list[dict[str, Any]]) -> PendingBody
         "events": events,
         "status_url": status_url(item.agent, item.session_id),
         "expires_at": iso(expires),
+        "summary": item.summary,
+        "request": item.request,
+        "said": item.said,
     }
     if item.kind == "question":
         return PendingBody(
