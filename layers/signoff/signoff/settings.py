@@ -18,17 +18,23 @@ import re
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Literal
 
-from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, ValidationError
+from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, ValidationError, model_validator
 
 from signoff.errors import UsageError
 
 if TYPE_CHECKING:
     from collections.abc import Mapping
 
-__all__ = ["Deployment", "secret_id_variable"]
+__all__ = ["LAMBDA_MAX_TIMEOUT", "LEASE_MARGIN", "Deployment", "secret_id_variable"]
 
 PREFIX = "SIGNOFF_"
 _SECRET_ARN = re.compile(r"^SIGNOFF_[A-Z0-9_]+_SECRET_ARN$")
+
+# Lambda's longest timeout: a function that does not say its own runs at most this long.
+LAMBDA_MAX_TIMEOUT = 900.0
+# What a session lease outlasts its holder's function timeout by: the clocks of two
+# Lambda hosts (the lease is wall time) and the final commit's round trip.
+LEASE_MARGIN = 30.0
 
 Required = Literal["table", "bucket", "notify_queue_url", "continue_function"]
 
@@ -95,10 +101,28 @@ class Deployment(BaseModel):
         0, ge=0, alias="SIGNOFF_MAX_CONCURRENT_RUNS_PER_TENANT"
     )
     run_slot_wait: float = Field(10.0, ge=0, alias="SIGNOFF_RUN_SLOT_WAIT")
+    # The function's own timeout in seconds (the template sets each function's); the
+    # session lease its turns take derives from it (``lease_seconds``).
+    function_timeout: float | None = Field(
+        None, gt=0, le=LAMBDA_MAX_TIMEOUT, alias="SIGNOFF_FUNCTION_TIMEOUT"
+    )
+    # The seed's claimTtlMs: the session lease in milliseconds, set instead of derived.
+    claim_ttl_ms: int | None = Field(None, gt=0, alias="SIGNOFF_CLAIM_TTL_MS")
     # The local stack's webhooks to loopback; never set in the template.
     allow_private_webhooks: Flag = Field(False, alias="SIGNOFF_ALLOW_PRIVATE_WEBHOOKS")
     # Every SIGNOFF_<NAME>_SECRET_ARN, by variable: the ids of the deployment's secrets.
     secret_ids: dict[str, str] = Field(default_factory=dict)
+
+    @model_validator(mode="after")
+    def _lease_outlasts_the_function(self) -> Deployment:
+        # A lease shorter than the function lets a second process take a live turn's
+        # session: the first one's commits are refused (LeaseLost) and its work lost.
+        timeout, ttl_ms = self.function_timeout, self.claim_ttl_ms
+        if timeout is not None and ttl_ms is not None and ttl_ms / 1000 <= timeout:
+            raise ValueError(
+                f"SIGNOFF_CLAIM_TTL_MS must be longer than SIGNOFF_FUNCTION_TIMEOUT ({timeout:g} s)"
+            )
+        return self
 
     @classmethod
     def from_env(cls, environ: Mapping[str, str] | None = None) -> Deployment:
@@ -144,3 +168,16 @@ class Deployment(BaseModel):
     @property
     def retention_seconds(self) -> float:
         return self.retention_days * 24 * 3600
+
+    @property
+    def lease_seconds(self) -> float:
+        """How long a turn holds its session: ``SIGNOFF_CLAIM_TTL_MS``, else the function's
+        timeout (Lambda's longest when unknown) plus ``LEASE_MARGIN``.
+
+        A process killed mid-turn (a model call past the timeout, an out-of-memory)
+        frees its session when the lease runs out: a message may take it then, and the
+        sweeper re-drives a turn that had committed a checkpoint.
+        """
+        if self.claim_ttl_ms is not None:
+            return self.claim_ttl_ms / 1000
+        return (self.function_timeout or LAMBDA_MAX_TIMEOUT) + LEASE_MARGIN

@@ -54,6 +54,9 @@ def turns_from_env(
         clock=clock,
         model_for=lambda agent: build_model(agent.config.model, agent.directory, deployment),
         retention=deployment.retention_seconds,
+        # the function's timeout plus a margin: a turn whose process died holds its
+        # session no longer than that
+        lease_ttl=deployment.lease_seconds,
         run_slots=RunSlots(store.slots, run_cap(deployment), clock=clock),
     )
 

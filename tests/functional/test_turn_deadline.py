@@ -1,0 +1,116 @@
+"""Turns that fit their function's time, over real sockets: a model call is cut at the
+invocation's deadline and the turn continues in a fresh one; a turn killed mid-model-call
+(SIGKILL) frees its session when its lease (the function's timeout plus a margin) runs out."""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+import time
+from typing import TYPE_CHECKING
+
+import pytest
+
+from signoff.errors import SessionBusy
+from tests.conftest import ROOT
+from tests.support.aws import moto_server as moto_server
+from tests.support.http_server import RecordingServer, Reply
+from tests.support.turn_child import deployed_turns
+
+if TYPE_CHECKING:
+    from collections.abc import Iterator
+
+AGENTS = ROOT / "tests" / "fixtures" / "agents"
+LEASE_SECONDS = 3.0
+SLOW = 60.0  # longer than any test waits: only a cut or a kill ends such a call
+
+
+def completion(text: str) -> dict[str, object]:
+    return {
+        "choices": [{"message": {"content": text}, "finish_reason": "stop"}],
+        "usage": {"prompt_tokens": 5, "completion_tokens": 2},
+    }
+
+
+@pytest.fixture
+def model_server() -> Iterator[RecordingServer]:
+    with RecordingServer() as server:
+        yield server
+
+
+@pytest.fixture
+def deployment(
+    moto_server: dict[str, str], model_server: RecordingServer, monkeypatch: pytest.MonkeyPatch
+) -> dict[str, str]:
+    """The functions' environment: every agent on the local model, a short session lease."""
+    env = {
+        **moto_server,
+        "SIGNOFF_AGENTS_DIR": str(AGENTS),
+        "SIGNOFF_MODEL": "openai:slow-model",
+        "SIGNOFF_MODEL_BASE_URL": f"{model_server.url}/v1",
+        "SIGNOFF_CLAIM_TTL_MS": str(int(LEASE_SECONDS * 1000)),
+    }
+    for name, value in env.items():
+        monkeypatch.setenv(name, value)
+    return env
+
+
+def test_a_model_call_is_cut_at_the_deadline_and_a_fresh_invocation_makes_it(
+    deployment: dict[str, str], model_server: RecordingServer
+) -> None:
+    model_server.script(
+        [Reply(json=completion("too late"), delay=SLOW), Reply(json=completion("hello"))]
+    )
+    turns = deployed_turns()
+
+    started = time.monotonic()
+    first = turns.send("crashy", "hi", tenant="t", environment="e", deadline=time.monotonic() + 1.5)
+    took = time.monotonic() - started
+
+    assert first.status == "running"
+    assert took < 6.0, f"the call outlived the invocation's deadline ({took:.1f} s)"
+    # the continuation: a fresh invocation with its whole time
+    done = deployed_turns().proceed(first.session_id, deadline=time.monotonic() + 30)
+    assert done.status == "finished"
+    assert done.text == "hello"
+    assert len(model_server.requests) == 2
+
+
+def test_a_turn_killed_mid_model_call_frees_its_session_within_the_lease(
+    deployment: dict[str, str], model_server: RecordingServer
+) -> None:
+    model_server.script([Reply(json=completion("never read"), delay=SLOW)])
+    child = subprocess.Popen(
+        [sys.executable, "-m", "tests.support.turn_child", "crashy", "s-killed", "hi"],
+        cwd=ROOT,
+        env={**os.environ, **deployment},
+    )
+    try:
+        waited = time.monotonic() + 60
+        while not model_server.requests:
+            assert child.poll() is None, "the child ended before its model call"
+            assert time.monotonic() < waited, "the model was never called"
+            time.sleep(0.05)
+        os.kill(child.pid, signal.SIGKILL)
+        killed = time.monotonic()
+    finally:
+        assert child.wait(timeout=30) == -signal.SIGKILL
+    model_server.script([Reply(json=completion("back again"))])
+    turns = deployed_turns()
+
+    with pytest.raises(SessionBusy):  # the dead turn's lease is still live
+        turns.send("crashy", "again", tenant="t", environment="e", session_id="s-killed")
+    while True:
+        try:
+            result = turns.send(
+                "crashy", "again", tenant="t", environment="e", session_id="s-killed"
+            )
+            break
+        except SessionBusy:
+            assert time.monotonic() - killed < LEASE_SECONDS + 5, "still busy after the lease"
+            time.sleep(0.2)
+
+    assert result.status == "finished"
+    assert result.text == "back again"
