@@ -17,6 +17,10 @@ PYTHON313 ?= $(shell for p in $$(ls -d $(PYENV_ROOT)/versions/3.13.*/bin/python3
 # bench/cold_start.py run the built functions in it, so an import that works only
 # because the dev tools are installed fails here as it would in Lambda.
 LAMBDA_VENV ?= .venv-lambda
+# awslambdaric, the runtime's bootstrap (requirements-lambda-ric.txt), kept apart from
+# the stand-in's site-packages as Lambda keeps it in /var/runtime: the packaging tests
+# run the built functions under it against a Runtime API stand-in.
+LAMBDA_RIC ?= .venv-lambda-ric
 
 .PHONY: install demo test lint template build deploy packaging bench
 
@@ -36,6 +40,11 @@ $(LAMBDA_VENV)/.installed: requirements-lambda-runtime.txt | $(BIN)/.installed
 	@[ -n "$(PYTHON313)" ] || { echo "$(LAMBDA_VENV) needs python3.13 (the Lambda runtime): none found on PATH or under $(PYENV_ROOT)/versions" >&2; exit 1; }
 	$(PYTHON313) -m venv --clear --without-pip $(LAMBDA_VENV)
 	$(BIN)/python -m pip --python $(LAMBDA_VENV)/bin/python install -q -r requirements-lambda-runtime.txt
+	touch $@
+
+$(LAMBDA_RIC)/.installed: requirements-lambda-ric.txt $(LAMBDA_VENV)/.installed
+	rm -rf $(LAMBDA_RIC)
+	$(BIN)/python -m pip --python $(LAMBDA_VENV)/bin/python install -q --target $(LAMBDA_RIC) -r requirements-lambda-ric.txt
 	touch $@
 
 install: $(BIN)/.installed
@@ -85,8 +94,8 @@ deploy: build
 	fi
 
 # What tests/packaging imports and bench/cold_start.py times: sam build's artifacts
-# in .aws-sam/build, run by the Lambda runtime's stand-in.
-packaging: template $(LAMBDA_VENV)/.installed
+# in .aws-sam/build, run by the Lambda runtime's stand-in (and its awslambdaric).
+packaging: template $(LAMBDA_VENV)/.installed $(LAMBDA_RIC)/.installed
 
 # pytest exits 5 when it collects nothing; that is not a failure of the checks above.
 # `packaging` comes first, so the packaging tests find what they import.

@@ -220,20 +220,14 @@ class Run:
     base_prefix: str
 
 
-def run_built(
-    function: BuiltFunction,
-    env: dict[str, str],
-    events: Iterable[dict[str, Any]],
-    *,
-    probes: Iterable[str] = (),
-) -> Run:
-    """Invoke ``function``'s built handler with ``events`` in one fresh process.
+def process_environment(function: BuiltFunction, env: dict[str, str]) -> dict[str, str]:
+    """``env`` as ``function``'s process gets it: only the variables the template gives it.
 
     ``env`` holds every function's variables (the moto fixture resolves them all); the
     process keeps only those the template gives this function, as Lambda would.
     """
     others = declared_variables() - function.variables
-    process_env = {
+    return {
         **{name: value for name, value in env.items() if name not in others},
         "PYTHONPATH": os.pathsep.join(str(path) for path in function.python_path),
         "SIGNOFF_AGENTS_DIR": str(function.agents),
@@ -242,6 +236,17 @@ def run_built(
         "AWS_LAMBDA_FUNCTION_MEMORY_SIZE": str(function.memory),
         "_HANDLER": function.handler,
     }
+
+
+def run_built(
+    function: BuiltFunction,
+    env: dict[str, str],
+    events: Iterable[dict[str, Any]],
+    *,
+    probes: Iterable[str] = (),
+) -> Run:
+    """Invoke ``function``'s built handler with ``events`` in one fresh process."""
+    process_env = process_environment(function, env)
     command = [str(LAMBDA_PYTHON), "-s", "-B", "-P", str(DRIVER), function.handler]
     command += ["--timeout", str(function.timeout)]
     for name in probes:
