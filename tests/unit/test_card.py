@@ -7,6 +7,7 @@ page; these tests go through the Composer and the channels' renderers.
 from __future__ import annotations
 
 import dataclasses
+import json
 import re
 from typing import TYPE_CHECKING
 
@@ -15,6 +16,7 @@ import pytest
 from signoff.agents.config import AgentConfig
 from signoff.card import decided_line, readable_args, relative, summarize
 from signoff.channels.email import render
+from signoff.channels.lark import render_card
 from signoff.channels.slack import render_blocks
 from signoff.durable.pausing import pending_item
 from signoff.engine import TurnState
@@ -207,3 +209,12 @@ def test_agent_yaml_spells_the_switch_approval_card() -> None:
     assert config.approval_card.conversation is False
     with pytest.raises(ValueError, match="conversaton"):
         AgentConfig.model_validate({"system": "x", "approvalCard": {"conversaton": False}})
+
+
+def test_the_lark_card_shows_the_summary_the_card_and_a_readable_expiry() -> None:
+    card = render_card(carded())
+    assert card["header"]["title"]["content"] == "Approve? Refund 42 USD on order A-1001"
+    texts = json.dumps(card, ensure_ascii=False)
+    assert "Why it asks" in texts and "The agent said" in texts
+    assert "Expires: in 1 hour (2026-01-01 01:00 UTC)" in texts
+    assert texts.count('\\"orderId\\": \\"A-1001\\"') == 1  # the arguments once

@@ -290,7 +290,11 @@ def _fields(notification: Notification) -> list[dict[str, Any]]:
     pairs = [("Agent", notification.agent)]
     if notification.tenant:
         pairs.append(("Tenant", notification.tenant))
-    if notification.expires_at:
+    card = notification.card() if notification.summary and notification.requested_at else None
+    if card is not None and card.expires_at:
+        # as the card words it when asked: "in 1 day (2026-12-02 18:00 UTC)", not RFC 3339
+        pairs.append(("Expires", card.expires(card.requested_at)))
+    elif notification.expires_at:
         pairs.append(("Expires", notification.expires_at))
     return [{"is_short": True, "text": _plain(f"{label}: {value}")} for label, value in pairs]
 
