@@ -418,3 +418,44 @@ def test_functions_use_scoped_policy_templates(template: dict[str, Any]) -> None
                 (parameters,) = policy.values()
                 assert parameters, f"{logical_id}: {policy} is not scoped"
                 assert "*" not in {str(v) for v in parameters.values()}, (logical_id, policy)
+
+
+# Time: each function that runs turns says its timeout, and its lease follows it
+
+TURN_FUNCTIONS = {
+    "MessageFunction": "MessageTimeout",
+    "ResolveFunction": "ResolveTimeout",
+    "SweeperFunction": "SweeperTimeout",
+}
+
+
+def test_functions_that_run_turns_take_their_timeout_from_a_parameter_and_tell_it(
+    template: dict[str, Any],
+) -> None:
+    parameters = template["Parameters"]
+    functions = _functions(template)
+    for logical_id, parameter in TURN_FUNCTIONS.items():
+        function = functions[logical_id]
+        assert function["Timeout"] == Tag("Ref", parameter), logical_id
+        # the session lease derives from it (signoff.settings.Deployment.lease_seconds)
+        variables = function["Environment"]["Variables"]
+        assert variables["SIGNOFF_FUNCTION_TIMEOUT"] == Tag("Ref", parameter), logical_id
+        assert parameters[parameter]["MaxValue"] == 900, "Lambda's longest"
+        # long enough for API Gateway's 30 s and the final checkpoint after it
+        assert parameters[parameter]["MinValue"] >= 30, parameter
+    # minutes, not 60 s, where turns run past a request: continuations and re-drives
+    assert parameters["MessageTimeout"]["Default"] >= 300
+    assert parameters["SweeperTimeout"]["Default"] >= 300
+    notifier = functions["NotifierFunction"].get("Environment", {}).get("Variables", {})
+    assert "SIGNOFF_FUNCTION_TIMEOUT" not in notifier, "the notifier runs no turns"
+
+
+def test_the_session_lease_is_derived_unless_set(template: dict[str, Any]) -> None:
+    variables = template["Globals"]["Function"]["Environment"]["Variables"]
+    assert variables["SIGNOFF_CLAIM_TTL_MS"] == Tag("Ref", "SessionLeaseMs")
+    parameter = template["Parameters"]["SessionLeaseMs"]
+    # empty: each function's timeout plus a margin
+    assert parameter["Default"] == ""
+    assert re.fullmatch(parameter["AllowedPattern"], "")
+    assert re.fullmatch(parameter["AllowedPattern"], "330000")
+    assert not re.fullmatch(parameter["AllowedPattern"], "5m")

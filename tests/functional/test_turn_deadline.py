@@ -50,6 +50,9 @@ def deployment(
         "SIGNOFF_AGENTS_DIR": str(AGENTS),
         "SIGNOFF_MODEL": "openai:slow-model",
         "SIGNOFF_MODEL_BASE_URL": f"{model_server.url}/v1",
+        # a function of 2 s whose turns hold their session for 3 s (the template's
+        # SessionLeaseMs; derived, it would be the timeout plus 30 s)
+        "SIGNOFF_FUNCTION_TIMEOUT": "2",
         "SIGNOFF_CLAIM_TTL_MS": str(int(LEASE_SECONDS * 1000)),
     }
     for name, value in env.items():

@@ -209,7 +209,7 @@ def create_resources(
             physical_name=resolver.function_name(logical_id),
             code_uri=str(props["CodeUri"]),
             handler=str(props.get("Handler", "app.handler")),
-            timeout=int(props.get("Timeout", 3)),
+            timeout=int(resolver.text(props.get("Timeout", 3), f"{logical_id}.Timeout")),
             environment=environment,
             events={
                 name: {"Type": event["Type"], "Properties": resolver.lenient(event["Properties"])}
