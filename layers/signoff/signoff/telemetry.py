@@ -11,6 +11,7 @@ from __future__ import annotations
 import logging
 import threading
 import time
+import warnings
 from typing import TYPE_CHECKING
 
 from aws_lambda_powertools import Logger, Metrics
@@ -45,14 +46,25 @@ TRACED_MODULES = ("botocore", "httpx")
 # is itself a secret), botocore's DEBUG the requests' bodies (tool arguments in
 # the session log). Lambda sets the root logger to INFO, so they are capped here.
 LIBRARIES = ("botocore", "boto3", "urllib3", "httpx", "httpcore", "aws_xray_sdk")
+# Python's warnings go to stderr as plain text, one more line in a JSON log stream;
+# captured, they are records of this logger and written as the service's JSON.
+WARNINGS_LOGGER = "py.warnings"
 
 
 def quiet_libraries() -> None:
-    """The libraries' loggers write the service's JSON (correlation keys too), WARNING and up."""
-    for name in LIBRARIES:
+    """The libraries' loggers write the service's JSON (correlation keys too), WARNING and up.
+
+    Python warnings too. Powertools' "No application metrics to publish" is not one:
+    a read route or an idle sweep records no metric by design, so it is dropped.
+    """
+    warnings.filterwarnings(
+        "ignore", message="No application metrics to publish", category=UserWarning
+    )
+    logging.captureWarnings(True)
+    for name in (*LIBRARIES, WARNINGS_LOGGER):
         logging.getLogger(name)  # registered now, whether the library is imported yet or not
     copy_config_to_registered_loggers(
-        source_logger=logger, log_level=logging.WARNING, include=set(LIBRARIES)
+        source_logger=logger, log_level=logging.WARNING, include={*LIBRARIES, WARNINGS_LOGGER}
     )
 
 

@@ -1,0 +1,61 @@
+"""A cold start and invocations of every function, as Lambda runs them: for the log test.
+
+Run as ``python -m tests.support.log_child`` with the functions' environment and a
+moto server (``tests/functional/test_log_lines.py``). What Lambda's runtime would
+take from the process, stdout and stderr, is what the test reads; the root
+logger writes plain text to stderr, as any line that bypasses the service's JSON
+would appear without the correlation keys.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import sys
+
+import boto3
+
+from tests.support.lambdas import FakeLambdaContext, import_handler, load_event
+
+
+def sqs_batch(url: str) -> dict[str, object]:
+    got = boto3.client("sqs").receive_message(QueueUrl=url, MaxNumberOfMessages=10)
+    return {
+        "Records": [
+            {
+                "messageId": m["MessageId"],
+                "receiptHandle": m["ReceiptHandle"],
+                "body": m["Body"],
+                "attributes": {"ApproximateReceiveCount": "1"},
+                "messageAttributes": {},
+                "md5OfBody": m["MD5OfBody"],
+                "eventSource": "aws:sqs",
+                "eventSourceARN": "arn:aws:sqs:us-east-1:123456789012:notify",
+                "awsRegion": "us-east-1",
+            }
+            for m in got.get("Messages", [])
+        ]
+    }
+
+
+def main() -> None:
+    logging.basicConfig(stream=sys.stderr, level=logging.INFO, format="%(name)s %(message)s")
+    message, resolve = import_handler("message"), import_handler("resolve")
+    notifier, sweeper = import_handler("notifier"), import_handler("sweeper")
+    paused = message.handler(load_event("message_post"), FakeLambdaContext())
+    assert paused["statusCode"] == 202, paused
+    # A read that records no metric (Powertools' empty-metrics case).
+    listed = resolve.handler(load_event("agents_list"), FakeLambdaContext())
+    assert listed["statusCode"] == 200, listed
+    import os
+
+    batch = sqs_batch(os.environ["SIGNOFF_NOTIFY_QUEUE_URL"])
+    assert batch["Records"], "the pause enqueued nothing"
+    notifier.handler(batch, FakeLambdaContext())
+    sweeper.handler(load_event("sweeper_schedule"), FakeLambdaContext())
+    # The test finds this line last, so it knows every invocation ran.
+    print(json.dumps({"child": "done"}))
+
+
+if __name__ == "__main__":
+    main()
