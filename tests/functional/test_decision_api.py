@@ -4,6 +4,7 @@ a tool that takes no changes, changes the schema refuses, a reason too long)."""
 
 from __future__ import annotations
 
+import dataclasses
 import time
 from html import unescape
 from typing import Any
@@ -167,3 +168,35 @@ def test_the_link_form_names_a_refused_change_and_the_link_still_works(lambdas: 
     assert bad["statusCode"] == 422 and "amount" in unescape(bad["body"])
     good = lambdas.invoke("resolve", form_post(token, {"decision": "approve"}))
     assert good["statusCode"] == 200
+
+
+def test_a_tool_not_declared_editable_refuses_changes_with_422(
+    lambdas: Lambdas, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    paused = pause_refund(lambdas)
+    # the resolve function's agent, as if its tools.py declared issue_refund without editable
+    for api in (lambdas.resolve.API.turns.catalog, lambdas.resolve.API.agents):
+        agent = api.get("customer-service")
+        fixed = dataclasses.replace(agent.tools["issue_refund"], editable=False)
+        monkeypatch.setitem(agent.tools, "issue_refund", fixed)
+    refused = approve(lambdas, paused["id"], {"args": {"amount": 30}})
+    assert refused.get("statusCode") == 422, refused["body"]
+    assert body(refused)["error"] == "not_editable"
+    assert "issue_refund" in body(refused)["detail"]
+    token = link_token(lambdas, paused["id"])
+    page = lambdas.invoke("resolve", load_event("link_get", TOKEN=token))["body"]
+    assert 'name="arg.amount"' not in page and 'name="reason"' in page
+    posted = lambdas.invoke("resolve", form_post(token, {"decision": "approve", "arg.amount": "1"}))
+    assert posted["statusCode"] == 422
+    assert lambdas.api.pending.get(paused["id"]).status == "pending"
+
+
+def test_a_reason_is_shown_escaped_on_the_decided_page(lambdas: Lambdas) -> None:
+    paused = pause_refund(lambdas)
+    token = link_token(lambdas, paused["id"])
+    hostile = "<script>alert(1)</script>"
+    posted = lambdas.invoke("resolve", form_post(token, {"decision": "deny", "reason": hostile}))
+    assert posted["statusCode"] == 200
+    assert (
+        hostile not in posted["body"] and "&lt;script&gt;alert(1)&lt;/script&gt;" in posted["body"]
+    )
