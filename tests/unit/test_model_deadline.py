@@ -14,6 +14,7 @@ from signoff.engine import Continue, Engine, Finished
 from signoff.engine.turn import MAX_CUT_CALLS
 from signoff.errors import ModelError, ModelOutOfTime, ModelUnavailable
 from signoff.messages import ModelRequest, ModelResponse, UserMessage
+from signoff.models.bedrock import BedrockConverse
 from signoff.models.openai import OpenAIChat
 from signoff.models.recovery import Recovering
 from tests.support.agents import make_agent
@@ -241,3 +242,20 @@ def test_a_provider_failure_with_time_left_still_fails_the_turn() -> None:
 
     with pytest.raises(ModelUnavailable):
         _start(_engine(model, clock), clock, 300.0)
+
+
+# -- Bedrock: botocore fixes a client's read timeout, so a shorter call takes another client
+
+
+def test_a_bedrock_call_goes_through_a_client_that_gives_up_in_time() -> None:
+    model = BedrockConverse.from_settings(model="amazon.nova-lite-v1:0", region="us-east-1")
+
+    def read_timeout(limit: float | None) -> float:
+        timeout: float = model.client_within(limit).meta.config.read_timeout
+        return timeout
+
+    assert read_timeout(None) == 60.0
+    assert read_timeout(100.0) == 60.0
+    assert read_timeout(25.0) == 21.0  # rounded down: the call ends before the deadline
+    assert read_timeout(4.0) == 3.0
+    assert model.client_within(24.0) is model.client_within(25.0), "built once per step"

@@ -15,7 +15,7 @@ from signoff.models._limits import bedrock_too_long
 from signoff.models._wire import block_stop, gather_blocks, merge_roles, read_reply
 
 if TYPE_CHECKING:
-    from collections.abc import Iterable, Iterator
+    from collections.abc import Callable, Iterable, Iterator
     from pathlib import Path
 
     from mypy_boto3_bedrock_runtime import BedrockRuntimeClient
@@ -28,7 +28,7 @@ if TYPE_CHECKING:
     from signoff.messages import Message, ModelRequest
     from signoff.models.settings import ModelSettings
 
-__all__ = ["BedrockConverse"]
+__all__ = ["READ_TIMEOUTS", "BedrockConverse"]
 
 _PROVIDER = "bedrock"
 _UNAVAILABLE_CODES = frozenset(
@@ -42,12 +42,33 @@ _UNAVAILABLE_CODES = frozenset(
 )
 
 
-class BedrockConverse:
-    """A ``ModelCall`` over ``bedrock-runtime`` ``Converse``."""
+# botocore fixes a client's read timeout when it is built: a call with less time left
+# than the client's timeout goes through a client with the next shorter one of these
+# (rounded down, so a call ends before its deadline), built once each.
+READ_TIMEOUTS = (1.0, 2.0, 3.0, 5.0, 8.0, 13.0, 21.0, 34.0, 55.0, 89.0, 144.0, 233.0)
 
-    def __init__(self, model: str, client: BedrockRuntimeClient) -> None:
+
+class BedrockConverse:
+    """A ``ModelCall`` over ``bedrock-runtime`` ``Converse``.
+
+    ``client_for`` builds a client with a given read timeout; with it, a request
+    whose ``timeout`` is shorter than ``timeout`` (the client's) is sent through a
+    client that gives up in time.
+    """
+
+    def __init__(
+        self,
+        model: str,
+        client: BedrockRuntimeClient,
+        *,
+        timeout: float = 60.0,
+        client_for: Callable[[float], BedrockRuntimeClient] | None = None,
+    ) -> None:
         self.model = model
         self.client = client
+        self.timeout = timeout
+        self._client_for = client_for
+        self._shorter: dict[float, BedrockRuntimeClient] = {}
 
     @classmethod
     def from_config(cls, settings: ModelSettings, agent_dir: Path) -> BedrockConverse:
@@ -62,13 +83,15 @@ class BedrockConverse:
         import boto3
         from botocore.config import Config
 
-        config = Config(
-            read_timeout=timeout,
-            connect_timeout=min(timeout, 10.0),
-            retries={"total_max_attempts": 1},
-        )
-        client = boto3.client("bedrock-runtime", region_name=region, config=config)
-        return cls(model, client)
+        def client_for(read_timeout: float) -> BedrockRuntimeClient:
+            config = Config(
+                read_timeout=read_timeout,
+                connect_timeout=min(read_timeout, 10.0),
+                retries={"total_max_attempts": 1},
+            )
+            return boto3.client("bedrock-runtime", region_name=region, config=config)
+
+        return cls(model, client_for(timeout), timeout=timeout, client_for=client_for)
 
     def __call__(self, request: ModelRequest) -> ModelResponse:
         """Sends one Converse request.
@@ -84,7 +107,7 @@ class BedrockConverse:
 
         params = self.request_params(request)
         try:
-            reply = self.client.converse(**params)
+            reply = self.client_within(request.timeout).converse(**params)
         except ClientError as exc:
             raise _translate(exc.response) from exc
         except (BotoConnectionError, HTTPClientError) as exc:
@@ -98,6 +121,16 @@ class BedrockConverse:
                 provider=_PROVIDER,
             ) from exc
         return read_reply(reply, _response, provider=_PROVIDER)
+
+    def client_within(self, limit: float | None) -> BedrockRuntimeClient:
+        """The client whose read timeout ends a call within ``limit`` seconds, if it can."""
+        if limit is None or limit >= self.timeout or self._client_for is None:
+            return self.client
+        fitting = [step for step in READ_TIMEOUTS if step <= limit]
+        step = fitting[-1] if fitting else READ_TIMEOUTS[0]
+        if step not in self._shorter:
+            self._shorter[step] = self._client_for(step)
+        return self._shorter[step]
 
     def request_params(self, request: ModelRequest) -> dict[str, Any]:
         """The keyword arguments of ``client.converse`` for ``request``."""
