@@ -115,6 +115,13 @@ def _ref(value: Any) -> str:
     return str(value["Ref"])
 
 
+def _number(template: dict[str, Any], value: Any) -> int:
+    """A number the template gives, or a parameter's default (a deploy without overrides)."""
+    if isinstance(value, dict):
+        value = template["Parameters"][_ref(value)]["Default"]
+    return int(value)
+
+
 def built_function(logical_id: str) -> BuiltFunction:
     """``logical_id`` as ``.aws-sam/build/template.yaml`` describes it (long-form YAML)."""
     template = yaml.safe_load(BUILT_TEMPLATE.read_text())
@@ -139,7 +146,7 @@ def built_function(logical_id: str) -> BuiltFunction:
         handler=props["Handler"],
         python_layers=tuple(python_layers),
         agents=data_layers[0],
-        timeout=int(props.get("Timeout", 3)),
+        timeout=_number(template, props.get("Timeout", 3)),
         memory=int(props.get("MemorySize", 128)),
         triggers=tuple(props.get("Events", {}).values()),
         variables=frozenset(_variables(globals_) | _variables(functions[logical_id])),
