@@ -26,6 +26,7 @@ from signoff.durable.slots import RunCap, RunSlots, defer
 from signoff.engine import Engine, Finished, Paused
 from signoff.errors import NotFound, SessionBusy, SignoffError
 from signoff.ids import new_id
+from signoff.settings import LAMBDA_MAX_TIMEOUT, LEASE_MARGIN
 from signoff.store.records import PendingItem, SessionRecord
 
 if TYPE_CHECKING:
@@ -70,7 +71,9 @@ class Turns:
         clock: Clock,
         model_for: Callable[[Agent], ModelCall],
         owner: str | None = None,
-        lease_ttl: float = 900.0,
+        # A function's turns hold their session for its timeout plus a margin (the AWS
+        # wiring passes Deployment.lease_seconds); unknown, Lambda's longest.
+        lease_ttl: float = LAMBDA_MAX_TIMEOUT + LEASE_MARGIN,
         retention: float = 30 * DAY,
         deadline_margin: float = 0.0,
         run_slots: RunSlots | None = None,
