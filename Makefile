@@ -107,3 +107,4 @@ bench: install packaging
 	$(BIN)/python bench/checkpoint_growth.py
 	$(BIN)/python bench/notifier_fanout.py
 	$(BIN)/python bench/cold_start.py
+	$(BIN)/python bench/aws_cost.py
