@@ -1,4 +1,9 @@
-"""Human-readable one-line renderings of events, for stderr (the CLI's and the demo's)."""
+"""Human-readable one-line renderings of events, for stderr (the CLI's and the demo's).
+
+The protocol's ``tool:result`` says ``Approved.`` for every call that ran, a rule's
+``allow`` included; a reader would take that for a person's sign-off, so the line
+says what happened (ran, failed, denied) and the gate's line says who allowed it.
+"""
 
 from __future__ import annotations
 
@@ -27,7 +32,11 @@ from signoff.events import (
 if TYPE_CHECKING:
     from signoff.events import LoopEvent
 
-__all__ = ["render"]
+__all__ = ["render", "tone"]
+
+# What the gate's decision reads as, for a person.
+_GATE = {"allow": "allowed", "ask": "needs approval", "deny": "denied"}
+_RESULT = {"Approved.": "ran", "Error.": "failed", "Denied.": "denied"}
 
 
 def _args(args: dict[str, object] | None) -> str:
@@ -48,14 +57,17 @@ def render(event: LoopEvent) -> str | None:
         case AssistantText():
             return f"assistant: {event.text}"
         case ActauthDecision():
-            return f"gate: {event.tool} → {event.decision} ({event.reason})"
+            return (
+                f"gate: {event.tool} {_GATE.get(event.decision, event.decision)} ({event.reason})"
+            )
         case ToolStarted():
             return f"running {event.tool} {_args(event.args)}"
         case ToollaneResult():
             return None
         case ToolResult():
             detail = f" {event.detail_text}" if event.detail_text else ""
-            return f"{event.tool} → {event.status_text}{detail}"
+            outcome = _RESULT.get(event.status_text, event.status_text)
+            return f"{event.tool} {outcome}:{detail}" if detail else f"{event.tool} {outcome}"
         case SkillLoaded():
             return f"loaded skill {event.skill}"
         case LoopSkipped():
@@ -73,5 +85,24 @@ def render(event: LoopEvent) -> str | None:
             return f"question: {event.question}{options}"
         case Done():
             return f"done{f' ({event.stop_reason})' if event.stop_reason else ''}"
+        case _:
+            return None
+
+
+def tone(event: LoopEvent) -> str | None:
+    """The colour of ``event``'s line on a terminal (``signoff_dev.cli.style``), if any."""
+    match event:
+        case ActauthDecision(decision="allow") | Done():
+            return "green"
+        case ActauthDecision(decision="deny") | LoopDenied() | LoopSkipped():
+            return "red"
+        case ActauthDecision() | ApprovalPending() | QuestionPending() | LoopMaxTurns():
+            return "yellow"
+        case ToolResult(status_text="Approved."):
+            return "green"
+        case ToolResult():
+            return "red"
+        case BudgetCheck() | PromptCompaction() | SessionEvent():
+            return "dim"
         case _:
             return None

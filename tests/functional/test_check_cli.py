@@ -65,7 +65,8 @@ def test_a_notify_name_that_is_no_channel_fails_naming_agent_file_and_field(
     assert done.returncode == 1
     assert done.stdout == ""
     first, summary = done.stderr.splitlines()
-    assert first.startswith(f"signoff check: customer-service: {config}: notify.local-emial: ")
+    # file:line, as a compiler says it: the line of the misspelled key
+    assert first.startswith(f"signoff check: customer-service: {config}:16: notify.local-emial: ")
     assert "no channel named 'local-emial' in channels.yaml" in first
     assert summary == f"signoff check: 1 problem(s), 1 of 2 agents misconfigured under {root}"
 
@@ -77,7 +78,7 @@ def test_a_yaml_error_fails_naming_the_file(tmp_path: Path) -> None:
     done = check("--agents", str(root), "check")  # the top-level option works too
     assert done.returncode == 1
     lines = done.stderr.splitlines()
-    assert lines[0].startswith(f"signoff check: daily-digest: {config}: invalid YAML: ")
+    assert lines[0].startswith(f"signoff check: daily-digest: {config}:2: invalid YAML: ")
     assert lines[-1].startswith("signoff check: 1 problem(s), 1 of 2 agents")
 
 
@@ -92,7 +93,9 @@ def test_a_field_of_the_wrong_type_is_named(tmp_path: Path) -> None:
     )
     done = check("check", "--agents", str(root))
     assert done.returncode == 1
-    assert done.stderr.startswith(f"signoff check: customer-service: {config}: notify.local-email")
+    assert done.stderr.startswith(
+        f"signoff check: customer-service: {config}:16: notify.local-email.1: "
+    )
 
 
 def test_more_than_the_cold_start_checks_a_tools_file_that_does_not_import(
@@ -113,7 +116,7 @@ def test_an_invalid_channels_file_is_reported_once(tmp_path: Path) -> None:
     assert done.returncode == 1
     lines = done.stderr.splitlines()
     assert len(lines) == 2
-    assert lines[0].startswith(f"signoff check: channels: {root / 'channels.yaml'}: channels.x")
+    assert lines[0].startswith(f"signoff check: channels: {root / 'channels.yaml'}:1: channels.x")
 
 
 def with_database_channel(root: Path) -> None:
@@ -182,9 +185,9 @@ def test_rules_actauth_accepts_pass_with_warnings_and_ambiguous_ones_fail(
     done = check("check", "--agents", str(root))
     assert done.returncode == 0, done.stderr
     assert done.stderr.splitlines() == [
-        f"signoff check: warning: daily-digest: {rules}: rules[0]: no name; its reason "
+        f"signoff check: warning: daily-digest: {rules}:2: rules[0]: no name; its reason "
         "reads matched rule '*/*'",
-        f"signoff check: warning: daily-digest: {rules}: rules[0].description: unknown key, "
+        f"signoff check: warning: daily-digest: {rules}:2: rules[0].description: unknown key, "
         "ignored",
     ]
 
@@ -195,7 +198,7 @@ def test_rules_actauth_accepts_pass_with_warnings_and_ambiguous_ones_fail(
     done = check("check", "--agents", str(root))
     assert done.returncode == 1
     assert done.stderr.splitlines()[0] == (
-        f"signoff check: daily-digest: {rules}: rules[0] 'prod'.scope: '*/production' reads "
+        f"signoff check: daily-digest: {rules}:2: rules[0] 'prod'.scope: '*/production' reads "
         "as tenant/environment, but actauth 0.0.4 matches a scope against "
         "'tenant/environment/agent' as one glob, where it applies only to an agent named "
         "'production', never to 'daily-digest'; write '*/production/*' for that tenant and "

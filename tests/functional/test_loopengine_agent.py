@@ -100,8 +100,8 @@ def test_check_warns_about_inline_rules_as_about_an_actauth_file(tmp_path: Path)
 
     assert checked.returncode == 0, checked.stderr  # actauth accepts it: a warning only
     assert (
-        f"signoff check: warning: customer-service: {agents / 'customer-service' / 'agent.yaml'}: "
-        "rules[0]: no name; its reason reads matched rule '*/staging/*'"
+        f"signoff check: warning: customer-service: {agents / 'customer-service' / 'agent.yaml'}"
+        ":9: rules[0]: no name; its reason reads matched rule '*/staging/*'"
     ) in checked.stderr.splitlines()
 
 
@@ -112,8 +112,10 @@ def test_check_names_the_agent_file_and_field_of_a_typescript_only_key(tmp_path:
     checked = signoff("check", "--agents", str(agents), home=tmp_path)
 
     assert checked.returncode == 1
+    config = agents / "customer-service" / "agent.yaml"
+    line = 1 + [n.split(":")[0] for n in config.read_text().splitlines()].index("onRunFinish")
     assert (
-        f"signoff check: customer-service: {agents / 'customer-service' / 'agent.yaml'}: "
+        f"signoff check: customer-service: {config}:{line}: "
         "onRunFinish: onRunFinish takes TypeScript code in loopengine; in signoff, "
         "define on_run_finish(ctx) in hooks.py in the agent's folder"
     ) in checked.stderr

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, TextIO
 
@@ -27,8 +28,12 @@ class TerminalApprover:
             options = f" [{' / '.join(pending.options)}]" if pending.options else ""
             answer = self._ask(f"{pending.question}{options}\n> ")
             return Answered(call_id=call_id, answer=answer, actor="terminal")
+        # The arguments as JSON, one per line: what the tool will be called with,
+        # in the form the API, the link page and `--json` show them.
+        args = json.dumps(pending.args, indent=2, ensure_ascii=False)
+        self.tty_out.write(f"{pending.tool} needs your approval ({pending.reason}):\n{args}\n")
         while True:
-            reply = self._ask(f"Approve {pending.tool} {pending.args}? [y/n] ").strip().lower()
+            reply = self._ask(f"Approve {pending.tool}? [y/n] ").strip().lower()
             if reply in ("y", "yes"):
                 return Approved(call_id=call_id, actor="terminal")
             if reply in ("n", "no"):

@@ -14,11 +14,18 @@ channel whose client library is an optional extra (redis, database) must have
 that library in the layer too: deployed, the notifier would otherwise fail its
 rows on every send, and the build is where to say what to add.
 
-A rule file that loads can still draw warnings (``signoff.gate.rule_warnings``):
-signoff decides every file actauth accepts as actauth does, so its stricter
-checks (a rule without a name, a duplicate name, an ignored key, a tool glob
-actauth would not match) are printed on stderr, one line each, and change no exit
-code.
+A rule for a tool the agent does not have, or a ``when`` on an argument its tool
+does not take, is an error (``signoff.agents.lint``: the agent does not load, at
+a cold start either). A rule file that loads can still draw warnings, printed on
+stderr one line each, changing no exit code: signoff decides every file actauth
+accepts as actauth does, so its stricter checks (``signoff.gate.rule_warnings``:
+a rule without a name, a duplicate name, an ignored key, a tool glob actauth
+would not match) are warnings, and so is what may be meant
+(``signoff.agents.lint.rule_warnings_for``: a tool glob matching no tool, a scope
+environment the template's ``Environment`` parameter does not allow).
+
+Every line names the file and, in a YAML file, the line (``file:line: field:
+problem``), as a compiler does, so an editor jumps there.
 
 Exit codes: 0 every agent loads (one summary line on stdout), 1 a problem (one
 line per agent on stderr naming the file and the field), or no agents at all.
@@ -34,7 +41,9 @@ from importlib.metadata import PackageNotFoundError, requires
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from signoff.errors import ConfigError
+from signoff.errors import ConfigError, UsageError
+from signoff_dev.cli.lines import located, yaml_line
+from signoff_dev.cli.style import style_for
 
 if TYPE_CHECKING:
     from signoff.agents import AgentCatalog
@@ -48,6 +57,14 @@ def register(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> N
     """Add the ``check`` command to the ``signoff`` parser."""
     check = commands.add_parser(
         "check", help="load every agent and channels.yaml; exit 1 naming each problem"
+    )
+    check.add_argument(
+        "agents_dir",
+        nargs="?",
+        type=Path,
+        default=None,
+        metavar="AGENTS_DIR",
+        help="folder of agents (same as --agents)",
     )
     # Also accepted after the command (`signoff check --agents DIR`); SUPPRESS keeps
     # the top-level `signoff --agents DIR check` from being overwritten by a default.
@@ -137,23 +154,50 @@ def check_agents(catalog: AgentCatalog) -> dict[str, ConfigError]:
     return found
 
 
-def rule_warnings_of(catalog: AgentCatalog, agents: list[str]) -> list[str]:
-    """``<agent>: <file>: <warning>`` for each agent's rules (``agents`` load): its
-    ``actauth.yml``, or loopengine's inline ``rules`` in its ``agent.yaml``."""
+def rule_warnings_of(
+    catalog: AgentCatalog, agents: list[str], environments: list[str] | None = None
+) -> list[str]:
+    """``<agent>: <file>:<line>: <warning>`` for each agent's rules (``agents`` load): its
+    ``actauth.yml``, or loopengine's inline ``rules`` in its ``agent.yaml``; checked
+    against its tools and the deployment's ``environments`` (None: any)."""
+    from signoff.agents.lint import rule_warnings_for
     from signoff.gate import read_rules_file, rule_warnings
 
     lines = []
     for name in agents:
+        agent = catalog.get(name)
         path = catalog.root / name / "actauth.yml"
         if path.exists():
-            lines += [f"{name}: {path}: {w}" for w in rule_warnings(read_rules_file(path))]
+            found = rule_warnings(read_rules_file(path))
+        elif agent.config.rules is not None:
+            path = catalog.root / name / "agent.yaml"
+            # defaultDecision is validated: nothing to warn
+            found = rule_warnings({"rules": agent.config.rules})
+        else:
             continue
-        config = catalog.get(name).config
-        if config.rules is not None:
-            inline = {"rules": config.rules}  # defaultDecision is validated: nothing to warn
-            where = catalog.root / name / "agent.yaml"
-            lines += [f"{name}: {where}: {w}" for w in rule_warnings(inline)]
+        found += rule_warnings_for(agent.rules.rules, agent.tools, environments)
+        lines += [f"{name}: {_at(path, w)}" for w in found]
     return lines
+
+
+# A warning's field path: `rules[2] 'name'.when.field: …` → rules[2].when.field
+_WARNING_PATH = re.compile(r"^(rules\[\d+\])(?: '[^']*')?((?:\.[\w-]+|\[\d+\])*):")
+
+
+def _at(path: Path, warning: str) -> str:
+    found = _WARNING_PATH.match(warning)
+    line = yaml_line(str(path), found.group(1) + found.group(2)) if found else None
+    return f"{path}:{line}: {warning}" if line else f"{path}: {warning}"
+
+
+def template_environments(template: Path) -> list[str] | None:
+    """The environments ``template``'s ``Environment`` parameter allows (``AllowedValues``),
+    or None when it allows any value (a rule's environment cannot be checked then)."""
+    from signoff_dev.local.template import load_template
+
+    parameter = load_template(template).get("Parameters", {}).get("Environment", {})
+    allowed = parameter.get("AllowedValues")
+    return [str(value) for value in allowed] if isinstance(allowed, list) else None
 
 
 def _schedule_drift(
@@ -176,28 +220,40 @@ def _schedule_drift(
     return [drift.difference for drift in found]
 
 
+def _agents_dir(args: argparse.Namespace) -> Path:
+    given = [where for where in (args.agents_dir, args.agents) if where is not None]
+    if len(set(given)) > 1:
+        raise UsageError(f"two agents folders given: {given[0]} and --agents {given[1]}")
+    return given[0] if given else Path(os.environ.get("SIGNOFF_AGENTS_DIR", "agents"))
+
+
 def _check(args: argparse.Namespace) -> int:
     from signoff.agents import AgentCatalog
 
-    root = args.agents or Path(os.environ.get("SIGNOFF_AGENTS_DIR", "agents"))
+    paint = style_for(sys.stderr)
+    root = _agents_dir(args)
     catalog = AgentCatalog(root)
     names = catalog.names()
     if not names:
         print(f"signoff check: no agents under {root} (no <name>/agent.yaml)", file=sys.stderr)
         return EXIT_PROBLEMS
     problems = check_agents(catalog)
-    for warning in rule_warnings_of(catalog, [n for n in names if n not in problems]):
-        print(f"signoff check: warning: {warning}", file=sys.stderr)
+    template = args.template or catalog.root.parent / "template.yaml"
+    environments = template_environments(template) if template.is_file() else None
+    # A broken channels.yaml ("") fails every agent's load: no rules to warn about.
+    healthy = [] if "" in problems else [n for n in names if n not in problems]
+    for warning in rule_warnings_of(catalog, healthy, environments):
+        print(paint(f"signoff check: warning: {warning}", "yellow"), file=sys.stderr)
     for name, problem in problems.items():
-        # ConfigError's text is "<file>: <field>: <problem>"
-        print(f"signoff check: {name or 'channels'}: {problem}", file=sys.stderr)
+        text = located(problem.file, problem.field, problem.problem)
+        print(paint(f"signoff check: {name or 'channels'}: {text}", "red"), file=sys.stderr)
     layer = (
         missing_from_layer(catalog, args.layer_requirements)
         if args.layer_requirements and "" not in problems
         else {}
     )
     for channel, missing in layer.items():
-        print(f"signoff check: channel {channel}: {missing}", file=sys.stderr)
+        print(paint(f"signoff check: channel {channel}: {missing}", "red"), file=sys.stderr)
     drift = _schedule_drift(args, catalog, problems)
     if problems or layer or drift:
         agents = sum(1 for name in problems if name)

@@ -102,7 +102,7 @@ def register(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> N
     trigger = commands.add_parser(
         "trigger", help="run an agent's schedule once against a running local stack"
     )
-    trigger.add_argument("agent")
+    trigger.add_argument("agent", help="the agent whose schedule to run")
     trigger.add_argument("--message", help="the message to send (default: the schedule's)")
     trigger.add_argument("--tenant", help="the tenant to run as (default: the schedule's)")
     trigger.add_argument(

@@ -34,16 +34,16 @@ def register(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> N
     actions = keys.add_subparsers(required=True, metavar="action")
 
     create = actions.add_parser("create", help="create a key for a tenant; prints it once")
-    create.add_argument("--tenant", required=True)
+    create.add_argument("--tenant", required=True, help="the tenant the key's callers act as")
     create.add_argument("--label", default="", help="a note for whoever reads the listing")
     create.set_defaults(command=_create)
 
     revoke = actions.add_parser("revoke", help="revoke a key by its id (sk_…)")
-    revoke.add_argument("key_id", metavar="KEY_ID")
+    revoke.add_argument("key_id", metavar="KEY_ID", help="the key's id, as `keys list` shows it")
     revoke.set_defaults(command=_revoke)
 
     listing = actions.add_parser("list", help="list key ids and tenants (never the keys)")
-    listing.add_argument("--tenant", default=None)
+    listing.add_argument("--tenant", default=None, help="only this tenant's keys")
     listing.set_defaults(command=_list)
 
 

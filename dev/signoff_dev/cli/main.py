@@ -1,6 +1,10 @@
-"""``signoff run | agents | check | config | keys | outbox | template``: agent turns in the
-terminal, the agents' check before a build, API keys, the outbox's failed notifications,
-and the template's agent schedules.
+"""``signoff run | agents | new | check | config | keys | outbox | template``: agent turns in
+the terminal, a new agent folder, the agents' check before a build, API keys, the outbox's
+failed notifications, and the template's agent schedules.
+
+Options go before or after the command (``signoff --agents DIR run …`` and
+``signoff run … --agents DIR`` are the same); the human output is coloured on a
+terminal only (``NO_COLOR`` turns it off), never on a pipe.
 
 Exit codes: 0 the turn finished, 1 an error, 2 a usage error (bad arguments,
 an unknown agent, an approval that no terminal or flag can answer).
@@ -29,7 +33,8 @@ from signoff.errors import ConfigError, SignoffError, UnknownAgent, UsageError
 from signoff.events import ErrorEvent, dump
 from signoff.ids import new_id
 from signoff.messages import Message
-from signoff_dev.cli import check, dev, keys, outbox, template
+from signoff_dev.cli import check, dev, keys, new, outbox, template
+from signoff_dev.cli.style import style_for
 
 if TYPE_CHECKING:
     from collections.abc import Sequence
@@ -68,6 +73,7 @@ def _parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="signoff", description="Agent turns that pause for a human sign-off."
     )
+    parser.add_argument("--version", action="version", version=f"signoff {_version()}")
     parser.add_argument(
         "--agents",
         type=Path,
@@ -77,21 +83,41 @@ def _parser() -> argparse.ArgumentParser:
     commands = parser.add_subparsers(required=True, metavar="command")
 
     run = commands.add_parser("run", help="run one turn of an agent")
-    run.add_argument("agent")
-    run.add_argument("message")
+    run.add_argument("agent", help="the agent's folder name (`signoff agents` lists them)")
+    run.add_argument("message", help="the user's message that starts the turn")
     run.add_argument("--json", action="store_true", help="NDJSON events on stdout")
     run.add_argument("--session", help="continue this session (default: a new one)")
-    run.add_argument("--tenant", default="default")
-    run.add_argument("--env", default="production", dest="environment")
+    run.add_argument(
+        "--tenant", default="default", help="the tenant the rules see (default: default)"
+    )
+    run.add_argument(
+        "--env",
+        default="production",
+        dest="environment",
+        help="the environment the rules see (default: production)",
+    )
     decision = run.add_mutually_exclusive_group()
-    decision.add_argument("--approve", action="store_const", const="approve", dest="decision")
-    decision.add_argument("--deny", action="store_const", const="deny", dest="decision")
+    decision.add_argument(
+        "--approve",
+        action="store_const",
+        const="approve",
+        dest="decision",
+        help="approve every call a rule asks about (no prompt)",
+    )
+    decision.add_argument(
+        "--deny",
+        action="store_const",
+        const="deny",
+        dest="decision",
+        help="deny every call a rule asks about (no prompt)",
+    )
     run.add_argument("--answer", help="the answer to give if the agent asks a question")
     run.set_defaults(command=_run)
 
     agents = commands.add_parser("agents", help="list the agents")
     agents.set_defaults(command=_agents)
 
+    new.register(commands)
     check.register(commands)
 
     schema = commands.add_parser("schema", help="print the LoopEvent JSON Schema")
@@ -101,14 +127,40 @@ def _parser() -> argparse.ArgumentParser:
     openapi.set_defaults(command=_openapi)
 
     config = commands.add_parser("config", help="print an agent's resolved config (no secrets)")
-    config.add_argument("agent")
+    config.add_argument("agent", help="the agent's folder name")
     config.set_defaults(command=_config)
 
     keys.register(commands)
     outbox.register(commands)
     template.register(commands)
     dev.register(commands)
+    for name in _USE_AGENTS:
+        _accept_agents_here(commands.choices[name])
     return parser
+
+
+# The commands that read the agents folder, so take --agents after their name too.
+_USE_AGENTS = ("run", "agents", "config", "dev", "demo", "trigger")
+
+
+def _accept_agents_here(command: argparse.ArgumentParser) -> None:
+    # SUPPRESS: without the option here, the top-level `signoff --agents DIR <command>`
+    # value stays; with it, this one wins.
+    command.add_argument(
+        "--agents",
+        type=Path,
+        default=argparse.SUPPRESS,
+        help="folder of agents (default: $SIGNOFF_AGENTS_DIR or ./agents)",
+    )
+
+
+def _version() -> str:
+    from importlib.metadata import PackageNotFoundError, version
+
+    try:
+        return version("signoff")
+    except PackageNotFoundError:  # run from a source tree that was never installed
+        return "unknown (not installed)"
 
 
 def _catalog(args: argparse.Namespace) -> Any:
@@ -156,7 +208,7 @@ def _run(args: argparse.Namespace) -> int:
     from signoff.live import run_live
     from signoff.models.factory import build_model
     from signoff_dev.cli.approvers import FlagApprover, TerminalApprover
-    from signoff_dev.render import render
+    from signoff_dev.render import render, tone
 
     agent = _catalog(args).get(args.agent)
     session_id = args.session or new_id()
@@ -165,11 +217,13 @@ def _run(args: argparse.Namespace) -> int:
     store = _SessionFile(session_id)
     history = store.load()
 
+    paint = style_for(sys.stderr)
+
     def sink(event: LoopEvent) -> None:
         if args.json:
             print(json.dumps(dump(event), ensure_ascii=False), flush=True)
         elif (line := render(event)) is not None:
-            print(line, file=sys.stderr, flush=True)
+            print(paint(line, tone(event)), file=sys.stderr, flush=True)
 
     approver: LiveApprover
     interactive = args.decision is None and args.answer is None and sys.stdin.isatty()

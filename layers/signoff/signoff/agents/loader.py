@@ -18,11 +18,13 @@ from pydantic import ValidationError
 from signoff.agents.agent import Agent
 from signoff.agents.config import AgentConfig
 from signoff.agents.hooks import load_hooks
+from signoff.agents.lint import rule_errors
 from signoff.agents.modules import import_agent_file
 from signoff.channels.config import ChannelsConfig, check_agent_notify
 from signoff.channels.http_notifier import channel_name, deployment_channels, http_notifier_channel
 from signoff.errors import ConfigError, UnknownAgent
 from signoff.gate import RuleSet, load_rules, rules_from
+from signoff.gate.rules import describe_yaml_error
 from signoff.skills import discover_skills
 from signoff.tools import Tool
 
@@ -64,17 +66,17 @@ class AgentCatalog:
     def problems(self) -> dict[str, ConfigError]:
         """Each agent's configuration problem, by agent name; healthy agents are absent.
 
-        What a cold start checks (seed 004: the engine rejects an agent whose
-        ``notify`` names no registered notifier): every ``agent.yaml`` parses, and
-        its ``notify`` names channels that ``channels.yaml`` defines. Per agent, so
-        one broken agent is reported and the others still serve. Cheap: the tools,
-        rules and skills are loaded on first use, as before.
+        What a cold start, ``signoff dev`` and ``signoff check`` check (seed 004:
+        the engine rejects an agent whose ``notify`` names no registered notifier):
+        every agent loads whole — ``agent.yaml``, its ``notify`` against
+        ``channels.yaml``, the rules, their tools (``signoff.agents.lint``), ``tools.py``,
+        hooks and skills. Per agent, so one broken agent is reported and the others
+        still serve; each healthy agent stays loaded for its first request.
         """
         found: dict[str, ConfigError] = {}
         for name in self.names():
-            file = self.root / name / "agent.yaml"
             try:
-                _check_notify(name, str(file), _load_config(file).notify, self.channels)
+                self.get(name)
             except ConfigError as exc:
                 found[name] = exc
         return found
@@ -107,20 +109,27 @@ def load_agent(directory: Path, channels: ChannelsConfig | None = None) -> Agent
     if channels is not None:
         _check_notify(name, str(file), config.notify, channels)
     rules_file = directory / RULES_FILE
+    rules_source = str(rules_file)
     if rules_file.exists():
         rules = load_rules(rules_file, name)
     elif config.rules is not None or config.default_decision is not None:
         inline: dict[str, object] = {"rules": config.rules or []}
         if config.default_decision is not None:
             inline["default_decision"] = config.default_decision
-        rules = rules_from(inline, str(file), name)
+        rules_source = str(file)
+        rules = rules_from(inline, rules_source, name)
     else:
         rules = RuleSet()
+    tools = _load_tools(directory / "tools.py", name)
+    # A rule for a tool the agent lacks (a typo) would never apply: refused here so
+    # `signoff check`, a cold start and `signoff dev` all name it.
+    if typos := rule_errors(rules_source, rules.rules, tools, RESERVED_TOOLS):
+        raise typos[0]
     return Agent(
         name=name,
         directory=directory,
         config=config,
-        tools=_load_tools(directory / "tools.py", name),
+        tools=tools,
         rules=rules,
         skills=discover_skills(directory / "skills"),
         hooks=load_hooks(directory / "hooks.py", name),
@@ -133,7 +142,8 @@ def _load_config(path: Path) -> AgentConfig:
     except FileNotFoundError as exc:
         raise ConfigError(str(path), "", "file not found") from exc
     except yaml.YAMLError as exc:
-        raise ConfigError(str(path), "", f"invalid YAML: {exc}") from exc
+        # One line with where it is, as actauth.yml's errors say it.
+        raise ConfigError(str(path), "", f"invalid YAML: {describe_yaml_error(exc)}") from exc
     if not isinstance(raw, dict):
         raise ConfigError(str(path), "", "must be a mapping of settings")
     try:

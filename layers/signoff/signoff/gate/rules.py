@@ -37,7 +37,15 @@ if TYPE_CHECKING:
 
     from pydantic_core import ErrorDetails
 
-__all__ = ["GLOB_CHARS", "Decision", "Rule", "RuleSet", "load_rules", "rules_from"]
+__all__ = [
+    "GLOB_CHARS",
+    "Decision",
+    "Rule",
+    "RuleSet",
+    "describe_yaml_error",
+    "load_rules",
+    "rules_from",
+]
 
 Decision = Literal["allow", "ask", "deny"]
 
@@ -153,7 +161,7 @@ def read_rules_file(path: Path) -> dict[str, Any]:
     try:
         raw = _parse_yaml(text)
     except yaml.YAMLError as exc:
-        raise ConfigError(file, "", f"invalid YAML: {_describe_yaml_error(exc)}") from exc
+        raise ConfigError(file, "", f"invalid YAML: {describe_yaml_error(exc)}") from exc
     if raw is None:
         return {}
     if not isinstance(raw, dict):
@@ -217,7 +225,8 @@ def _parse_yaml(text: str) -> Any:
         loader.dispose()
 
 
-def _describe_yaml_error(exc: yaml.YAMLError) -> str:
+def describe_yaml_error(exc: yaml.YAMLError) -> str:
+    """What is wrong and where, on one line: ``<problem> (line N, column M)``."""
     if isinstance(exc, yaml.MarkedYAMLError) and exc.problem_mark is not None:
         mark = exc.problem_mark
         return f"{exc.problem} (line {mark.line + 1}, column {mark.column + 1})"
