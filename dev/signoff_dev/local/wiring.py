@@ -40,6 +40,11 @@ __all__ = [
 ]
 
 
+# Each function's own timeout (the session lease derives from it): one process runs
+# them all here, so its turns take the longest, a lease none of them outlives.
+_LONGEST = frozenset({"SIGNOFF_FUNCTION_TIMEOUT"})
+
+
 def export_environment(
     functions: Iterable[FunctionSpec], local: Mapping[str, str], environ: EnvironmentChanges
 ) -> None:
@@ -52,7 +57,9 @@ def export_environment(
     merged: dict[str, tuple[str, str]] = {}  # variable → (value, the function setting it)
     for spec in functions:
         for name, value in {**spec.environment, **local}.items():
-            if name in merged and merged[name][0] != value:
+            if name in _LONGEST and name in merged:
+                value = max(value, merged[name][0], key=float)
+            elif name in merged and merged[name][0] != value:
                 raise ConfigError(
                     TEMPLATE_FILE,
                     f"{spec.logical_id}.Environment.{name}",
