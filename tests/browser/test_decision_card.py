@@ -17,8 +17,8 @@ from typing import TYPE_CHECKING, Any
 
 from selenium.webdriver.common.by import By
 
-from tests.browser.test_link_page import pause_a_refund
-from tests.support.local_stack import REFUND, email_for
+from tests.browser.test_link_page import heading_becomes, pause_a_refund
+from tests.support.local_stack import REFUND, email_for, eventually
 from tests.support.local_stack import http as http
 from tests.support.local_stack import stack as stack
 
@@ -33,6 +33,7 @@ if TYPE_CHECKING:
 
 SUMMARY = "Refund 42.00 USD on order A-1001"
 SAID = "Order A-1001 was paid 42.0 USD; issuing the refund."
+WHY = "refund only 30, the item was used"
 
 
 def emulate(
@@ -169,3 +170,72 @@ def test_the_email_renders_as_one_card_with_one_button_light_and_dark(
         "return getComputedStyle(document.querySelector('.card')).backgroundColor"
     )
     assert background == "rgb(28, 33, 40)"  # the dark scheme's card
+
+
+def decide_on_the_phone(
+    stack: LocalStack, http: httpx.Client, launch: Callable[..., WebDriver]
+) -> tuple[WebDriver, dict[str, Any]]:
+    paused, link = pause_a_refund(stack, http)
+    driver = launch()
+    emulate(driver, 390, 844, mobile=True)
+    driver.get(link)
+    return driver, paused
+
+
+def finished(http: httpx.Client, paused: dict[str, Any]) -> dict[str, Any]:
+    status: dict[str, Any] = eventually(
+        lambda: (s := http.get(paused["statusUrl"]).json())["status"] == "done" and s,
+        "the session to finish",
+    )
+    return status
+
+
+def test_deny_with_a_reason_on_the_page_tells_the_agent_why(
+    stack: LocalStack,
+    http: httpx.Client,
+    launch: Callable[..., WebDriver],
+    screenshot: Callable[[WebDriver, str], Path],
+) -> None:
+    driver, paused = decide_on_the_phone(stack, http, launch)
+    reason = driver.find_element(By.ID, "reason")
+    reason.send_keys(WHY)
+    # typing at the end of the form, the buttons are still on screen
+    on_screen(driver, "button[value=deny]")
+    screenshot(driver, "card-3-deny-with-reason")
+    driver.find_element(By.CSS_SELECTOR, "button[value=deny]").click()
+
+    heading_becomes(driver, "Denied")
+    main = driver.find_element(By.TAG_NAME, "main").text
+    assert "Refund 42.00 USD on order A-1001" in main
+    assert "Denied through a link that names no person, " in main and "UTC" in main
+    assert f"Reason\n{WHY}" in main
+    screenshot(driver, "card-4-denied")
+    status = finished(http, paused)
+    [result] = [
+        e for e in status["events"] if e["type"] == "tool:result" and e["tool"] == "issue_refund"
+    ]
+    assert result["statusText"] == "Denied." and WHY in result["detailText"]
+
+
+def test_approve_with_changes_on_the_page_runs_the_changed_call(
+    stack: LocalStack,
+    http: httpx.Client,
+    launch: Callable[..., WebDriver],
+    screenshot: Callable[[WebDriver, str], Path],
+) -> None:
+    driver, paused = decide_on_the_phone(stack, http, launch)
+    amount = driver.find_element(By.NAME, "arg.amount")
+    driver.execute_script("arguments[0].scrollIntoView({block: 'center'})", amount)
+    amount.clear()
+    amount.send_keys("30")
+    on_screen(driver, "button[value=approve]")
+    screenshot(driver, "card-5-approve-with-changes")
+    driver.find_element(By.CSS_SELECTOR, "button[value=approve]").click()
+
+    heading_becomes(driver, "Approved")
+    assert "amount 42 → 30" in driver.find_element(By.TAG_NAME, "main").text
+    screenshot(driver, "card-6-approved-with-changes")
+    status = finished(http, paused)
+    assert status["text"].startswith("Refunded 30.0 USD for order A-1001")
+    [decision] = status["decisions"]
+    assert decision["decision"] == "approved" and "amount 42 → 30" in decision["note"]

@@ -27,6 +27,7 @@ from typing import TYPE_CHECKING, Final
 
 from signoff.card import decided_line
 from signoff.display import visible
+from signoff.edits import describe_changes
 from signoff.notify.compose import card_of
 from signoff.web.card_html import CARD_CSS, LOCAL_TIME_JS, SCRIPT_HASH, approval_card, time_html
 from signoff.web.decision_form import decision_fields
@@ -284,8 +285,12 @@ def _resolution(item: PendingItem) -> list[tuple[str, str]]:
         rows.append(("Decided", f"{_e(who)}, {_time(item.resolved_at)}"))
     elif item.status == "expired":
         rows.append(("Expired at", _time(item.expires_at)))
+    edited = item.edited_args
+    if edited is not None and item.status == "approved":
+        rows.append(("Changes", _e(describe_changes(item.args or {}, edited))))
     if item.note:
-        rows.append(("Note", _e(item.note)))
+        # a deny's note is its reason, the words the agent reads
+        rows.append(("Reason" if item.status == "denied" else "Note", _e(item.note)))
     return rows
 
 
