@@ -139,12 +139,16 @@ def _banner(stack: LocalStack) -> str:
     from signoff.agents import AgentCatalog
     from signoff_dev.local.demo import AGENT, MESSAGES
     from signoff_dev.local.mailbox import EMAILS_PATH
+    from signoff_dev.local.playground import agent_problems
     from signoff_dev.local.sink import LIST_PATH, SINK_PATH
 
-    catalog = AgentCatalog(stack.agents_dir)
-    names = catalog.names()
-    # Each agent's notify checked against channels.yaml now, not at its first request.
-    broken = [f"  misconfigured  {name}: {problem}" for name, problem in catalog.problems().items()]
+    names = AgentCatalog(stack.agents_dir).names()
+    # Each agent loaded now, as `signoff check` loads it, not at its first request: a
+    # broken one is named with its file and line; the others serve.
+    broken = [
+        f"  misconfigured  {name}: {problem}"
+        for name, problem in agent_problems(stack.agents_dir).items()
+    ]
     functions = ", ".join(sorted({route.function for route in stack.routes}))
     schedules = ", ".join(
         f"{s.rule} every {s.period:g} s" for s in stack.schedules if s.input_event is None

@@ -6,11 +6,19 @@ decision goes through the API's own approval and question routes, and the
 open stream goes on to ``done``. The page, its script and its stylesheet are
 files beside this module (``static/``), served as they are, with a policy
 that allows only them.
+
+``GET /_local/agents`` tells the page what is wrong with each misconfigured
+agent (``file:line: field: problem``, as ``signoff check`` says it): ``GET
+/agents`` only marks it, since a deployed API never shows a client its
+configuration; this stack is the author's own, on loopback.
 """
 
 from __future__ import annotations
 
+import json
+import os
 from importlib.resources import files
+from pathlib import Path
 from typing import TYPE_CHECKING, Final
 
 from signoff_dev.local.gateway import HttpResponse
@@ -20,9 +28,10 @@ if TYPE_CHECKING:
 
     from signoff_dev.local.gateway import HttpRequest
 
-__all__ = ["PLAYGROUND_PATH", "playground_routes"]
+__all__ = ["AGENT_PROBLEMS_PATH", "PLAYGROUND_PATH", "agent_problems", "playground_routes"]
 
 PLAYGROUND_PATH: Final = "/playground"
+AGENT_PROBLEMS_PATH: Final = "/_local/agents"
 _FILES: Final = {
     PLAYGROUND_PATH: ("playground.html", "text/html; charset=utf-8"),
     "/playground.js": ("playground.js", "text/javascript; charset=utf-8"),
@@ -43,7 +52,7 @@ _HEADERS: Final = [
 def playground_routes() -> dict[tuple[str, str], Callable[[HttpRequest], HttpResponse]]:
     """``GET`` routes for the page and its two assets, for the gateway."""
     static = files("signoff_dev.local").joinpath("static")
-    return {
+    routes = {
         ("GET", path): _serving(
             HttpResponse(
                 200, [("content-type", kind), *_HEADERS], static.joinpath(name).read_bytes()
@@ -51,6 +60,27 @@ def playground_routes() -> dict[tuple[str, str], Callable[[HttpRequest], HttpRes
         )
         for path, (name, kind) in _FILES.items()
     }
+    routes[("GET", AGENT_PROBLEMS_PATH)] = _problems
+    return routes
+
+
+def agent_problems(root: Path) -> dict[str, str]:
+    """Each misconfigured agent under ``root`` and what is wrong, ``file:line: …``."""
+    from signoff.agents import AgentCatalog
+    from signoff_dev.cli.lines import located
+
+    # A new catalog each time: an agent fixed (or broken) since the last look shows so.
+    return {
+        name: located(problem.file, problem.field, problem.problem)
+        for name, problem in AgentCatalog(root).problems().items()
+    }
+
+
+def _problems(_: HttpRequest) -> HttpResponse:
+    # The functions' own agents folder: the stack exports it for them.
+    root = Path(os.environ.get("SIGNOFF_AGENTS_DIR", "agents"))
+    body = json.dumps({"problems": agent_problems(root)}, ensure_ascii=False).encode()
+    return HttpResponse(200, [("content-type", "application/json"), *_HEADERS], body)
 
 
 def _serving(response: HttpResponse) -> Callable[[HttpRequest], HttpResponse]:

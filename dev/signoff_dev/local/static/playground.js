@@ -348,21 +348,36 @@ async function loadAgents() {
     return;
   }
   const agents = await response.json();
+  // What is wrong with a misconfigured agent: the local stack says it (the API only marks it).
+  let problems = {};
+  const local = await fetch("/_local/agents");
+  if (local.ok) problems = (await local.json()).problems;
   const select = $("agent");
   select.replaceChildren();
   for (const agent of agents) {
     const option = document.createElement("option");
     option.value = agent.name;
-    option.textContent = agent.name;
     option.dataset.description = agent.description || "";
+    if (agent.status === "misconfigured") {
+      option.textContent = `${agent.name} (misconfigured)`;
+      option.dataset.problem = problems[agent.name] || "misconfigured: see the signoff dev console";
+    } else {
+      option.textContent = agent.name;
+    }
     select.append(option);
   }
+  // Start on an agent that works.
+  const ready = agents.find((agent) => agent.status !== "misconfigured");
+  if (ready) select.value = ready.name;
   describeAgent();
 }
 
 function describeAgent() {
   const selected = $("agent").selectedOptions[0];
   $("agent-description").textContent = selected ? selected.dataset.description : "";
+  const broken = selected ? selected.dataset.problem || "" : "";
+  $("agent-problem").textContent = broken;
+  $("send").disabled = Boolean(broken);
 }
 
 function newSession() {
