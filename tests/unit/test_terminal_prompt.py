@@ -29,9 +29,12 @@ def test_the_prompt_shows_the_arguments_as_json_and_the_rule() -> None:
 
     assert decided == Approved(call_id="call_1", actor="terminal")
     shown = out.getvalue()
-    head, _, rest = shown.partition("\n")
+    head, _, rest = shown.partition("  arguments of issue_refund:\n")
     assert head == (
-        "issue_refund needs your approval (matched rule 'refund-production-needs-approval'):"
+        # without a summary template, the arguments as one readable line (signoff.card)
+        "Approve? Issue refund: orderId A-1001, amount 42.0, note 张三, paid true, ref null\n"
+        "  why it asks: matched rule 'refund-production-needs-approval'\n"
+        "  for: agent customer-service · tenant default · production\n"
     )
     body = rest[: rest.index("}\n") + 1]
     assert json.loads(body) == pending().args  # JSON: true/null, not True/None
@@ -42,3 +45,17 @@ def test_the_prompt_shows_the_arguments_as_json_and_the_rule() -> None:
 def test_no_is_a_denial() -> None:
     approver = TerminalApprover(io.StringIO("n\n"), io.StringIO())
     assert approver(pending(), "call_1") == Denied(call_id="call_1", actor="terminal")
+
+
+def test_the_prompt_is_headed_by_the_tools_summary_with_hidden_characters_escaped() -> None:
+    out = io.StringIO()
+    hostile = pending().model_copy(update={"args": {"orderId": "A-10\u202e01", "amount": 42.0}})
+    approver = TerminalApprover(
+        io.StringIO("y\n"), out, {"issue_refund": "Refund {amount:.2f} USD on order {orderId}"}
+    )
+
+    approver(hostile, "call_1")
+
+    shown = out.getvalue()
+    assert shown.startswith("Approve? Refund 42.00 USD on order A-10\\u202e01\n")
+    assert "\u202e" not in shown

@@ -3,14 +3,18 @@
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, TextIO
 
+from signoff.card import summarize
+from signoff.display import visible
 from signoff.engine import Answered, Approved, Denied
 from signoff.errors import UsageError
 from signoff.events import ApprovalPending, QuestionPending
 
 if TYPE_CHECKING:
+    from collections.abc import Mapping
+
     from signoff.engine import Resolution
 
 __all__ = ["FlagApprover", "TerminalApprover"]
@@ -18,10 +22,16 @@ __all__ = ["FlagApprover", "TerminalApprover"]
 
 @dataclass(frozen=True)
 class TerminalApprover:
-    """Asks on the terminal and waits for the answer."""
+    """Asks on the terminal and waits for the answer.
+
+    An approval is shown as its decision card (``signoff.card``): the summary (from
+    ``summaries``, each tool's ``summary`` template by name), why it asks, for whom,
+    then the arguments as JSON. Model text is shown with hidden characters escaped.
+    """
 
     tty_in: TextIO
     tty_out: TextIO
+    summaries: Mapping[str, str | None] = field(default_factory=dict)
 
     def __call__(self, pending: ApprovalPending | QuestionPending, call_id: str) -> Resolution:
         if isinstance(pending, QuestionPending):
@@ -31,7 +41,14 @@ class TerminalApprover:
         # The arguments as JSON, one per line: what the tool will be called with,
         # in the form the API, the link page and `--json` show them.
         args = json.dumps(pending.args, indent=2, ensure_ascii=False)
-        self.tty_out.write(f"{pending.tool} needs your approval ({pending.reason}):\n{args}\n")
+        summary = summarize(self.summaries.get(pending.tool), pending.tool, pending.args)
+        scope = pending.scope
+        self.tty_out.write(
+            f"Approve? {visible(summary, lines=False)}\n"
+            f"  why it asks: {visible(pending.reason, lines=False)}\n"
+            f"  for: agent {scope.agent} · tenant {scope.tenant} · {scope.environment}\n"
+            f"  arguments of {visible(pending.tool, lines=False)}:\n{visible(args)}\n"
+        )
         while True:
             reply = self._ask(f"Approve {pending.tool}? [y/n] ").strip().lower()
             if reply in ("y", "yes"):

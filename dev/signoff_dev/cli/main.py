@@ -228,7 +228,8 @@ def _run(args: argparse.Namespace) -> int:
     approver: LiveApprover
     interactive = args.decision is None and args.answer is None and sys.stdin.isatty()
     if interactive:
-        approver = TerminalApprover(sys.stdin, sys.stderr)
+        summaries = {name: tool.summary for name, tool in agent.tools.items()}
+        approver = TerminalApprover(sys.stdin, sys.stderr, summaries)
     else:
         approver = FlagApprover(args.decision, args.answer)
     engine = Engine(
