@@ -1,8 +1,9 @@
 """signoff's gate decides as actauth 0.0.4 does: a differential property test.
 
 actauth (loopengine's rule engine, its Python reference, a dev-extra dependency) and
-``signoff.gate`` load the same generated ``actauth.yml`` and gate the same calls;
-the decision, the reason and the matched rule's name must be equal. The files cover
+``signoff.gate`` load the same generated rule file (as the mapping YAML gives; the
+file-level tests below read real files) and gate the same calls; the decision, the
+reason and the matched rule's name must be equal. The files cover
 scopes with literal, ``*`` and partial-glob segments in one-, two-, three- and
 four-segment forms, rules without names, duplicate names, ignored keys, and
 conditions with every operator, ``all`` / ``any`` nesting (empty groups and null
