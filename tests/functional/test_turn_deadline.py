@@ -17,6 +17,8 @@ from signoff.errors import SessionBusy
 from tests.conftest import ROOT
 from tests.support.aws import moto_server as moto_server
 from tests.support.http_server import RecordingServer, Reply
+from tests.support.lambdas import Lambdas, body, load_event
+from tests.support.lambdas import lambdas as lambdas
 from tests.support.turn_child import deployed_turns
 
 if TYPE_CHECKING:
@@ -117,3 +119,35 @@ def test_a_turn_killed_mid_model_call_frees_its_session_within_the_lease(
 
     assert result.status == "finished"
     assert result.text == "back again"
+
+
+@pytest.fixture
+def model_everywhere(model_server: RecordingServer, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Every agent on the local model: set before the functions' cold start reads it."""
+    monkeypatch.setenv("SIGNOFF_MODEL", "openai:slow-model")
+    monkeypatch.setenv("SIGNOFF_MODEL_BASE_URL", f"{model_server.url}/v1")
+
+
+def test_an_http_message_whose_model_is_slow_answers_202_running_in_time_and_continues(
+    model_everywhere: None, lambdas: Lambdas, model_server: RecordingServer
+) -> None:
+    model_server.script(
+        [Reply(json=completion("too late"), delay=SLOW), Reply(json=completion("hello"))]
+    )
+
+    started = time.monotonic()
+    # 8 s left in the invocation: the turn must answer before, whatever the model does
+    response = lambdas.invoke("message", load_event("message_post"), remaining_ms=8_000)
+    took = time.monotonic() - started
+
+    assert response["statusCode"] == 202, response["body"]
+    running = body(response)
+    assert running["type"] == "running"
+    assert running["statusUrl"]  # where the client polls while the continuation runs
+    assert took < 8.0, f"the function outlived its invocation ({took:.1f} s)"
+    session_id = running["sessionId"]
+    assert lambdas.continuations.drain() == [session_id]
+    # the continuation: the message function again, with its whole time
+    done = lambdas.invoke("message", load_event("continue_turn", SESSION_ID=session_id))
+    assert done == {"sessionId": session_id, "status": "finished"}
+    assert lambdas.api.turns.sessions.load(session_id).status == "done"
