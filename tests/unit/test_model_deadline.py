@@ -14,6 +14,7 @@ from signoff.engine import Continue, Engine, Finished
 from signoff.engine.turn import MAX_CUT_CALLS
 from signoff.errors import ModelError, ModelOutOfTime, ModelUnavailable
 from signoff.messages import ModelRequest, ModelResponse, UserMessage
+from signoff.models.anthropic import AnthropicMessages
 from signoff.models.bedrock import BedrockConverse
 from signoff.models.openai import OpenAIChat
 from signoff.models.recovery import Recovering
@@ -23,6 +24,7 @@ if TYPE_CHECKING:
     from collections.abc import Callable, Iterable
 
     from signoff.engine import Outcome
+    from signoff.models.base import ModelCall
 
 REQUEST = ModelRequest(system="s", messages=(UserMessage(content="hi"),), max_tokens=16)
 DONE = ModelResponse(text="done")
@@ -125,34 +127,42 @@ def test_attempts_spent_with_time_left_is_the_provider_s_failure() -> None:
 # -- the HTTP adapters --------------------------------------------------------------------
 
 
-def _openai(seen: list[dict[str, Any]]) -> OpenAIChat:
+OPENAI_REPLY = {
+    "choices": [{"message": {"content": "ok"}, "finish_reason": "stop"}],
+    "usage": {"prompt_tokens": 1, "completion_tokens": 1},
+}
+ANTHROPIC_REPLY = {
+    "content": [{"type": "text", "text": "ok"}],
+    "stop_reason": "end_turn",
+    "usage": {"input_tokens": 1, "output_tokens": 1},
+}
+
+
+def _http_model(provider: str, seen: list[dict[str, Any]]) -> ModelCall:
     def handler(request: httpx.Request) -> httpx.Response:
         seen.append(request.extensions["timeout"])
-        return httpx.Response(
-            200,
-            json={
-                "choices": [{"message": {"content": "ok"}, "finish_reason": "stop"}],
-                "usage": {"prompt_tokens": 1, "completion_tokens": 1},
-            },
-        )
+        return httpx.Response(200, json=OPENAI_REPLY if provider == "openai" else ANTHROPIC_REPLY)
 
-    return OpenAIChat.from_settings(
-        model="m",
-        base_url="https://models.invalid/v1",
-        timeout=60.0,
-        transport=httpx.MockTransport(handler),
+    transport = httpx.MockTransport(handler)
+    if provider == "openai":
+        return OpenAIChat.from_settings(
+            model="m", base_url="https://models.invalid/v1", timeout=60.0, transport=transport
+        )
+    return AnthropicMessages.from_settings(
+        model="m", base_url="https://models.invalid", timeout=60.0, transport=transport
     )
 
 
+@pytest.mark.parametrize("provider", ["openai", "anthropic"])
 @pytest.mark.parametrize(
     ("timeout", "read", "connect"),
     [(None, 60.0, 10.0), (7.5, 7.5, 7.5), (100.0, 60.0, 10.0)],
 )
 def test_an_http_call_takes_the_lower_of_its_timeout_and_the_time_left(
-    timeout: float | None, read: float, connect: float
+    provider: str, timeout: float | None, read: float, connect: float
 ) -> None:
     seen: list[dict[str, Any]] = []
-    _openai(seen)(REQUEST.model_copy(update={"timeout": timeout}))
+    _http_model(provider, seen)(REQUEST.model_copy(update={"timeout": timeout}))
     assert seen[0]["read"] == read
     assert seen[0]["connect"] == connect
     assert seen[0]["write"] == read
