@@ -12,6 +12,12 @@ SAM := SAM_CLI_TELEMETRY=0 $(SAM_VENV)/bin/sam
 PYENV_ROOT ?= $(HOME)/.pyenv
 PYTHON313 ?= $(shell for p in $$(ls -d $(PYENV_ROOT)/versions/3.13.*/bin/python3.13 2>/dev/null | sort -rV) $$(command -v python3.13); do "$$p" --version >/dev/null 2>&1 && { echo "$$p"; break; }; done)
 
+# The functions' CPU architecture, one setting for both the build and the deploy: sam
+# build fetches the engine layer's compiled wheels for it, and the built template
+# (what sam deploy deploys) allows no other (dev/pin_architecture.py), so a deploy
+# answered with the other one is refused instead of shipping wheels that cannot load.
+ARCH ?= x86_64
+
 # A stand-in for the Lambda python3.13 runtime: that interpreter with boto3 (pinned in
 # requirements-lambda-runtime.txt) and nothing else. The packaging tests and
 # bench/cold_start.py run the built functions in it, so an import that works only
@@ -64,7 +70,7 @@ lint: install
 # here and not at an agent's first request, and a redis / database channel whose
 # client library the layer lacks fails naming it (signoff check, well under a second);
 # then cfn-lint, SAM's own lint, and a build into .aws-sam/build (the engine
-# layer's wheels are fetched for python3.13 and the template's Architecture,
+# layer's wheels are fetched for python3.13 and ARCH,
 # x86_64 by default). sam needs a region for these, no credentials. --cached
 # rebuilds only what changed.
 template: install $(SAM_VENV)/.installed
@@ -72,7 +78,8 @@ template: install $(SAM_VENV)/.installed
 	$(BIN)/cfn-lint template.yaml
 	$(SAM) validate --lint --region us-east-1
 	@[ -n "$(PYTHON313)" ] || { echo "sam build needs python3.13 (the Lambda runtime): none found on PATH or under $(PYENV_ROOT)/versions" >&2; exit 1; }
-	PATH="$(dir $(PYTHON313)):$$PATH" $(SAM) build --cached $(SAM_BUILD_ARGS)
+	PATH="$(dir $(PYTHON313)):$$PATH" $(SAM) build --cached --parameter-overrides Architecture=$(ARCH) $(SAM_BUILD_ARGS)
+	$(BIN)/python dev/pin_architecture.py .aws-sam/build/template.yaml $(ARCH)
 	$(PYTHON313) -m compileall -q -f -j 0 --invalidation-mode unchecked-hash .aws-sam/build
 
 # What to deploy: `make deploy` (or `make build` then the pinned sam yourself). The template's checks and
@@ -80,7 +87,8 @@ template: install $(SAM_VENV)/.installed
 # read-only, so without .pyc every cold start compiles each module it imports (about
 # 3x the import time: bench/cold_start.py --no-bytecode). unchecked-hash: the zip's
 # timestamps do not matter; -f rewrites every .pyc, so none outlives its source.
-# SAM_BUILD_ARGS goes to sam build, e.g. "--parameter-overrides Architecture=arm64".
+# ARCH=arm64 builds for Graviton (and `make deploy ARCH=arm64` deploys it); SAM_BUILD_ARGS
+# goes to sam build.
 build: template
 
 # The pinned SAM CLI (.venv-sam) deploys what `make build` built: guided the first
