@@ -158,13 +158,14 @@ class AgentConfig(_Config):
                     {"field": key, "key": key, "home": home},
                 )
         model = data.get("model")
-        if isinstance(model, dict) and "apiKey" in model:
+        if isinstance(model, dict) and isinstance(model.get("apiKey"), str | int | float):
             # AgentModelConfig.apiKey holds the key itself; a YAML file in the agents
-            # layer is no place for one (invariant 6: no secret in config)
+            # layer is no place for one (invariant 6: no secret in config). The
+            # reference form, {secret: NAME}, is ModelSettings' to read.
             raise PydanticCustomError(
                 "inline_secret",
-                "a key is never written in agent.yaml: set apiKeyEnv to the name of the "
-                "environment variable that holds it",
+                "a key is never written in agent.yaml: write apiKey: {secret: <name>} "
+                "(a Secrets Manager secret) or apiKeyEnv: <the variable that holds it>",
                 {"field": "model.apiKey"},
             )
         if "systemPrompt" in data:

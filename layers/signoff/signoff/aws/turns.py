@@ -8,6 +8,7 @@ from signoff.agents import AgentCatalog
 from signoff.durable.slots import RunCap, RunSlots
 from signoff.durable.turns import Turns
 from signoff.models.factory import build_model
+from signoff.secrets.aws import ReferencedSecrets
 from signoff.telemetry import logger
 
 if TYPE_CHECKING:
@@ -44,7 +45,10 @@ def turns_from_env(
     deployment: Deployment, *, agents: AgentCatalog, store: DynamoStore, queue: Queue, clock: Clock
 ) -> Turns:
     """Turns on the deployment's table, keeping sessions ``SIGNOFF_RETENTION_DAYS`` days,
-    at most ``SIGNOFF_MAX_CONCURRENT_RUNS`` of them running at once."""
+    at most ``SIGNOFF_MAX_CONCURRENT_RUNS`` of them running at once. Model keys named
+    ``apiKey: {secret: …}`` are read from Secrets Manager (``<stack>/<name>`` or an ARN),
+    cached across turns."""
+    model_keys = ReferencedSecrets(deployment.channel_secrets_prefix)
     return Turns(
         catalog=agents,
         sessions=store.sessions,
@@ -52,7 +56,9 @@ def turns_from_env(
         audit=store.audit,
         queue=queue,
         clock=clock,
-        model_for=lambda agent: build_model(agent.config.model, agent.directory, deployment),
+        model_for=lambda agent: build_model(
+            agent.config.model, agent.directory, deployment, secrets=model_keys
+        ),
         retention=deployment.retention_seconds,
         # the function's timeout plus a margin: a turn whose process died holds its
         # session no longer than that

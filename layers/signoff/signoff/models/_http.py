@@ -54,12 +54,15 @@ def build_client(
     )
 
 
-def key_header(api_key_env: str, name: str, *, scheme: str = "") -> dict[str, str]:
-    """The header ``name: <scheme><key>`` for the key in ``api_key_env``; none without one.
+def key_header(
+    api_key_env: str, name: str, *, scheme: str = "", api_key: str | None = None
+) -> dict[str, str]:
+    """The header ``name: <scheme><key>``: ``api_key`` (read from a secret), else the key
+    in ``api_key_env``; none without one.
 
     A keyless server (a local Ollama) gets no credential header at all.
     """
-    api_key = os.environ.get(api_key_env)
+    api_key = api_key or os.environ.get(api_key_env)
     return {name: f"{scheme}{api_key}"} if api_key else {}
 
 

@@ -34,12 +34,17 @@ class AnthropicMessages:
         self.client = client
 
     @classmethod
-    def from_config(cls, settings: ModelSettings, agent_dir: Path) -> AnthropicMessages:
-        """The adapter an agent's ``model`` settings describe (key in ``ANTHROPIC_API_KEY``)."""
+    def from_config(
+        cls, settings: ModelSettings, agent_dir: Path, *, api_key: str | None = None
+    ) -> AnthropicMessages:
+        """The adapter an agent's ``model`` settings describe; the key is ``api_key`` (its
+        ``apiKey`` secret's value), else in the variable ``apiKeyEnv`` names
+        (``ANTHROPIC_API_KEY``)."""
         return cls.from_settings(
             model=settings.model,
             base_url=settings.base_url,
             api_key_env=settings.api_key_env or "ANTHROPIC_API_KEY",
+            api_key=api_key,
         )
 
     @classmethod
@@ -49,6 +54,7 @@ class AnthropicMessages:
         model: str,
         base_url: str | None = None,
         api_key_env: str = "ANTHROPIC_API_KEY",
+        api_key: str | None = None,
         timeout: float = 60.0,
         transport: httpx.BaseTransport | None = None,
     ) -> AnthropicMessages:
@@ -56,7 +62,7 @@ class AnthropicMessages:
         headers = {
             "anthropic-version": ANTHROPIC_VERSION,
             "content-type": "application/json",
-            **key_header(api_key_env, "x-api-key"),
+            **key_header(api_key_env, "x-api-key", api_key=api_key),
         }
         client = build_client(
             base_url=base_url or _DEFAULT_BASE_URL,

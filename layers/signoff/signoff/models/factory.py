@@ -10,7 +10,7 @@ no model id or inference-profile ARN holds a ``?``.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Protocol
+from typing import TYPE_CHECKING, Protocol, cast
 from urllib.parse import parse_qsl
 
 from pydantic import ValidationError
@@ -26,8 +26,9 @@ if TYPE_CHECKING:
     from pathlib import Path
 
     from signoff.models.base import ModelCall
+    from signoff.secrets.base import SecretSource
 
-__all__ = ["ModelAdapter", "build_model", "effective_settings"]
+__all__ = ["KeyedModelAdapter", "ModelAdapter", "build_model", "effective_settings"]
 
 
 class ModelAdapter(Protocol):
@@ -40,6 +41,14 @@ class ModelAdapter(Protocol):
             ConfigError: the settings or a file they name are unusable.
         """
         ...
+
+
+class KeyedModelAdapter(Protocol):
+    """A built-in adapter that also takes its key as a value (``apiKey: {secret: …}``)."""
+
+    def from_config(
+        self, settings: ModelSettings, agent_dir: Path, *, api_key: str | None = None
+    ) -> ModelCall: ...
 
 
 def effective_settings(
@@ -87,19 +96,38 @@ def effective_settings(
 
 
 def build_model(
-    settings: ModelSettings, agent_dir: Path, deployment: Deployment | None = None
+    settings: ModelSettings,
+    agent_dir: Path,
+    deployment: Deployment | None = None,
+    *,
+    secrets: SecretSource | None = None,
 ) -> ModelCall:
     """The model client for ``settings``; providers across a network are wrapped in retries.
 
+    ``apiKey: {secret: NAME}`` is read from ``secrets`` now, at each build (a turn),
+    so a rotated key reaches the next turn once the source's cache lets it; without
+    a source, from ``SIGNOFF_SECRET_<NAME>`` (``EnvSecrets``: the local stack, the CLI).
+
     Raises:
         ConfigError: the settings or the script are missing or invalid.
+        SecretMissing: the key's secret is not there or is empty.
+        StoreUnavailable: the secret source failed transiently.
     """
     settings = effective_settings(settings, deployment)
     provider = installed(settings.provider)  # an installed provider joins the table here
     if provider is None:  # settings built without validation (model_construct)
         raise ConfigError("model", "provider", f"unknown provider {settings.provider!r}")
     adapter: ModelAdapter = load(provider.adapter)  # imported now, with its client library
-    model = adapter.from_config(settings, agent_dir)
+    if settings.api_key is None:
+        model = adapter.from_config(settings, agent_dir)
+    else:
+        if secrets is None:
+            from signoff.secrets.env import EnvSecrets
+
+            secrets = EnvSecrets()
+        # Only openai and anthropic take apiKey (ModelSettings refuses it elsewhere).
+        keyed = cast("KeyedModelAdapter", adapter)
+        model = keyed.from_config(settings, agent_dir, api_key=secrets.get(settings.api_key.secret))
     if not provider.retried:
         return model
     from signoff.models.recovery import Recovering

@@ -57,12 +57,16 @@ class OpenAIChat:
         self.reasoning_effort = reasoning_effort
 
     @classmethod
-    def from_config(cls, settings: ModelSettings, agent_dir: Path) -> OpenAIChat:
-        """The adapter an agent's ``model`` settings describe (key in ``OPENAI_API_KEY``)."""
+    def from_config(
+        cls, settings: ModelSettings, agent_dir: Path, *, api_key: str | None = None
+    ) -> OpenAIChat:
+        """The adapter an agent's ``model`` settings describe; the key is ``api_key`` (its
+        ``apiKey`` secret's value), else the variable ``apiKeyEnv`` names (``OPENAI_API_KEY``)."""
         return cls.from_settings(
             model=settings.model,
             base_url=settings.base_url,
             api_key_env=settings.api_key_env or "OPENAI_API_KEY",
+            api_key=api_key,
             max_tokens_field=settings.max_tokens_field,
             reasoning_effort=settings.reasoning_effort,
         )
@@ -74,6 +78,7 @@ class OpenAIChat:
         model: str,
         base_url: str | None = None,
         api_key_env: str = "OPENAI_API_KEY",
+        api_key: str | None = None,
         timeout: float = 60.0,
         max_tokens_field: MaxTokensField | None = None,
         reasoning_effort: ReasoningEffort | None = None,
@@ -82,7 +87,7 @@ class OpenAIChat:
         """Builds the adapter and its client; without a key (Ollama) no Authorization is sent."""
         headers = {
             "content-type": "application/json",
-            **key_header(api_key_env, "authorization", scheme="Bearer "),
+            **key_header(api_key_env, "authorization", scheme="Bearer ", api_key=api_key),
         }
         client = build_client(
             base_url=base_url or _DEFAULT_BASE_URL,

@@ -14,7 +14,14 @@ from pydantic.alias_generators import to_camel
 
 from signoff.models.plugin import known_provider
 
-__all__ = ["OPENAI_ONLY", "MaxTokensField", "ModelSettings", "ReasoningEffort"]
+__all__ = [
+    "KEYED_PROVIDERS",
+    "OPENAI_ONLY",
+    "ApiKeySecret",
+    "MaxTokensField",
+    "ModelSettings",
+    "ReasoningEffort",
+]
 
 # How an OpenAI-compatible server is told the output limit: reasoning models (o-series,
 # gpt-5) refuse "max_tokens"; older compatible servers know only it.
@@ -25,6 +32,21 @@ ReasoningEffort = Literal["none", "minimal", "low", "medium", "high", "xhigh", "
 # they would be ignored silently, so they are refused there.
 OPENAI_ONLY = ("max_tokens_field", "reasoning_effort")
 _NOT_OPENAI = frozenset({"scripted", "anthropic", "bedrock"})
+# The providers whose key apiKey may name (Bedrock signs with the function's role).
+KEYED_PROVIDERS = frozenset({"openai", "anthropic"})
+
+
+class ApiKeySecret(BaseModel):
+    """``apiKey: {secret: NAME}``: the key is the secret's value, never the config's.
+
+    ``NAME`` is a secret's name in the deployment's secret source (on AWS, Secrets
+    Manager's ``<stack>/NAME``; locally ``SIGNOFF_SECRET_<NAME>``) or a Secrets
+    Manager ARN.
+    """
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    secret: str = Field(min_length=1)
 
 
 class ModelSettings(BaseModel):
@@ -40,11 +62,24 @@ class ModelSettings(BaseModel):
     script: str = "script.yaml"
     base_url: str | None = None
     api_key_env: str | None = None
+    api_key: ApiKeySecret | None = None
     region: str | None = None
     max_tokens: int = Field(default=1024, gt=0)
     # None: chosen from the model's name (models/openai.py).
     max_tokens_field: MaxTokensField | None = None
     reasoning_effort: ReasoningEffort | None = None
+
+    @model_validator(mode="after")
+    def _one_key_source(self) -> Self:
+        if self.api_key is None:
+            return self
+        if self.api_key_env is not None:
+            raise ValueError("apiKey and apiKeyEnv both name the key: write one")
+        if self.provider in _NOT_OPENAI - KEYED_PROVIDERS:
+            raise ValueError(
+                f"apiKey applies to the openai and anthropic providers, not {self.provider!r}"
+            )
+        return self
 
     @model_validator(mode="after")
     def _openai_settings_need_openai(self) -> Self:

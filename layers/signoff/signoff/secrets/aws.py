@@ -18,7 +18,7 @@ if TYPE_CHECKING:
 
     from aws_lambda_powertools.utilities.parameters import SecretsProvider
 
-__all__ = ["DEFAULT_MAX_AGE", "SecretsManagerSecrets", "secret_id_variable"]
+__all__ = ["DEFAULT_MAX_AGE", "ReferencedSecrets", "SecretsManagerSecrets", "secret_id_variable"]
 
 # Seconds a value is reused before Secrets Manager is asked again. The resume-signing
 # key set is read past this cache by its RotatingSigner (signoff.keyring), which
@@ -114,6 +114,39 @@ class SecretsManagerSecrets:
         if not isinstance(value, str) or not value:
             raise SecretMissing(name, "the value is empty")
         return value
+
+
+class ReferencedSecrets(SecretsManagerSecrets):
+    """Secrets a configuration names (a model's ``apiKey: {secret: …}``), not the core's.
+
+    An ARN is the secret's id as it is; any other name is ``<prefix><name>``, the
+    deployment's secret prefix (the template's ``<stack>/``, as channel secrets).
+    The provider, and with it boto3 and Powertools, is built at the first read: a
+    cold start whose agents use no such key does not pay for them. Reads are
+    cached for ``max_age`` like every Secrets Manager secret here.
+    """
+
+    def __init__(self, prefix: str, *, max_age: int = DEFAULT_MAX_AGE) -> None:
+        self.prefix = prefix
+        self.secret_ids = {}
+        self._provider_built: SecretsProvider | None = None
+        self.max_age = max_age
+
+    @property
+    def _provider(self) -> SecretsProvider:  # type: ignore[override]
+        if self._provider_built is None:
+            self._provider_built = self.provider()
+        return self._provider_built
+
+    def get(self, name: str, *, fresh: bool = False) -> str:
+        """The value of the secret ``name`` (an ARN, or a name under the prefix).
+
+        Raises:
+            SecretMissing: no such secret, no right to read it, or an empty value.
+            StoreUnavailable: Secrets Manager failed transiently.
+        """
+        self.secret_ids.setdefault(name, name if name.startswith("arn:") else self.prefix + name)
+        return super().get(name, fresh=fresh)
 
 
 def _error_code(exc: BaseException) -> str | None:
