@@ -1,0 +1,119 @@
+"""The shell blocks of README.md and docs/*.md, and which of them a test runs.
+
+A fenced ``sh``/``bash`` block is run by ``tests/functional/test_doc_commands.py``
+when the line before its fence is ``<!-- runnable -->`` (offline: the agents and
+the template of a temporary copy of the project), and by
+``tests/e2e/test_doc_commands_local.py`` when it is ``<!-- runnable: local-stack -->``
+(against a local stack; ``localhost:3000`` becomes the stack's address). Every other
+block must be listed in ``NOT_RUNNABLE`` with the reason and what tests it instead,
+so a new command in the docs is either run or explained.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+from tests.conftest import ROOT
+
+if TYPE_CHECKING:
+    from pathlib import Path
+
+__all__ = ["NOT_RUNNABLE", "Block", "doc_blocks", "project_copy"]
+
+_FENCE = re.compile(r"^\s*```(\w*)")
+_MARK = re.compile(r"^<!-- runnable(?:: ([\w-]+))? -->$")
+_SHELLS = ("sh", "bash", "shell")
+
+# (file, the block's first command line) → why a test does not run it as written.
+NOT_RUNNABLE: dict[tuple[str, str], str] = {
+    ("README.md", "make demo"): "make itself: installs the project; `signoff demo`, which it "
+    "runs, is tests/e2e/test_local_stack.py's demo test, and `make test` is the test run",
+    ("README.md", ". .venv/bin/activate"): "signoff dev serves until Ctrl-C; the stack it starts "
+    "is every tests/e2e test's (tests/support/local_stack.py), `signoff demo` is "
+    "tests/e2e/test_local_stack.py's",
+    ("README.md", "sam build"): "needs Docker (sam local); documented, not tested (README says so)",
+    ("README.md", "make deploy"): "deploys to an AWS account; tests/packaging builds the template",
+    ("README.md", "API=$(aws cloudformation describe-stacks --stack-name signoff \\"): "needs a "
+    "deployed stack; the same routes are driven over the local stack by tests/e2e",
+    (
+        "README.md",
+        'signoff keys create --tenant acme-corp --label "support backend"   # prints the key once',
+    ): "revokes an example key id; tests/functional/test_keys_cli.py "
+    "runs create, list and revoke against the table",
+    (
+        "README.md",
+        'curl -s -X POST "$API/agents/customer-service/messages" -H "x-api-key: $KEY" \\',
+    ): "needs a deployed stack's $API and $KEY and a $PENDING_ID; the same calls "
+    "run over the local stack in tests/e2e/test_local_stack.py",
+    (
+        "README.md",
+        "export SIGNOFF_TABLE=<SignoffTableName> SIGNOFF_BUCKET=<LargeValuesBucketName> \\",
+    ): "placeholders for a deployed stack's outputs; tests/functional/test_outbox_cli.py "
+    "runs each outbox command",
+    (
+        "docs/notifications.md",
+        "signoff outbox list                      # unsent, waiting for a retry, failed for good",
+    ): "needs a deployment's outbox and a pending id; "
+    "tests/functional/test_outbox_cli.py runs each command",
+    (
+        "docs/migrating-from-loopengine.md",
+        "signoff dev                                        "
+        "# the local stack: HTTP API, notifier, sweeper",
+    ): "signoff dev serves until Ctrl-C, make deploy needs AWS; see the README's entries",
+}
+
+
+@dataclass(frozen=True)
+class Block:
+    file: str  # relative to the project root
+    line: int  # the fence's line, 1-based
+    mark: str | None  # None: not marked; "" offline; else the marker's kind
+    text: str
+
+    @property
+    def first(self) -> str:
+        """The first command line (comments skipped): what ``NOT_RUNNABLE`` is keyed by."""
+        lines = [line.strip() for line in self.text.splitlines()]
+        return next(line for line in lines if line and not line.startswith("#"))
+
+
+def doc_blocks() -> list[Block]:
+    """Every shell block of README.md and docs/*.md, in file order."""
+    found = []
+    for path in [ROOT / "README.md", *sorted((ROOT / "docs").glob("*.md"))]:
+        lines = path.read_text(encoding="utf-8").splitlines()
+        index = 0
+        while index < len(lines):
+            fence = _FENCE.match(lines[index])
+            if not fence:
+                index += 1
+                continue
+            end = next(i for i in range(index + 1, len(lines)) if _FENCE.match(lines[i]))
+            if fence.group(1) in _SHELLS:
+                before = lines[index - 1].strip() if index else ""
+                marked = _MARK.match(before)
+                indent = len(lines[index]) - len(lines[index].lstrip())
+                body = "\n".join(line[indent:] for line in lines[index + 1 : end])
+                found.append(
+                    Block(
+                        file=str(path.relative_to(ROOT)),
+                        line=index + 1,
+                        mark=(marked.group(1) or "") if marked else None,
+                        text=body + "\n",
+                    )
+                )
+            index = end + 1
+    return found
+
+
+def project_copy(tmp: Path) -> Path:
+    """What a fresh clone gives the commands: the agents, the template, the virtualenv."""
+    import shutil
+
+    copy = tmp / "project"
+    shutil.copytree(ROOT / "agents", copy / "agents", ignore=shutil.ignore_patterns("__pycache__"))
+    shutil.copy(ROOT / "template.yaml", copy / "template.yaml")
+    (copy / ".venv").symlink_to(ROOT / ".venv")
+    return copy
