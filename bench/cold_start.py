@@ -510,7 +510,9 @@ def main() -> int:
             }
             env = environment(function, home, aws)
             reference_env = environment(function, home, aws, (reference_code, *function.layers))
-            event = first_event(FIRST_EVENT[function.name], home)
+            event = first_event(
+                FIRST_EVENT.get(function.name, REFERENCE_EVENT[function.kind]), home
+            )
             reference_event = first_event(REFERENCE_EVENT[function.kind], home)
             reference_module = REFERENCE[function.kind]
             apps: list[Cold] = []
