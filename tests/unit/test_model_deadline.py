@@ -269,3 +269,16 @@ def test_a_bedrock_call_goes_through_a_client_that_gives_up_in_time() -> None:
     assert read_timeout(25.0) == 21.0  # rounded down: the call ends before the deadline
     assert read_timeout(4.0) == 3.0
     assert model.client_within(24.0) is model.client_within(25.0), "built once per step"
+
+
+def test_an_endless_deadline_leaves_the_provider_s_timeout_alone() -> None:
+    # Api.deadline without a Lambda context (a local run) is infinitely far
+    seen: list[float | None] = []
+
+    def model(request: ModelRequest) -> ModelResponse:
+        seen.append(request.timeout)
+        return DONE
+
+    clock = ManualClock()
+    assert isinstance(_start(_engine(model, clock), clock, float("inf")), Finished)
+    assert seen == [None]

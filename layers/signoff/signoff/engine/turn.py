@@ -10,6 +10,7 @@ are refused or pause the turn is ``signoff.engine.gating``'s to say.
 
 from __future__ import annotations
 
+import math
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
@@ -354,7 +355,8 @@ class Engine:
             tools=self._specs,
             max_tokens=self.max_tokens,
             # min(the provider's timeout, the time left): the adapter applies the lower.
-            timeout=None if run.deadline is None else max(self._left(run), 0.0),
+            # An endless deadline (no Lambda context) leaves the provider's alone.
+            timeout=max(left, 0.0) if math.isfinite(left := self._left(run)) else None,
         )
 
     def _window(self, run: _Run) -> list[Message]:
