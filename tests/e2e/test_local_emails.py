@@ -32,7 +32,8 @@ def test_a_paused_approval_is_emailed_with_a_link_that_opens_its_page(
     email = email_for(stack, http, paused["id"])
     assert email["to"] == ["approver@example.com"]
     assert email["from"] == "signoff@example.com"
-    assert "issue_refund" in email["subject"]
+    # the subject is the decision card's summary (the tool's summary template)
+    assert email["subject"] == "Approve? Refund 42.00 USD on order A-1001"
     assert "issue_refund" in email["text"] and "<" not in email["text"]
     [link] = email["links"]
     assert link.startswith(f"{stack.url}/a/")
