@@ -4,6 +4,7 @@ against the checked-in ``protocol/loop-event.schema.json``."""
 from __future__ import annotations
 
 import json
+import os
 from pathlib import Path
 from typing import Any
 
@@ -11,6 +12,7 @@ import pytest
 from jsonschema import Draft202012Validator
 
 from signoff import events
+from tests.support import awscalls
 from tests.support.aws import aws as aws  # the moto fixture, for every test folder
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -48,3 +50,36 @@ def _validate_every_event() -> Any:
     events._Event.__init__ = checked  # type: ignore[method-assign]
     yield
     events._Event.__init__ = original  # type: ignore[method-assign]
+
+
+def pytest_sessionfinish(session: pytest.Session) -> None:
+    # The AWS requests each handler made (tests/support/awscalls.py), for the IAM test.
+    target = os.environ.get(awscalls.RECORD_VARIABLE)
+    if target:
+        awscalls.write(Path(target))
+
+
+_IAM_TEST = "tests/functional/test_iam_grants.py"
+_FUNCTIONAL = ROOT / "tests" / "functional"
+_functional_deselected: list[str] = []
+
+
+def pytest_deselected(items: list[pytest.Item]) -> None:
+    _functional_deselected.extend(i.nodeid for i in items if i.path.parent == _FUNCTIONAL)
+
+
+@pytest.hookimpl(trylast=True)
+def pytest_collection_modifyitems(
+    session: pytest.Session, config: pytest.Config, items: list[pytest.Item]
+) -> None:
+    # The IAM test compares what the functional suite's handlers called
+    # (tests/support/awscalls.py): it runs after every other test, and uses this
+    # session's record only when every functional test is in it.
+    last = [item for item in items if item.nodeid.startswith(_IAM_TEST)]
+    if not last:
+        return
+    items[:] = [item for item in items if item not in last] + last
+    files = {item.path for item in items if item.path.parent == _FUNCTIONAL}
+    config.stash[awscalls.WHOLE_SUITE] = not _functional_deselected and files == set(
+        _FUNCTIONAL.glob("test_*.py")
+    )

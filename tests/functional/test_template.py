@@ -305,10 +305,19 @@ def test_continuations_invoke_the_message_function_by_its_fixed_name(
         if "SIGNOFF_CONTINUE_FUNCTION" not in variables:
             continue
         assert variables["SIGNOFF_CONTINUE_FUNCTION"] == name, logical_id
+        # The invoke grant names the same string: arn:…:function:${AWS::StackName}-message.
         invokes = [
-            p["LambdaInvokePolicy"] for p in _policies(function) if "LambdaInvokePolicy" in p
+            resource
+            for policy in _policies(function)
+            if isinstance(policy, dict)
+            for statement in policy.get("Statement", [])
+            if statement["Action"] == "lambda:InvokeFunction"
+            for resource in _as_list(statement["Resource"])
         ]
-        assert {"FunctionName": name} in invokes, f"{logical_id} may not invoke {name}"
+        assert any(
+            isinstance(r, Tag) and r.name == "Sub" and r.value.endswith(f"function:{name.value}")
+            for r in invokes
+        ), f"{logical_id} may not invoke {name}"
 
 
 # The notify queue

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import dataclasses
+import functools
 import importlib.util
 import json
 import sys
@@ -14,6 +15,7 @@ from typing import TYPE_CHECKING, Any
 import pytest
 
 from signoff.continuations.memory import MemoryContinuations
+from tests.support import awscalls
 
 if TYPE_CHECKING:
     from types import ModuleType
@@ -22,6 +24,13 @@ if TYPE_CHECKING:
 
 ROOT = Path(__file__).resolve().parents[2]
 EVENTS = ROOT / "events"
+# functions/<folder>/ -> the function's logical id in template.yaml.
+FUNCTIONS = {
+    "message": "MessageFunction",
+    "resolve": "ResolveFunction",
+    "notifier": "NotifierFunction",
+    "sweeper": "SweeperFunction",
+}
 
 
 def load_event(name: str, **placeholders: str) -> dict[str, Any]:
@@ -59,7 +68,20 @@ def import_handler(function: str) -> ModuleType:
     assert spec is not None and spec.loader is not None
     module = importlib.util.module_from_spec(spec)
     sys.modules[name] = module
-    spec.loader.exec_module(module)
+    # Every AWS request of the import and of each invocation counts for this function
+    # (tests/functional/test_iam_grants.py compares them with its policy).
+    awscalls.install()
+    logical_id = FUNCTIONS[function]
+    with awscalls.attributed(logical_id):
+        spec.loader.exec_module(module)
+    handler = module.handler
+
+    @functools.wraps(handler)
+    def recorded(event: Any, context: Any) -> Any:
+        with awscalls.attributed(logical_id):
+            return handler(event, context)
+
+    module.handler = recorded
     return module
 
 
