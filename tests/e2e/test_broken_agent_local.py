@@ -112,3 +112,17 @@ def test_the_healthy_agents_serve_and_the_broken_ones_say_so(http: httpx.Client)
     ) as streamed:
         assert streamed.status_code == 200
         assert "event: done" in "".join(streamed.iter_text())
+
+
+def test_a_new_agent_is_served_at_once_by_the_running_stack(
+    stack: LocalStack, http: httpx.Client
+) -> None:
+    from signoff_dev.cli.new import scaffold
+
+    scaffold(stack.agents_dir, "fresh-agent")  # what `signoff new fresh-agent` writes
+
+    listed = {a["name"]: a["status"] for a in http.get("/agents").json()}
+    assert listed["fresh-agent"] == "ready"
+    sent = http.post("/agents/fresh-agent/messages", json={"message": "credit 10"})
+    assert sent.status_code == 202, sent.text  # its one rule asks a person
+    assert sent.json()["tool"] == "issue_credit"
