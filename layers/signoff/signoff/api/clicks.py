@@ -23,6 +23,7 @@ from typing import TYPE_CHECKING, Literal
 
 from signoff.card import decided_line
 from signoff.durable.decide import Actor, not_sent_to, verdict_of
+from signoff.edits import describe_changes
 from signoff.errors import AlreadyResolved, Expired, Forbidden, SendFailed, SignoffError, UsageError
 
 if TYPE_CHECKING:
@@ -146,4 +147,9 @@ def _describe(item: PendingItem) -> str:
     """What the decided chat message says: the card's summary, then who, how and when."""
     subject = item.summary or item.tool or item.question or "the request"
     answer = f" “{item.answer}”" if item.status == "answered" else ""
-    return f"{subject}{answer} — {_decided(item)}"
+    told = f"{subject}{answer} — {_decided(item)}"
+    if item.status == "approved" and item.edited_args is not None:
+        told += f", with changes: {describe_changes(item.args or {}, item.edited_args)}"
+    elif item.status == "denied" and item.note:
+        told += f". Reason: {item.note}"
+    return told
