@@ -13,6 +13,7 @@ from signoff.api.context import api_of
 from signoff.api.docs import errors, json_response
 from signoff.api.models import AgentSummary, SessionDecision, SessionStatusBody
 from signoff.api.shapes import pending_body
+from signoff.api.waiting import MAX_WAIT, wait_for_chunk
 from signoff.clock import iso
 from signoff.errors import ConfigError, NotFound
 
@@ -60,16 +61,33 @@ def agent_config(name: str) -> dict[str, Any]:
 @router.get(
     "/agents/<name>/sessions/<id>",
     summary="A session's status and events; ?after=N returns only newer events",
+    description=(
+        "With `wait=S` (at most 25 seconds) the answer waits until an event after `after` "
+        "is committed while the turn runs or waits for a person, or until `S` seconds "
+        "passed: a long-poll, with the same body."
+    ),
     responses={200: json_response("The session", SessionStatusBody), **errors(400, 401, 404)},
     tags=["turns"],
 )
-def session_status(name: str, id: str, after: Annotated[int, Query(ge=0)] = 0) -> dict[str, Any]:
+def session_status(
+    name: str,
+    id: str,
+    after: Annotated[int, Query(ge=0)] = 0,
+    wait: Annotated[float, Query(ge=0, le=MAX_WAIT)] = 0,
+) -> dict[str, Any]:
     api = api_of(router)
     tenant = api.tenant(router.current_event.headers, name)
-    record = api.sessions.load(id)
-    if record is None or record.agent != name or record.tenant != tenant:
-        raise NotFound("session", id)
+    record = _owned(api, name, id, tenant)
     events = _events(api, record)
+    if wait > 0 and len(events) <= after and record.status in ("running", "paused"):
+        # Nothing new yet and more may come: wait for the next chunk, within the
+        # invocation's own time too, then answer with the session as it is then.
+        until = min(
+            api.clock.monotonic() + wait, api.deadline(router.lambda_context, interactive=True)
+        )
+        wait_for_chunk(api.sessions, id, record.next_seq, until=until, clock=api.clock)
+        record = _owned(api, name, id, tenant)
+        events = _events(api, record)
     pending = None
     if record.status == "paused" and record.pending_id:
         item = api.pending.get(record.pending_id)
@@ -87,6 +105,18 @@ def session_status(name: str, id: str, after: Annotated[int, Query(ge=0)] = 0) -
         next=len(events),
     )
     return body.model_dump(by_alias=True, exclude_none=True)
+
+
+def _owned(api: Any, name: str, id: str, tenant: str) -> SessionRecord:
+    """The session ``id`` of agent ``name``, if ``tenant`` owns it.
+
+    Raises:
+        NotFound: no such session, or another agent's or tenant's (the same answer).
+    """
+    record: SessionRecord | None = api.sessions.load(id)
+    if record is None or record.agent != name or record.tenant != tenant:
+        raise NotFound("session", id)
+    return record
 
 
 def _decisions(api: Any, record: SessionRecord) -> list[SessionDecision]:

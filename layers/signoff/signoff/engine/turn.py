@@ -390,6 +390,11 @@ class Engine:
             runs = [
                 self._tool_run(run, cs) for cs in state.batch if cs.status in ("allowed", "started")
             ]
+            if runs and runs[0].safe:
+                # The batch's decisions and starts are committed before its safe calls
+                # run, so a watcher of the log sees them as they happen (a call that
+                # is not safe has its own checkpoint just before it runs).
+                self._save(run)
             finished = run_lane(
                 runs,
                 pool=self._pool,

@@ -1,0 +1,57 @@
+"""The status route's long-poll: wait until a session's log grows, reading little.
+
+A watcher asks ``?after=N&wait=S``. When nothing after ``N`` is committed yet and
+the turn may still add events (``running`` or ``paused``), the route waits here:
+a strongly consistent ``Query`` of the session's log from its next chunk on,
+which finds nothing (one read unit) until a step commits a chunk. The pause
+between reads doubles from ``FIRST_PAUSE`` to ``LONGEST_PAUSE``: an event
+committed soon after the watcher arrived is seen within a fraction of a second,
+and a watcher of a turn that waits for a person costs about one read a second
+(tests/unit/test_long_poll.py counts them; the README states the figure).
+"""
+
+from __future__ import annotations
+
+import time
+from typing import TYPE_CHECKING, Final
+
+if TYPE_CHECKING:
+    from collections.abc import Callable
+
+    from signoff.clock import Clock
+    from signoff.store.base import Sessions
+
+__all__ = ["FIRST_PAUSE", "LONGEST_PAUSE", "MAX_WAIT", "wait_for_chunk"]
+
+# API Gateway's HTTP API answers 503 after 30 s: a wait ends well inside it.
+MAX_WAIT: Final = 25
+FIRST_PAUSE: Final = 0.05
+LONGEST_PAUSE: Final = 1.0
+
+
+def wait_for_chunk(
+    sessions: Sessions,
+    session_id: str,
+    from_seq: int,
+    *,
+    until: float,
+    clock: Clock,
+    sleep: Callable[[float], None] = time.sleep,
+) -> int:
+    """Wait until the log holds a chunk at ``from_seq`` or later, or ``until`` passes.
+
+    ``until`` is a ``clock.monotonic()`` time. Returns the number of log reads made.
+    """
+    reads = 0
+    pause = FIRST_PAUSE
+    while True:
+        left = until - clock.monotonic()
+        if left <= 0:
+            return reads
+        sleep(min(pause, left))
+        pause = min(pause * 2, LONGEST_PAUSE)
+        reads += 1
+        # Only the first chunk is wanted: the route reads the whole log again once
+        # something is there, as it answers without a wait.
+        if next(iter(sessions.read_log(session_id, from_seq=from_seq)), None) is not None:
+            return reads
