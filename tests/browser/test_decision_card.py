@@ -110,6 +110,16 @@ def test_on_a_phone_the_summary_and_both_buttons_show_without_scrolling(
     on_screen(driver, "button[value=approve]")
     on_screen(driver, "button[value=deny]")
 
+    # a phone in dark mode gets the dark scheme, the bar included
+    emulate(driver, 390, 844, mobile=True, dark=True)
+    driver.execute_script("scrollTo(0, 0)")
+    colours = driver.execute_script(
+        "const s = (q) => getComputedStyle(document.querySelector(q));"
+        "return [s('body').backgroundColor, s('h1').color, s('form .actions').backgroundColor];"
+    )
+    assert colours == ["rgb(17, 20, 24)", "rgb(230, 237, 243)", "rgb(17, 20, 24)"]
+    screenshot(driver, "card-7-phone-dark")
+
 
 def test_on_a_desktop_the_card_is_one_centred_column(
     stack: LocalStack,
