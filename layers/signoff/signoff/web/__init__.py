@@ -1,4 +1,4 @@
-"""The magic-link pages and their forms: HTML only, no JavaScript, no vendor SDK."""
+"""The magic-link pages and their forms: HTML, one constant local-time script, no vendor SDK."""
 
 from __future__ import annotations
 
