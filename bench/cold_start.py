@@ -177,8 +177,12 @@ def _fake(value: Any, template: dict[str, Any]) -> str:
     raise SystemExit(f"cold_start.py cannot stand in for {value} ({kind}): add a rule")
 
 
-def built_functions(build: Path) -> list[Function]:
-    """The built template's functions, their layers and environment (long-form YAML)."""
+def built_functions(build: Path, original: Path | None = None) -> list[Function]:
+    """The built template's functions, their layers and environment (long-form YAML).
+
+    ``original``: the build ``build`` was copied from. A layer with no build step (the
+    agents folder) is named relative to the build's folder, so it is found from there.
+    """
     template = yaml.safe_load((build / "template.yaml").read_text())
     globals_ = template.get("Globals", {}).get("Function", {})
     functions = []
@@ -189,11 +193,11 @@ def built_functions(build: Path) -> list[Function]:
         python_layers, data_layers = [], []
         for ref in [*globals_.get("Layers", []), *resource["Properties"].get("Layers", [])]:
             layer = template["Resources"][ref["Ref"]]
-            content = (build / layer["Properties"]["ContentUri"]).resolve()
+            uri = layer["Properties"]["ContentUri"]
             if str(layer.get("Metadata", {}).get("BuildMethod", "")).startswith("python"):
-                python_layers.append(content / "python")
+                python_layers.append((build / uri).resolve() / "python")
             else:
-                data_layers.append(content)
+                data_layers.append(((original or build) / uri).resolve())
         variables = {
             **globals_.get("Environment", {}).get("Variables", {}),
             **resource["Properties"].get("Environment", {}).get("Variables", {}),
@@ -497,7 +501,7 @@ def main() -> int:
             shutil.copytree(args.build, build, ignore=shutil.ignore_patterns("__pycache__"))
         reference_code = references(home, not args.no_bytecode)
         moto = start_moto()
-        for function in built_functions(build):
+        for function in built_functions(build, args.build):
             audit_env = environment(function, home)
             opened = sockets_opened(args.python, audit_env, f"import {function.module}")
             if opened:
