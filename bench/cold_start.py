@@ -502,6 +502,8 @@ def main() -> int:
         reference_code = references(home, not args.no_bytecode)
         moto = start_moto()
         for function in built_functions(build, args.build):
+            if not (function.agents / "channels.yaml").is_file():
+                raise SystemExit(f"{function.name}: no agents folder at {function.agents}")
             audit_env = environment(function, home)
             opened = sockets_opened(args.python, audit_env, f"import {function.module}")
             if opened:
