@@ -11,7 +11,7 @@ from typing import Any
 
 import pytest
 
-from tests.support.aws import Tag, load_template
+from tests.support.aws import TEMPLATE, Tag, load_template
 
 ALARM_ACTIONS = [
     Tag("If", ["EmailsAlarms", Tag("Ref", "AlarmTopic"), Tag("Ref", "AWS::NoValue")]),
@@ -175,3 +175,12 @@ def test_the_large_value_bucket_refuses_plain_http(template: dict[str, Any]) -> 
         Tag("GetAtt", "LargeValuesBucket.Arn"),
         Tag("Sub", "${LargeValuesBucket.Arn}/*"),
     ]
+
+
+def test_no_handler_response_or_error_is_copied_into_x_ray(template: dict[str, Any]) -> None:
+    variables = template["Globals"]["Function"]["Environment"]["Variables"]
+    assert variables["POWERTOOLS_TRACER_CAPTURE_RESPONSE"] == "false"
+    assert variables["POWERTOOLS_TRACER_CAPTURE_ERROR"] == "false"
+    for function in ("message", "resolve", "notifier", "sweeper"):
+        source = (TEMPLATE.parent / "functions" / function / "app.py").read_text()
+        assert "capture_lambda_handler(capture_response=False, capture_error=False)" in source
