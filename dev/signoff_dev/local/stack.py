@@ -45,7 +45,7 @@ import os
 import signal
 import sys
 import threading
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Final, TextIO, cast
 
 from signoff_dev.local.emulator import AwsEmulator
@@ -77,6 +77,7 @@ from signoff_dev.local.wiring import (
 )
 
 if TYPE_CHECKING:
+    from collections.abc import Mapping
     from pathlib import Path
     from types import FrameType
 
@@ -101,6 +102,9 @@ class StackSettings:
     port: int = 3000  # 0: any free port
     host: str = "127.0.0.1"  # loopback only: see signoff_dev.local.guard
     environment: str | None = None  # None: the template's Environment default
+    # Template parameters, as `sam deploy --parameter-overrides` gives them (e.g.
+    # MaxConcurrentRuns); AllowAnonymous is always "true" here.
+    parameters: Mapping[str, str] = field(default_factory=dict)
     sweep_every: float | None = None  # None: the template's schedule
     # Run the agents' schedules (Schedule events with an Input), enabled deployed or not.
     schedules: bool = False
@@ -236,7 +240,7 @@ class LocalStack:
         }.items():
             self._environ.set(name, value)
         template = load_template(self.template_path)
-        parameters = {"AllowAnonymous": "true"}
+        parameters = {**self.settings.parameters, "AllowAnonymous": "true"}
         if self.settings.environment is not None:
             parameters["Environment"] = self.settings.environment
         self.resources = create_resources(

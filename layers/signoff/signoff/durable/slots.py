@@ -41,7 +41,9 @@ log = logging.getLogger(__name__)
 
 # The scope every turn counts in; a tenant's is ``tenant#<tenant>``.
 DEPLOYMENT = "all"
-_FIRST_POLL, _LAST_POLL = 0.05, 0.5
+# Seconds between a waiting turn's reads of the slots: soon at first, then at
+# most once a second each, so many waiting turns do not load the table.
+_FIRST_POLL, _LAST_POLL = 0.05, 1.0
 
 
 @dataclass(frozen=True)
