@@ -43,11 +43,17 @@ import json
 import os
 import subprocess
 import sys
+import threading
+import time
 from typing import TYPE_CHECKING, Any
 
 import httpx
 import pytest
 
+from signoff.client import Client, Transport, Turn
+from signoff.errors import Absent
+from signoff.events import dump
+from signoff.ids import new_id
 from signoff_dev.local.stack import LocalStack, StackSettings
 from tests.conftest import ROOT, validate_event
 from tests.support.local_stack import WAIT, eventually
@@ -223,9 +229,12 @@ def sse(http: httpx.Client, agent: str, message: str) -> list[dict[str, Any]]:
     return validated(events)
 
 
-def plain(http: httpx.Client, agent: str, message: str) -> list[httpx.Response]:
+def plain(
+    http: httpx.Client, agent: str, message: str, *, session_id: str | None = None
+) -> list[httpx.Response]:
     """The plain route, then the approval route for each 202: every response in order."""
-    responses = [http.post(f"/agents/{agent}/messages", json={"message": message})]
+    body = {"message": message} | ({"sessionId": session_id} if session_id else {})
+    responses = [http.post(f"/agents/{agent}/messages", json=body)]
     while responses[-1].status_code == 202:
         body = responses[-1].json()
         assert body["type"] == "approval", body
@@ -412,3 +421,258 @@ def test_the_plain_turn_is_announced_and_the_streamed_turn_never(http: httpx.Cli
         "the streamed run's approval notification",
     )
     assert announced(http, streamed_session) == []
+
+
+# --- long-poll on the status route ---------------------------------------------------------
+
+
+def long_poll(http: httpx.Client, agent: str, message: str) -> tuple[list[dict[str, Any]], dict]:
+    """The plain route in the background; the status route's long-poll collects the events.
+
+    Returns the events as the watcher got them and the last status body.
+    """
+    session_id = new_id()
+    posted = threading.Thread(
+        target=lambda: plain(http, agent, message, session_id=session_id), daemon=True
+    )
+    posted.start()
+    events: list[dict[str, Any]] = []
+    after = 0
+    deadline = time.monotonic() + WAIT
+    while time.monotonic() < deadline:
+        path = f"/agents/{agent}/sessions/{session_id}"
+        response = http.get(path, params={"after": after, "wait": 5})
+        if response.status_code == 404:  # the message has not created the session yet
+            time.sleep(0.01)
+            continue
+        assert response.status_code == 200, response.text
+        body: dict[str, Any] = response.json()
+        events += validated(body["events"])
+        after = body["next"]
+        if body["status"] in ("done", "idle") and not posted.is_alive():
+            return events, body
+    raise AssertionError(f"the turn of {message!r} did not end")
+
+
+@pytest.mark.parametrize("message", [FINISHES, ASKS, BATCH], ids=["finishes", "approval", "batch"])
+def test_the_status_routes_long_poll_carries_the_same_events(
+    http: httpx.Client, message: str
+) -> None:
+    stream = sse(http, "shop", message)
+    events, last = long_poll(http, "shop", message)
+    assert per_run(events) == per_run(engine_events(stream))
+    assert last["status"] == "done" and done_of(last) == stream[-1]
+
+
+def test_a_long_poll_answers_as_soon_as_the_decided_turn_commits(http: httpx.Client) -> None:
+    paused = http.post("/agents/shop/messages", json={"message": ASKS})
+    assert paused.status_code == 202, paused.text
+    body = paused.json()
+    after = len(body["events"])
+    answered: dict[str, Any] = {}
+
+    def watch() -> None:
+        started = time.monotonic()
+        response = http.get(body["statusUrl"], params={"after": after, "wait": 15})
+        answered.update(response=response, at=time.monotonic(), took=time.monotonic() - started)
+
+    watcher = threading.Thread(target=watch, daemon=True)
+    watcher.start()
+    time.sleep(1.0)
+    assert not answered, "nothing was committed after N yet: the watcher still waits"
+    decided = time.monotonic()
+    assert http.post(body["approveUrl"], json={}).status_code == 200
+    watcher.join(WAIT)
+    response = answered["response"]
+    assert response.status_code == 200, response.text
+    assert response.json()["events"], "the answer carries the events committed after N"
+    # Within a fraction of a second of the decision's commit, not at the wait's end.
+    assert answered["at"] - decided < 2.0 and answered["took"] < 5.0
+
+
+def test_a_long_polls_wait_is_validated_and_a_finished_turn_answers_at_once(
+    http: httpx.Client,
+) -> None:
+    done = http.post("/agents/shop/messages", json={"message": FINISHES}).json()
+    path = f"/agents/shop/sessions/{done['sessionId']}"
+    assert http.get(path, params={"wait": 26}).status_code == 400
+    assert http.get(path, params={"wait": -1}).status_code == 400
+    started = time.monotonic()
+    body = http.get(path, params={"after": 99, "wait": 25}).json()
+    assert time.monotonic() - started < 2.0
+    assert body["events"] == [] and body["status"] == "done"
+
+
+# --- signoff.client over each transport ------------------------------------------------------
+
+
+class Cutting(httpx.BaseTransport):
+    """Forwards to the stack; cuts the first request whose path ends with ``suffix``.
+
+    ``frames`` set: the answer's body is cut after that many SSE frames (the rest
+    of the chunk that holds the cut may be cut mid-frame). ``frames`` None: the
+    request reaches the stack, and its answer is lost.
+    """
+
+    def __init__(self, suffix: str, frames: int | None = None, method: str = "POST") -> None:
+        self.inner = httpx.HTTPTransport()
+        self.suffix, self.frames, self.method = suffix, frames, method
+        self.cuts = 0
+
+    def handle_request(self, request: httpx.Request) -> httpx.Response:
+        response = self.inner.handle_request(request)
+        if self.cuts or request.method != self.method or not request.url.path.endswith(self.suffix):
+            return response
+        self.cuts += 1
+        if self.frames is None:
+            response.read()  # the server did its work; the client never hears of it
+            response.close()
+            raise httpx.ReadError("connection reset (test)", request=request)
+        return httpx.Response(
+            response.status_code,
+            headers=response.headers,
+            stream=_CutStream(response, self.frames),
+            request=request,
+        )
+
+
+class _CutStream(httpx.SyncByteStream):
+    def __init__(self, response: httpx.Response, frames: int) -> None:
+        self.response, self.frames = response, frames
+
+    def __iter__(self) -> Iterator[bytes]:
+        seen = 0
+        for chunk in self.response.stream:
+            seen += chunk.count(b"\n\n")
+            if seen >= self.frames:
+                cut = len(chunk) // 2 if seen > self.frames else len(chunk)
+                yield chunk[:cut]
+                self.response.close()
+                raise httpx.ReadError("connection reset mid-turn (test)")
+            yield chunk
+
+
+class NoStream(httpx.BaseTransport):
+    """A stack without the stream route, as a deployed HTTP API answers it."""
+
+    def __init__(self) -> None:
+        self.inner = httpx.HTTPTransport()
+        self.refused = 0
+
+    def handle_request(self, request: httpx.Request) -> httpx.Response:
+        if request.url.path.endswith("/messages/stream"):
+            self.refused += 1
+            path = request.url.path
+            detail = {"error": "not_found", "detail": f"no route POST {path}"}
+            return httpx.Response(404, json=detail, request=request)
+        return self.inner.handle_request(request)
+
+
+def client_for(
+    stack: LocalStack, transport: Transport, through: httpx.BaseTransport | None = None
+) -> Client:
+    client = Client(stack.url, transport=transport, wait=5)
+    if through is not None:
+        client.http.close()
+        client.http = httpx.Client(base_url=stack.url, transport=through, timeout=WAIT)
+    return client
+
+
+def via_client(client: Client, agent: str, message: str) -> tuple[list[dict[str, Any]], Turn]:
+    """The turn through the client, approving whatever it asks: its events as wire dicts."""
+    turn = client.send(agent, message)
+    events = []
+    for event in turn:
+        events.append(dump(event))
+        if turn.pending is not None:
+            turn.pending.approve()
+    return validated(events), turn
+
+
+@pytest.mark.parametrize("transport", ["sse", "poll", "auto"])
+@pytest.mark.parametrize("message", [FINISHES, ASKS, BATCH], ids=["finishes", "approval", "batch"])
+def test_the_client_yields_the_streams_events_on_every_transport(
+    stack: LocalStack, http: httpx.Client, transport: Transport, message: str
+) -> None:
+    stream = sse(http, "shop", message)
+    with client_for(stack, transport) as client:
+        events, turn = via_client(client, "shop", message)
+    assert per_run(events) == per_run(stream)
+    assert turn.done is not None and dump(turn.done) == stream[-1]
+    assert turn.pending is None and turn.error is None
+
+
+def test_the_client_falls_back_to_long_poll_where_there_is_no_stream(
+    stack: LocalStack, http: httpx.Client
+) -> None:
+    reference = sse(http, "shop", ASKS)
+    refusing = NoStream()
+    with client_for(stack, "auto", refusing) as client:
+        first, _ = via_client(client, "shop", ASKS)
+        second, _ = via_client(client, "shop", FINISHES)
+        assert client.transport == "poll"
+    assert refusing.refused == 1, "asked for the stream once, then remembered it is absent"
+    assert per_run(first) == per_run(reference)
+    assert [e["type"] for e in second][-1] == "done"
+    with client_for(stack, "sse", NoStream()) as client, pytest.raises(Absent, match="no route"):
+        via_client(client, "shop", FINISHES)
+
+
+@pytest.mark.parametrize("transport", ["sse", "poll"])
+def test_the_client_ends_a_failed_turn_with_its_error(
+    stack: LocalStack, http: httpx.Client, transport: Transport
+) -> None:
+    stream = sse(http, "broken", FAILS)
+    with client_for(stack, transport) as client:
+        events, turn = via_client(client, "broken", FAILS)
+        assert per_run(events) == per_run(stream)
+        assert turn.error == stream[-1]["error"] and turn.done is None
+        with pytest.raises(Absent, match="unknown agent"):
+            via_client(client, "nobody", FAILS)
+
+
+def test_the_client_continues_a_session_and_reads_its_events(stack: LocalStack) -> None:
+    with client_for(stack, "poll") as client:
+        first, turn = via_client(client, "shop", FINISHES)
+        session = turn.session_id
+        follow_up = client.send("shop", BATCH, session=session)
+        second = [dump(event) for event in follow_up]
+        assert follow_up.session_id == session
+        # Only the follow-up's events: the session's first turn is not yielded again.
+        assert second[0] == {"type": "session", "sessionId": session}
+        assert second[-1]["type"] == "done" and "Both found." in second[-1]["text"]
+        logged = [dump(e) for e in client.session(session, agent="shop").events()]
+        assert logged == engine_events(first) + engine_events(second)
+        after = len(engine_events(first))
+        again = [dump(e) for e in client.session(session, agent="shop").events(after=after)]
+        assert again == engine_events(second)
+
+
+@pytest.mark.parametrize("frames", [1, 2, 4, 6, 9])
+def test_an_sse_connection_dropped_mid_turn_resumes_without_a_lost_or_doubled_event(
+    stack: LocalStack, http: httpx.Client, frames: int
+) -> None:
+    reference = sse(http, "shop", ASKS)
+    cutting = Cutting("/messages/stream", frames=frames)
+    with client_for(stack, "sse", cutting) as client:
+        events, turn = via_client(client, "shop", ASKS)
+    assert cutting.cuts == 1
+    assert per_run(events) == per_run(reference)
+    assert turn.done is not None
+
+
+@pytest.mark.parametrize(
+    ("suffix", "method"),
+    [("/messages", "POST"), ("/approve", "POST")],
+    ids=["message-answer-lost", "decision-answer-lost"],
+)
+def test_a_long_poll_turn_whose_connection_drops_resumes_without_a_lost_or_doubled_event(
+    stack: LocalStack, http: httpx.Client, suffix: str, method: str
+) -> None:
+    reference = sse(http, "shop", ASKS)
+    cutting = Cutting(suffix, method=method)
+    with client_for(stack, "poll", cutting) as client:
+        events, turn = via_client(client, "shop", ASKS)
+    assert cutting.cuts == 1
+    assert per_run(events) == per_run(reference)
+    assert turn.done is not None

@@ -1,6 +1,6 @@
-"""``signoff run | agents | new | check | config | keys | outbox | template``: agent turns in
-the terminal, a new agent folder, the agents' check before a build, API keys, the outbox's
-failed notifications, and the template's agent schedules.
+"""``signoff run | send | agents | new | check | config | keys | outbox | template``: agent
+turns in the terminal (``send``: on a running stack), a new agent folder, the agents' check
+before a build, API keys, the outbox's failed notifications, and the template's agent schedules.
 
 Options go before or after the command (``signoff --agents DIR run …`` and
 ``signoff run … --agents DIR`` are the same); the human output is coloured on a
@@ -30,16 +30,14 @@ from typing import TYPE_CHECKING, Any
 from pydantic import TypeAdapter
 
 from signoff.errors import ConfigError, SignoffError, UnknownAgent, UsageError
-from signoff.events import ErrorEvent, dump
+from signoff.events import ErrorEvent
 from signoff.ids import new_id
 from signoff.messages import Message
-from signoff_dev.cli import check, dev, keys, new, outbox, template
-from signoff_dev.cli.style import style_for
+from signoff_dev.cli import check, dev, keys, new, outbox, send, template
 
 if TYPE_CHECKING:
     from collections.abc import Sequence
 
-    from signoff.events import LoopEvent
     from signoff.live import LiveApprover
 
 __all__ = ["main"]
@@ -130,6 +128,7 @@ def _parser() -> argparse.ArgumentParser:
     config.add_argument("agent", help="the agent's folder name")
     config.set_defaults(command=_config)
 
+    send.register(commands)
     keys.register(commands)
     outbox.register(commands)
     template.register(commands)
@@ -208,7 +207,7 @@ def _run(args: argparse.Namespace) -> int:
     from signoff.live import run_live
     from signoff.models.factory import build_model
     from signoff_dev.cli.approvers import FlagApprover, TerminalApprover
-    from signoff_dev.render import render, tone
+    from signoff_dev.cli.printer import event_printer
 
     agent = _catalog(args).get(args.agent)
     session_id = args.session or new_id()
@@ -217,14 +216,7 @@ def _run(args: argparse.Namespace) -> int:
     store = _SessionFile(session_id)
     history = store.load()
 
-    paint = style_for(sys.stderr)
-
-    def sink(event: LoopEvent) -> None:
-        if args.json:
-            print(json.dumps(dump(event), ensure_ascii=False), flush=True)
-        elif (line := render(event)) is not None:
-            print(paint(line, tone(event)), file=sys.stderr, flush=True)
-
+    sink = event_printer(args.json)
     approver: LiveApprover
     interactive = args.decision is None and args.answer is None and sys.stdin.isatty()
     if interactive:

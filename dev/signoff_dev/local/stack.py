@@ -54,6 +54,7 @@ from signoff_dev.local.functions import FunctionOutput, LocalFunction
 from signoff_dev.local.gateway import Gateway
 from signoff_dev.local.guard import RequestGuard, check_listen_address
 from signoff_dev.local.lambda_api import LambdaInvokeApi
+from signoff_dev.local.longpoll import waiting_invoke
 from signoff_dev.local.mailbox import Mailbox, emulator_sent_messages
 from signoff_dev.local.router import Route, RouteTable, routes_from
 from signoff_dev.local.sink import NotificationSink
@@ -273,8 +274,11 @@ class LocalStack:
         self._gateway.guard = RequestGuard(self._gateway.port, self._served(self._gateway))
         # One HTTP request in a function at a time, process-wide (see signoff_dev.local.functions).
         requests = threading.Lock()
-        self._gateway.invoke = lambda route, event: self.functions[route.function].invoke(
-            event, serial=requests
+        self._gateway.invoke = lambda route, event: waiting_invoke(
+            route,
+            event,
+            lambda event: self.functions[route.function].invoke(event, serial=requests),
+            self.message_api,
         )
         self._gateway.start()
         self.sources.add(self.resources, self.functions)

@@ -1,0 +1,115 @@
+"""``signoff send --url URL <agent> "message"``: one turn of a running stack, as ``run`` shows it.
+
+The turn goes through ``signoff.client`` (SSE when the server offers the stream,
+long-poll on the status route otherwise; ``--transport`` forces one) and is
+printed by ``run``'s printer: the same NDJSON with ``--json``, the same lines
+without. A pending approval or question is asked on the terminal as ``run``
+asks it, or answered from ``--approve`` / ``--deny [REASON]`` / ``--answer``;
+without either, the command stops with ``run``'s usage error (exit 2) and the
+turn waits on the server for its approval link. Exit codes are ``run``'s: 0 the
+turn finished, 1 it failed, 2 a usage error.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    import argparse
+
+    from signoff.client import Pending
+    from signoff.live import LiveApprover
+
+__all__ = ["register"]
+
+EXIT_OK, EXIT_ERROR = 0, 1
+
+
+def register(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    send = commands.add_parser("send", help="send one message to an agent of a running stack")
+    send.add_argument("agent", help="the agent's name on that stack")
+    send.add_argument("message", help="the user's message that starts the turn")
+    send.add_argument(
+        "--url", required=True, help="the stack's base URL (signoff dev's, or the API's)"
+    )
+    send.add_argument(
+        "--api-key",
+        default=os.environ.get("SIGNOFF_API_KEY"),
+        help="the API key (default: $SIGNOFF_API_KEY)",
+    )
+    send.add_argument("--json", action="store_true", help="NDJSON events on stdout")
+    send.add_argument("--session", help="continue this session (default: a new one)")
+    send.add_argument(
+        "--transport",
+        choices=("auto", "sse", "poll"),
+        default="auto",
+        help="SSE, long-poll, or SSE when the server has it (default: auto)",
+    )
+    decision = send.add_mutually_exclusive_group()
+    decision.add_argument(
+        "--approve",
+        action="store_const",
+        const="approve",
+        dest="decision",
+        help="approve every call a rule asks about (no prompt)",
+    )
+    decision.add_argument(
+        "--deny",
+        nargs="?",
+        const="",
+        default=None,
+        metavar="REASON",
+        dest="deny_reason",
+        help="deny every call a rule asks about, saying why if given (no prompt)",
+    )
+    send.add_argument("--answer", help="the answer to give if the agent asks a question")
+    send.set_defaults(command=_send)
+
+
+def _send(args: argparse.Namespace) -> int:
+    from signoff.client import Client
+    from signoff.errors import SignoffError
+    from signoff.events import ErrorEvent
+    from signoff_dev.cli.approvers import FlagApprover, TerminalApprover
+    from signoff_dev.cli.printer import event_printer
+
+    decision = "deny" if args.deny_reason is not None else args.decision
+    sink = event_printer(args.json)
+    approver: LiveApprover
+    if decision is None and args.answer is None and sys.stdin.isatty():
+        approver = TerminalApprover(sys.stdin, sys.stderr)
+    else:
+        approver = FlagApprover(decision, args.answer)
+    with Client(args.url, api_key=args.api_key, transport=args.transport) as client:
+        turn = client.send(args.agent, args.message, session=args.session)
+        try:
+            for event in turn:
+                sink(event)
+                if turn.pending is not None:
+                    _decide(turn.pending, approver, args.deny_reason)
+        except SignoffError as failure:
+            # As run: once the stream is under way, it ends with the failure's line.
+            if args.json and turn.session_id and turn.done is None and turn.error is None:
+                sink(ErrorEvent(error=str(failure) or type(failure).__name__))
+            raise
+    if turn.error is not None:
+        print(f"signoff: {turn.error}", file=sys.stderr)
+        return EXIT_ERROR
+    if not args.json and turn.done is not None:
+        print(turn.done.text)
+    return EXIT_OK
+
+
+def _decide(pending: Pending, approver: LiveApprover, deny_reason: str | None) -> None:
+    """Resolve ``pending`` on the server with what the terminal or the flags say."""
+    from signoff.engine import Approved, Denied
+
+    resolution = approver(pending.event, pending.id)
+    if isinstance(resolution, Approved):
+        pending.approve()
+    elif isinstance(resolution, Denied):
+        pending.deny(deny_reason or resolution.reason or None)
+    else:
+        pending.answer(resolution.answer)

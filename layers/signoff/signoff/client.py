@@ -1,0 +1,429 @@
+"""A small synchronous client of a signoff API, over whichever transport it offers.
+
+::
+
+    from signoff.client import Client
+
+    client = Client("http://127.0.0.1:3000", api_key="sk_…")
+    turn = client.send("customer-service", "refund order A-1001")
+    for event in turn:                      # the protocol's LoopEvent models
+        if turn.pending is not None:        # approval:pending / question:pending
+            turn.pending.approve()          # or .deny("why"), .answer("text")
+    print(turn.done.text if turn.done else turn.error)
+
+A turn yields what the streamed transports carry: ``session`` first, the
+engine's events, then one ``done`` (or one ``error`` when the turn failed after
+it started). Two transports carry it:
+
+- **SSE** (``POST /agents/{name}/messages/stream``): the local stack serves it;
+  a deployed HTTP API does not.
+- **long-poll**: ``POST /agents/{name}/messages``, then the status route
+  ``GET /agents/{name}/sessions/{id}?after=N&wait=S`` until the turn is done.
+
+``transport="auto"`` (the default) tries SSE and falls back to long-poll when the
+server has no stream route (its 404 names no route, not an agent), remembering
+that; ``"sse"`` or ``"poll"`` force one. A connection that drops mid-turn is
+resumed on the status route from the last event seen: the status route numbers a
+session's events, so the turn's ``N``-th event is never yielded twice or skipped.
+
+An error answer becomes the project's exception (``signoff.errors``) by its HTTP
+status: 400 ``BadInput``, 401 ``Unauthorized``, 403 ``Forbidden``, 404 ``Absent``,
+409 ``Conflict``, 410 ``Gone``, 5xx ``Unavailable`` (the API's ``detail`` as the
+message); a server that stays unreachable is ``Unavailable`` too.
+
+Imports nothing of the engine (httpx, pydantic and the protocol's models only):
+an import-linter contract in pyproject.toml keeps it so.
+"""
+
+from __future__ import annotations
+
+import json
+import time
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any, Final, Literal
+from urllib.parse import quote
+
+import httpx
+
+from signoff.errors import (
+    Absent,
+    BadInput,
+    Conflict,
+    Forbidden,
+    Gone,
+    SignoffError,
+    Unauthorized,
+    Unavailable,
+)
+from signoff.events import (
+    ApprovalPending,
+    Done,
+    ErrorEvent,
+    QuestionPending,
+    SessionEvent,
+    parse,
+)
+from signoff.ids import new_id
+
+if TYPE_CHECKING:
+    from collections.abc import Generator, Iterator
+
+    from signoff.events import LoopEvent
+
+__all__ = ["Client", "Pending", "SessionEvents", "Transport", "Turn", "error_for"]
+
+Transport = Literal["auto", "sse", "poll"]
+
+# The status route waits at most 25 s (API Gateway's HTTP API gives up at 30 s).
+POLL_WAIT: Final = 20.0
+_FAMILIES: Final[dict[int, type[SignoffError]]] = {
+    400: BadInput,
+    401: Unauthorized,
+    403: Forbidden,
+    404: Absent,
+    409: Conflict,
+    410: Gone,
+}
+
+
+def error_for(response: httpx.Response) -> SignoffError:
+    """The exception an error answer stands for (its family, by status; ``detail`` says why)."""
+    try:
+        body = response.json()
+    except ValueError:
+        body = {}
+    body = body if isinstance(body, dict) else {}
+    detail = str(body.get("detail") or body.get("message") or response.reason_phrase)
+    code = body.get("error")
+    text = f"{code}: {detail}" if code else detail
+    family = _FAMILIES.get(response.status_code)
+    if family is None:
+        family = Unavailable if response.status_code >= 500 else BadInput
+    return family(f"{text} (HTTP {response.status_code})")
+
+
+def _code(response: httpx.Response) -> str | None:
+    try:
+        body = response.json()
+    except ValueError:
+        return None
+    return str(body.get("error")) if isinstance(body, dict) else None
+
+
+def _no_route(response: httpx.Response) -> bool:
+    """A 404 for a route the server does not have (not an unknown agent or session)."""
+    if response.status_code not in (404, 405):
+        return False
+    try:
+        body = response.json()
+    except ValueError:
+        return True
+    detail = str(body.get("detail", "")) if isinstance(body, dict) else ""
+    # API Gateway's own 404 ({"message": "Not Found"}) or the API's catch-all route.
+    return response.status_code == 405 or not detail or detail.startswith("no route ")
+
+
+@dataclass
+class Pending:
+    """An approval or a question the turn waits on; deciding it continues the turn."""
+
+    event: ApprovalPending | QuestionPending
+    _client: Client
+
+    @property
+    def id(self) -> str:
+        return self.event.id
+
+    def approve(self, note: str | None = None, args: dict[str, Any] | None = None) -> None:
+        """Approve the call (with changed ``args`` if the tool allows it)."""
+        body = {key: value for key, value in (("note", note), ("args", args)) if value is not None}
+        self._client.decide(f"/approvals/{quote(self.id)}/approve", body)
+
+    def deny(self, reason: str | None = None) -> None:
+        self._client.decide(
+            f"/approvals/{quote(self.id)}/deny", {"reason": reason} if reason else {}
+        )
+
+    def answer(self, text: str) -> None:
+        self._client.decide(f"/questions/{quote(self.id)}/answer", {"answer": text})
+
+
+@dataclass
+class Turn:
+    """One message's turn: iterate it for its events, once."""
+
+    agent: str
+    message: str
+    session_id: str
+    _client: Client
+    _transport: Transport
+    pending: Pending | None = None
+    done: Done | None = None
+    error: str | None = None
+    # The session's events before this turn, and this turn's seen so far: the
+    # status route's number of the next one is their sum.
+    _base: int = 0
+    _seen: int = 0
+    _announced: bool = field(default=False, repr=False)
+    _started: bool = field(default=False, repr=False)
+
+    def __iter__(self) -> Iterator[LoopEvent]:
+        if self._started:
+            raise BadInput("a turn is iterated once")
+        self._started = True
+        self._base = self._client.session_next(self.agent, self.session_id)
+        if self._transport != "poll":
+            streamed = yield from self._sse()
+            if streamed:
+                return
+        yield from self._poll()
+
+    # -- SSE ------------------------------------------------------------------------------
+
+    def _sse(self) -> Generator[LoopEvent, None, bool]:
+        """The turn over SSE; False when the server has no stream (auto falls back)."""
+        client = self._client
+        body = {"message": self.message, "sessionId": self.session_id}
+        path = f"/agents/{quote(self.agent)}/messages/stream"
+        try:
+            with client.http.stream("POST", path, json=body, headers=client.headers) as response:
+                if response.status_code != 200:
+                    response.read()
+                    if self._transport == "auto" and _no_route(response):
+                        client.transport = "poll"
+                        return False
+                    raise error_for(response)
+                for event in _sse_events(response.iter_lines()):
+                    yield from self._take(event)
+                    if self.done is not None or self.error is not None:
+                        return True
+        except httpx.TransportError:
+            pass  # dropped: the status route has every event from the last one seen on
+        yield from self._follow()
+        return True
+
+    # -- long-poll ------------------------------------------------------------------------
+
+    def _poll(self) -> Iterator[LoopEvent]:
+        client = self._client
+        body = {"message": self.message, "sessionId": self.session_id}
+        try:
+            response = client.http.post(
+                f"/agents/{quote(self.agent)}/messages", json=body, headers=client.headers
+            )
+        except httpx.TransportError:
+            yield from self._follow()  # dropped: the turn goes on on the server
+            return
+        if response.status_code >= 500 and self._logged_failure():
+            # A turn that failed after it started: its events and error are logged.
+            yield from self._follow()
+            return
+        if response.status_code >= 400:
+            raise error_for(response)
+        answer = response.json()
+        self.session_id = answer["sessionId"]
+        yield from self._take(SessionEvent(session_id=self.session_id))
+        for event in answer["events"]:
+            yield from self._take(parse(event))
+        if response.status_code == 200:
+            done = Done(text=answer["text"], stop_reason=answer.get("stopReason"))
+            yield from self._take(done)
+            return
+        yield from self._follow()
+
+    def _logged_failure(self) -> bool:
+        status = self._client.status(self.agent, self.session_id, after=self._base, missing=None)
+        return status is not None and any(e.get("type") == "error" for e in status["events"])
+
+    def _follow(self) -> Iterator[LoopEvent]:
+        """The turn's events after the last one seen, from the status route, to its end."""
+        client = self._client
+        while self.done is None and self.error is None:
+            status = client.status(
+                self.agent,
+                self.session_id,
+                after=self._base + self._seen,
+                wait=client.wait,
+                missing=None if self._seen == 0 else "raise",
+            )
+            if status is None:
+                raise Unavailable(
+                    f"{client.base_url}: the connection was lost before the turn began"
+                )
+            yield from self._take(SessionEvent(session_id=self.session_id))
+            for event in status["events"]:
+                yield from self._take(parse(event))
+                if self.error is not None:
+                    return
+            caught_up = status["next"] == self._base + self._seen
+            if caught_up and status["status"] == "done" and self._seen > 0:
+                done = Done(text=status.get("text") or "", stop_reason=status.get("stopReason"))
+                yield from self._take(done)
+            elif caught_up and status["status"] == "idle":
+                raise Unavailable(f"session {self.session_id}: the message was not taken")
+
+    # -- every event goes through here ----------------------------------------------------
+
+    def _take(self, event: LoopEvent) -> Iterator[LoopEvent]:
+        if isinstance(event, SessionEvent):
+            if self._announced:
+                return  # one session event per turn, whichever transport said it
+            self._announced = True
+            self.session_id = event.session_id
+        elif isinstance(event, Done):
+            self.done, self.pending = event, None
+        else:
+            # An event of the session's log (an error of a failed turn is logged too).
+            self._seen += 1
+            if isinstance(event, ErrorEvent):
+                self.error, self.pending = event.error, None
+            elif isinstance(event, ApprovalPending | QuestionPending):
+                self.pending = Pending(event, self._client)
+            else:
+                self.pending = None  # the turn went on: it was decided
+        yield event
+
+
+@dataclass
+class SessionEvents:
+    """A session's committed events, by their number in the session."""
+
+    agent: str
+    session_id: str
+    _client: Client
+
+    def events(self, after: int = 0, *, follow: bool = False) -> Iterator[LoopEvent]:
+        """The events after the ``after``-th; with ``follow``, on until the turn stops."""
+        while True:
+            wait = self._client.wait if follow else 0.0
+            status = self._client.status(self.agent, self.session_id, after=after, wait=wait)
+            for event in status["events"]:
+                yield parse(event)
+            after = status["next"]
+            if not follow or status["status"] not in ("running", "paused"):
+                return
+
+
+@dataclass
+class Client:
+    """A signoff API at ``base_url``; ``api_key`` goes as ``x-api-key``."""
+
+    base_url: str
+    api_key: str | None = None
+    transport: Transport = "auto"
+    timeout: float = 60.0
+    wait: float = POLL_WAIT
+    retries: int = 5
+    http: httpx.Client = field(init=False)
+
+    def __post_init__(self) -> None:
+        # The status route's wait plus room: a long-poll is not a timeout.
+        timeout = httpx.Timeout(max(self.timeout, self.wait + 10))
+        self.http = httpx.Client(base_url=self.base_url, timeout=timeout)
+
+    @property
+    def headers(self) -> dict[str, str]:
+        return {"x-api-key": self.api_key} if self.api_key else {}
+
+    def send(self, agent: str, message: str, session: str | None = None) -> Turn:
+        """A new turn of ``agent`` (continuing ``session`` if given); iterate it to run it."""
+        return Turn(
+            agent=agent,
+            message=message,
+            # Chosen here, so a connection dropped before the first event can resume.
+            session_id=session or new_id(),
+            _client=self,
+            _transport=self.transport,
+        )
+
+    def session(self, id: str, *, agent: str) -> SessionEvents:
+        return SessionEvents(agent=agent, session_id=id, _client=self)
+
+    def close(self) -> None:
+        self.http.close()
+
+    def __enter__(self) -> Client:
+        return self
+
+    def __exit__(self, *_: object) -> None:
+        self.close()
+
+    # -- requests -------------------------------------------------------------------------
+
+    def decide(self, path: str, body: dict[str, Any]) -> None:
+        """Send a decision or an answer; one whose answer was lost is sent again.
+
+        The second sending is answered 409 ``already_resolved`` when the first was
+        taken: the item is decided either way, and the turn goes on.
+
+        Raises:
+            Unavailable: the server stayed unreachable for ``retries`` attempts.
+        """
+        dropped = False
+        for _ in range(self.retries):
+            try:
+                response = self.http.post(path, json=body, headers=self.headers)
+            except httpx.TransportError:
+                dropped = True
+                time.sleep(0.1)
+                continue
+            if dropped and response.status_code == 409 and _code(response) == "already_resolved":
+                return
+            if response.status_code >= 400:
+                raise error_for(response)
+            return
+        raise Unavailable(f"{self.base_url} is unreachable")
+
+    def session_next(self, agent: str, session_id: str) -> int:
+        """How many events the session holds (0 for a new one)."""
+        status = self.status(agent, session_id, after=0, missing=None, skip_events=True)
+        return 0 if status is None else int(status["next"])
+
+    def status(
+        self,
+        agent: str,
+        session_id: str,
+        *,
+        after: int,
+        wait: float = 0.0,
+        missing: Literal["raise"] | None = "raise",
+        skip_events: bool = False,
+    ) -> Any:
+        """The status route's body; a dropped request is asked again, backing off.
+
+        Raises:
+            Unavailable: the server stayed unreachable for ``retries`` attempts.
+        """
+        path = f"/agents/{quote(agent)}/sessions/{quote(session_id)}"
+        params: dict[str, Any] = {"after": after}
+        if wait:
+            params["wait"] = wait
+        if skip_events:
+            params["after"] = 2**31  # only the count (``next``) is wanted
+        pause = 0.1
+        for attempt in range(self.retries):
+            try:
+                response = self.http.get(path, params=params, headers=self.headers)
+            except httpx.TransportError as dropped:
+                if attempt == self.retries - 1:
+                    raise Unavailable(f"{self.base_url} is unreachable: {dropped}") from None
+                time.sleep(pause)
+                pause = min(pause * 2, 2.0)
+                continue
+            if response.status_code == 404 and missing is None:
+                return None
+            if response.status_code >= 400:
+                raise error_for(response)
+            return response.json()
+        raise Unavailable(f"{self.base_url} is unreachable")
+
+
+def _sse_events(lines: Iterator[str]) -> Iterator[LoopEvent]:
+    """The events of an SSE stream's lines (comments skipped, ``data:`` lines joined)."""
+    data: list[str] = []
+    for line in lines:
+        if line.startswith("data:"):
+            data.append(line[5:].removeprefix(" "))
+        elif not line and data:
+            yield parse(json.loads("\n".join(data)))
+            data = []
