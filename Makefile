@@ -6,6 +6,8 @@ BIN := $(VENV)/bin
 # the dev tools'. Telemetry off: the checks talk to no AWS endpoint.
 SAM_VENV ?= .venv-sam
 SAM := SAM_CLI_TELEMETRY=0 $(SAM_VENV)/bin/sam
+# checkov, likewise in a virtualenv of its own (requirements-checkov.txt pins why).
+CHECKOV_VENV ?= .venv-checkov
 # sam build needs the Lambda runtime's python3.13 on PATH: pyenv's newest 3.13 when
 # pyenv has one (its shims exist but fail unless 3.13 is selected), else a
 # python3.13 on PATH that runs. Set PYTHON313=/path/to/python3.13 to choose.
@@ -40,6 +42,10 @@ $(SAM_VENV)/.installed: requirements-sam.txt dev/venv.sh
 	dev/venv.sh $(PYTHON) $(SAM_VENV) "the SAM CLI" -r requirements-sam.txt
 	touch $@
 
+$(CHECKOV_VENV)/.installed: requirements-checkov.txt dev/venv.sh
+	dev/venv.sh $(PYTHON) $(CHECKOV_VENV) "checkov" -r requirements-checkov.txt
+	touch $@
+
 # No pip inside: .venv/'s pip installs into it (pip --python), so its site-packages
 # hold boto3 and boto3's own dependencies only.
 $(LAMBDA_VENV)/.installed: requirements-lambda-runtime.txt | $(BIN)/.installed
@@ -69,13 +75,15 @@ lint: install
 # loaded as the functions load them, so a bad notify name or a YAML error fails
 # here and not at an agent's first request, and a redis / database channel whose
 # client library the layer lacks fails naming it (signoff check, well under a second);
-# then cfn-lint, SAM's own lint, and a build into .aws-sam/build (the engine
+# then cfn-lint, checkov (offline; .checkov.yaml lists the findings accepted and
+# why), SAM's own lint, and a build into .aws-sam/build (the engine
 # layer's wheels are fetched for python3.13 and ARCH,
 # x86_64 by default). sam needs a region for these, no credentials. --cached
 # rebuilds only what changed.
-template: install $(SAM_VENV)/.installed
+template: install $(SAM_VENV)/.installed $(CHECKOV_VENV)/.installed
 	$(BIN)/signoff check --agents agents --layer-requirements layers/signoff/requirements.txt
 	$(BIN)/cfn-lint template.yaml
+	$(CHECKOV_VENV)/bin/checkov --config-file .checkov.yaml
 	$(SAM) validate --lint --region us-east-1
 	@[ -n "$(PYTHON313)" ] || { echo "sam build needs python3.13 (the Lambda runtime): none found on PATH or under $(PYENV_ROOT)/versions" >&2; exit 1; }
 	PATH="$(dir $(PYTHON313)):$$PATH" $(SAM) build --cached --parameter-overrides Architecture=$(ARCH) $(SAM_BUILD_ARGS)
