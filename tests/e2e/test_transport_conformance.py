@@ -197,13 +197,20 @@ def http(stack: LocalStack) -> Iterator[httpx.Client]:
 # --- the four transports -----------------------------------------------------------------
 
 
-def ndjson(agents: Path, home: Path, agent: str, message: str) -> tuple[int, list[dict[str, Any]]]:
+def ndjson(
+    agents: Path, home: Path, agent: str, message: str, *, decide: tuple[str, ...] = ("--approve",)
+) -> tuple[int, list[dict[str, Any]]]:
     """``signoff run --json`` (approving any ask with ``--approve``): exit code, events."""
+    return signoff(agents, home, "run", agent, "--json", *decide, message)
+
+
+def signoff(agents: Path, home: Path, *arguments: str) -> tuple[int, list[dict[str, Any]]]:
+    """The CLI in a subprocess: its exit code and the NDJSON events it printed."""
     env = {**os.environ, "SIGNOFF_HOME": str(home), **KEY_ENV}
     env.pop("SIGNOFF_MODEL", None)
     command = [sys.executable, "-m", "signoff_dev.cli.main", "--agents", str(agents)]
     done = subprocess.run(
-        [*command, "run", agent, "--json", "--approve", message],
+        [*command, *arguments],
         cwd=ROOT,
         env=env,
         capture_output=True,
@@ -275,6 +282,9 @@ def per_run(events: list[dict[str, Any]]) -> list[dict[str, Any]]:
             event["requestedAt"] = "<requested-at>"
         if event["type"] == "tool:started" and "; approved by " in event["detailText"]:
             event["detailText"] = event["detailText"].split("; approved by ")[0] + "; approved"
+        if event["type"] == "tool:result" and event["detailText"].startswith("Denied by "):
+            # who denied, and why if they said: per decision, not per transport
+            event["detailText"] = "Denied by <actor>."
         out.append(event)
     return out
 
@@ -676,3 +686,59 @@ def test_a_long_poll_turn_whose_connection_drops_resumes_without_a_lost_or_doubl
     assert cutting.cuts == 1
     assert per_run(events) == per_run(reference)
     assert turn.done is not None
+
+
+# --- signoff send: run's output, from a running stack ----------------------------------------
+
+
+@pytest.mark.parametrize("transport", ["auto", "poll"])
+@pytest.mark.parametrize(
+    ("message", "decide", "sent"),
+    [
+        (ASKS, ("--deny",), ("--deny", "not this one")),
+        (ASKS, ("--approve",), ("--approve",)),
+        (FINISHES, (), ()),
+    ],
+    ids=["denied", "approved", "finished"],
+)
+def test_signoff_send_prints_what_signoff_run_prints(
+    agents: Path,
+    tmp_path: Path,
+    stack: LocalStack,
+    transport: str,
+    message: str,
+    decide: tuple[str, ...],
+    sent: tuple[str, ...],
+) -> None:
+    ran_code, ran = ndjson(agents, tmp_path, "shop", message, decide=decide)
+    url = ("--url", stack.url, "--transport", transport)
+    sent_code, sent_events = signoff(
+        agents, tmp_path, "send", *url, "shop", "--json", *sent, message
+    )
+    assert sent_code == ran_code == 0
+    assert per_run(sent_events) == per_run(ran)
+    # The reason given with --deny reaches the denied call's result.
+    results = [e.get("detailText", "") for e in sent_events if e["type"] == "tool:result"]
+    denied = [text for text in results if text.startswith("Denied by ")]
+    assert denied == (["Denied by anonymous@default (not this one)."] if "--deny" in sent else [])
+    if "--deny" in decide:
+        assert ran[-1] == {
+            "type": "done",
+            "text": "Not done: issue_refund was denied.",
+            "stopReason": "denied",
+        }
+
+
+def test_signoff_send_exits_as_run_does_when_nothing_can_answer_or_the_turn_fails(
+    agents: Path, tmp_path: Path, stack: LocalStack
+) -> None:
+    unanswered = signoff(agents, tmp_path, "send", "--url", stack.url, "shop", "--json", ASKS)
+    assert unanswered[0] == ndjson(agents, tmp_path, "shop", ASKS, decide=())[0] == 2
+    failed_code, failed = signoff(
+        agents, tmp_path, "send", "--url", stack.url, "broken", "--json", FAILS
+    )
+    run_code, ran = ndjson(agents, tmp_path, "broken", FAILS)
+    assert failed_code == run_code == 1
+    assert per_run(failed) == per_run(ran)
+    unknown = signoff(agents, tmp_path, "send", "--url", stack.url, "nobody", "--json", FAILS)
+    assert unknown == (2, [])

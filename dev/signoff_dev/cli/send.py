@@ -70,7 +70,7 @@ def register(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> N
 
 def _send(args: argparse.Namespace) -> int:
     from signoff.client import Client
-    from signoff.errors import SignoffError
+    from signoff.errors import Absent, SignoffError, UsageError
     from signoff.events import ErrorEvent
     from signoff_dev.cli.approvers import FlagApprover, TerminalApprover
     from signoff_dev.cli.printer import event_printer
@@ -84,14 +84,21 @@ def _send(args: argparse.Namespace) -> int:
         approver = FlagApprover(decision, args.answer)
     with Client(args.url, api_key=args.api_key, transport=args.transport) as client:
         turn = client.send(args.agent, args.message, session=args.session)
+        printed = False
         try:
             for event in turn:
                 sink(event)
+                printed = True
                 if turn.pending is not None:
                     _decide(turn.pending, approver, args.deny_reason)
+        except Absent as refused:
+            if printed:
+                raise
+            # Refused before the turn began (an unknown agent): run's usage error.
+            raise UsageError(str(refused)) from None
         except SignoffError as failure:
             # As run: once the stream is under way, it ends with the failure's line.
-            if args.json and turn.session_id and turn.done is None and turn.error is None:
+            if args.json and printed and turn.done is None and turn.error is None:
                 sink(ErrorEvent(error=str(failure) or type(failure).__name__))
             raise
     if turn.error is not None:
