@@ -42,8 +42,8 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from signoff.errors import ConfigError, UsageError
-from signoff_dev.cli.lines import located, yaml_line
 from signoff_dev.cli.style import style_for
+from signoff_dev.lines import located, yaml_line
 
 if TYPE_CHECKING:
     from signoff.agents import AgentCatalog

@@ -67,7 +67,7 @@ def playground_routes() -> dict[tuple[str, str], Callable[[HttpRequest], HttpRes
 def agent_problems(root: Path) -> dict[str, str]:
     """Each misconfigured agent under ``root`` and what is wrong, ``file:line: …``."""
     from signoff.agents import AgentCatalog
-    from signoff_dev.cli.lines import located
+    from signoff_dev.lines import located
 
     # A new catalog each time: an agent fixed (or broken) since the last look shows so.
     return {
