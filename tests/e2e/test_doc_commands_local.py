@@ -19,7 +19,7 @@ _ADDRESS = re.compile(r"\b(?:localhost|127\.0\.0\.1):3000\b")
 
 
 def test_the_local_stack_blocks_are_found() -> None:
-    assert [b.file for b in LOCAL] == ["README.md", "README.md"]
+    assert [b.file for b in LOCAL] == ["README.md", "README.md", "docs/protocol.md"]
 
 
 @pytest.mark.parametrize("block", LOCAL, ids=[f"{b.file}:{b.line}" for b in LOCAL])
