@@ -452,3 +452,32 @@ def test_proceed_resumes_a_session_whose_item_was_resolved_without_resuming(
     assert store.pending.get(paused.pending.id).resumed  # type: ignore[union-attr]
     # a second delivery of the continuation: the turn is done, nothing to do
     assert turns.proceed(paused.session_id).session_status == "done"  # type: ignore[union-attr]
+
+
+def test_a_safe_batch_is_in_the_log_while_its_calls_run(
+    store: MemoryStore, clock: ManualClock
+) -> None:
+    # A watcher of the log (the status route's long-poll) sees a batch's decisions
+    # and starts as they happen, not only when the batch or the turn ends.
+    seen_while_running: list[list[str]] = []
+
+    @tool(safe=True)
+    def lookup(order: str) -> str:
+        """Looks an order up."""
+        logged = [e["type"] for c in store.sessions.read_log("s-live") for e in c.events]
+        seen_while_running.append(logged)
+        return "found"
+
+    agents = StaticAgents(
+        {
+            "reader": (
+                make_agent(lookup, name="reader"),
+                playing(calls(("lookup", {"order": "A"}), text="Looking."), answer("ok")),
+            )
+        }
+    )
+    turns = turns_over(store, MemoryQueue(), agents, clock)
+    turns.send("reader", "go", tenant="t", environment="e", session_id="s-live")
+    assert seen_while_running == [
+        ["budget:check", "assistant:text", "actauth:decision", "tool:started"]
+    ]
