@@ -38,6 +38,8 @@ ADAPTER_PATTERNS = (
     "queue/sqs.py",
     "secrets/aws.py",
     "continuations/aws.py",
+    # the Python client of a signoff API (runs in the caller's program, over httpx)
+    "client.py",
 )
 # The vendor SDKs, and the client libraries of optional extras (a deployment without
 # the extra must still import every module but that channel's).
