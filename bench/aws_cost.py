@@ -225,8 +225,13 @@ class Recorder:
         finally:
             self._local.private = False
 
-    def install(self, images: Callable[[str, dict[str, Any]], dict[str, Any] | None]) -> None:
-        """Wrap botocore's one request path and the local stack's one invocation path."""
+    def install(
+        self, images: Callable[[str, dict[str, Any]], dict[str, Any] | None]
+    ) -> Callable[[], None]:
+        """Wrap botocore's one request path and the local stack's one invocation path.
+
+        Returns what puts both back.
+        """
         from botocore.client import BaseClient
 
         from signoff_dev.local.functions import LocalFunction
@@ -280,6 +285,12 @@ class Recorder:
 
         BaseClient._make_api_call = recorded  # type: ignore[method-assign]
         LocalFunction.invoke = invoked  # type: ignore[method-assign]
+
+        def uninstall() -> None:
+            BaseClient._make_api_call = make_api_call  # type: ignore[method-assign]
+            LocalFunction.invoke = invoke  # type: ignore[method-assign]
+
+        return uninstall
 
     def _dynamodb(
         self,
@@ -517,14 +528,10 @@ def report(recorder: Recorder, memory: dict[str, int]) -> None:
     )
 
 
-def main() -> int:
+def measure(template: Path) -> Recorder:
+    """The requests and invocations of one warm approval turn on a local stack of ``template``."""
     from signoff_dev.local.stack import LocalStack, StackSettings
-    from signoff_dev.local.template import find_template, load_template
 
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0] if __doc__ else None)
-    parser.add_argument("--template", type=Path, default=None, help="default: template.yaml")
-    args = parser.parse_args()
-    template = args.template or find_template()
     logging.getLogger("werkzeug").setLevel(logging.ERROR)
     recorder = Recorder()
     quiet = io.StringIO()
@@ -542,9 +549,9 @@ def main() -> int:
         ).get("Item")
         return item
 
-    recorder.install(images)
-    stack.start()
+    uninstall = recorder.install(images)
     try:
+        stack.start()
         import boto3
 
         images_client.append(
@@ -566,7 +573,18 @@ def main() -> int:
                 raise SystemExit(f"the measured turn did not finish: {status}")
     finally:
         stack.stop()
-    report(recorder, memory_of(load_template(template)))
+        uninstall()
+    return recorder
+
+
+def main() -> int:
+    from signoff_dev.local.template import find_template, load_template
+
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0] if __doc__ else None)
+    parser.add_argument("--template", type=Path, default=None, help="default: template.yaml")
+    args = parser.parse_args()
+    template = args.template or find_template()
+    report(measure(template), memory_of(load_template(template)))
     return 0
 
 
