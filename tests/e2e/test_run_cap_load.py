@@ -1,14 +1,19 @@
 """One cap on running turns, under load on the local stack (``MaxConcurrentRuns=4``).
 
-Fifty turns start at once over the SSE stream (the local stack runs those side by
-side, as Lambda runs concurrent invocations in separate sandboxes), each runs a
-tool, pauses for a sign-off, is approved over ``POST /approvals/{id}/approve`` as
+Fifty turns start at once, each runs a tool, pauses for a sign-off, is approved as
 soon as its pause shows, and runs a second tool after the approval. Every tool
-body is measured in flight with one shared gauge. With four run slots and a
-short slot wait, most starts and some resumes find every slot taken and are
-deferred (committed and continued later by a continuation), so the test checks
-the whole path: never more than four turns in flight, every message and decision
-kept, every turn finished with each tool run exactly once.
+body is measured in flight with one shared gauge.
+
+The starts and approvals call the message function's own ``Turns`` (built by the
+stack from ``template.yaml`` with the parameter, over the emulator's table) from
+50 threads, as 50 Lambda sandboxes would: the stack's HTTP gateway runs one
+invocation at a time (``signoff_dev.local.functions``), which would hide any cap.
+Continuations go through the stack's Lambda Invoke API to the message function.
+Turns that wait past ``RunSlotWaitSeconds`` are deferred (committed, then run by a
+continuation), so the run checks the whole path: never more than four turns in
+flight, every message and decision kept, every turn finished with each tool run
+exactly once, every slot given back. The same run on an uncapped stack
+(``MaxConcurrentRuns=0``) had 9 tool bodies in flight at once.
 """
 
 from __future__ import annotations
