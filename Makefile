@@ -73,7 +73,8 @@ lint: install
 
 # template.yaml: first the agents it ships (agents/, the AgentsLayer's ContentUri)
 # loaded as the functions load them, so a bad notify name or a YAML error fails
-# here and not at an agent's first request, and a redis / database channel whose
+# here and not at an agent's first request, a rule naming a tool its agent lacks
+# (a warning elsewhere: --strict) fails too, and a redis / database channel whose
 # client library the layer lacks fails naming it (signoff check, well under a second);
 # then cfn-lint, checkov (offline; .checkov.yaml lists the findings accepted and
 # why), SAM's own lint, and a build into .aws-sam/build (the engine
@@ -81,7 +82,7 @@ lint: install
 # x86_64 by default). sam needs a region for these, no credentials. --cached
 # rebuilds only what changed.
 template: install $(SAM_VENV)/.installed $(CHECKOV_VENV)/.installed
-	$(BIN)/signoff check --agents agents --layer-requirements layers/signoff/requirements.txt
+	$(BIN)/signoff check --strict --agents agents --layer-requirements layers/signoff/requirements.txt
 	$(BIN)/cfn-lint template.yaml
 	$(CHECKOV_VENV)/bin/checkov --config-file .checkov.yaml
 	$(SAM) validate --lint --region us-east-1

@@ -14,12 +14,14 @@ from pathlib import Path
 
 import yaml
 
-__all__ = ["located", "yaml_line"]
+__all__ = ["located", "warning_at", "yaml_line"]
 
 _SEGMENT = re.compile(r"\[(\d+)\]|\.?([^.\[\]]+)")
 _RULE_NAME = re.compile(r" '[^']*'")
 _YAML_MARK = re.compile(r"\(line (\d+), column \d+\)")
 _MARK_IN_TEXT = re.compile(r"line (\d+), column \d+")
+# A rule warning's field path: `rules[2] 'name'.when.field: …` → rules[2].when.field
+_WARNING_PATH = re.compile(r"^(rules\[\d+\])(?: '[^']*')?((?:\.[\w-]+|\[\d+\])*):")
 
 
 def yaml_line(file: str, field: str) -> int | None:
@@ -62,3 +64,10 @@ def located(file: str, field: str, problem: str) -> str:
     line = int(mark.group(1)) if mark else yaml_line(file, field)
     where = f"{file}:{line}" if line else file
     return f"{where}: {field}: {problem}" if field else f"{where}: {problem}"
+
+
+def warning_at(file: str, warning: str) -> str:
+    """``file:line: <warning>`` for a rule warning (``<where>: <what>``) about ``file``."""
+    found = _WARNING_PATH.match(warning)
+    line = yaml_line(file, found.group(1) + found.group(2)) if found else None
+    return f"{file}:{line}: {warning}" if line else f"{file}: {warning}"

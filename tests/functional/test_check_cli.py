@@ -159,11 +159,13 @@ def test_no_agents_at_all_fails(tmp_path: Path) -> None:
 
 def test_make_build_and_make_test_run_the_check_before_anything_else() -> None:
     # `build` and `packaging` (which `test` needs) both depend on `template`;
-    # its recipe's first line is the check, so a bad agent stops the build first.
+    # its recipe's first line is the check, so a bad agent stops the build first;
+    # --strict: a rule naming a tool its agent lacks (a warning elsewhere) stops it too.
     makefile = (ROOT / "Makefile").read_text(encoding="utf-8")
     recipe = makefile.split("\ntemplate:", 1)[1].split("\n\n", 1)[0].splitlines()[1:]
     assert recipe[0].strip() == (
-        "$(BIN)/signoff check --agents agents --layer-requirements layers/signoff/requirements.txt"
+        "$(BIN)/signoff check --strict --agents agents "
+        "--layer-requirements layers/signoff/requirements.txt"
     )
     assert "\nbuild: template\n" in makefile
     assert "\npackaging: template " in makefile

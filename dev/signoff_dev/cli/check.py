@@ -14,21 +14,24 @@ channel whose client library is an optional extra (redis, database) must have
 that library in the layer too: deployed, the notifier would otherwise fail its
 rows on every send, and the build is where to say what to add.
 
-A rule for a tool the agent does not have, or a ``when`` on an argument its tool
-does not take, is an error (``signoff.agents.lint``: the agent does not load, at
-a cold start either). A rule file that loads can still draw warnings, printed on
-stderr one line each, changing no exit code: signoff decides every file actauth
-accepts as actauth does, so its stricter checks (``signoff.gate.rule_warnings``:
-a rule without a name, a duplicate name, an ignored key, a tool glob actauth
-would not match) are warnings, and so is what may be meant
-(``signoff.agents.lint.rule_warnings_for``: a tool glob matching no tool, a scope
-environment the template's ``Environment`` parameter does not allow).
+A rule file that loads can still draw warnings, printed on stderr one line each
+(yellow on a terminal): signoff loads and decides every file actauth accepts as
+actauth does, so its stricter checks (``signoff.gate.rule_warnings``: a rule
+without a name, a duplicate name, an ignored key, a tool glob actauth would not
+match) are warnings, and so is what may be meant (``signoff.agents.lint``: a rule
+for a tool the agent does not have, with the closest name, a ``when`` on an
+argument its tool does not take, a tool glob matching no tool, a scope
+environment the template's ``Environment`` parameter does not allow). Warnings
+change no exit code unless ``--strict`` (``make build`` passes it): then each is
+a problem, so a typo never deploys; rule files shared by agents with different
+tools are the reason to leave it off.
 
 Every line names the file and, in a YAML file, the line (``file:line: field:
 problem``), as a compiler does, so an editor jumps there.
 
 Exit codes: 0 every agent loads (one summary line on stdout), 1 a problem (one
-line per agent on stderr naming the file and the field), or no agents at all.
+line per agent on stderr naming the file and the field; with ``--strict``, a
+warning too), or no agents at all.
 """
 
 from __future__ import annotations
@@ -43,7 +46,7 @@ from typing import TYPE_CHECKING
 
 from signoff.errors import ConfigError, UsageError
 from signoff_dev.cli.style import style_for
-from signoff_dev.lines import located, yaml_line
+from signoff_dev.lines import located, warning_at
 
 if TYPE_CHECKING:
     from signoff.agents import AgentCatalog
@@ -87,6 +90,11 @@ def register(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> N
         default=None,
         help="the SAM template whose agent schedules must match the agents' (default: "
         "template.yaml beside the agents folder, when there is one)",
+    )
+    check.add_argument(
+        "--strict",
+        action="store_true",
+        help="count every warning (a rule for a tool the agent lacks, …) as a problem: exit 1",
     )
     check.set_defaults(command=_check)
 
@@ -176,18 +184,8 @@ def rule_warnings_of(
         else:
             continue
         found += rule_warnings_for(agent.rules.rules, agent.tools, environments)
-        lines += [f"{name}: {_at(path, w)}" for w in found]
+        lines += [f"{name}: {warning_at(str(path), w)}" for w in found]
     return lines
-
-
-# A warning's field path: `rules[2] 'name'.when.field: …` → rules[2].when.field
-_WARNING_PATH = re.compile(r"^(rules\[\d+\])(?: '[^']*')?((?:\.[\w-]+|\[\d+\])*):")
-
-
-def _at(path: Path, warning: str) -> str:
-    found = _WARNING_PATH.match(warning)
-    line = yaml_line(str(path), found.group(1) + found.group(2)) if found else None
-    return f"{path}:{line}: {warning}" if line else f"{path}: {warning}"
 
 
 def template_environments(template: Path) -> list[str] | None:
@@ -242,8 +240,10 @@ def _check(args: argparse.Namespace) -> int:
     environments = template_environments(template) if template.is_file() else None
     # A broken channels.yaml ("") fails every agent's load: no rules to warn about.
     healthy = [] if "" in problems else [n for n in names if n not in problems]
-    for warning in rule_warnings_of(catalog, healthy, environments):
+    warnings = rule_warnings_of(catalog, healthy, environments)
+    for warning in warnings:
         print(paint(f"signoff check: warning: {warning}", "yellow"), file=sys.stderr)
+    strict = len(warnings) if args.strict else 0
     for name, problem in problems.items():
         text = located(problem.file, problem.field, problem.problem)
         print(paint(f"signoff check: {name or 'channels'}: {text}", "red"), file=sys.stderr)
@@ -255,12 +255,12 @@ def _check(args: argparse.Namespace) -> int:
     for channel, missing in layer.items():
         print(paint(f"signoff check: channel {channel}: {missing}", "red"), file=sys.stderr)
     drift = _schedule_drift(args, catalog, problems)
-    if problems or layer or drift:
+    if problems or layer or drift or strict:
         agents = sum(1 for name in problems if name)
+        counted = f" (incl. {strict} warning(s): --strict)" if strict else ""
         print(
-            f"signoff check: {len(problems) + len(layer) + len(drift)} problem(s), "
-            f"{agents} of {len(names)} "
-            f"agents misconfigured under {root}",
+            f"signoff check: {len(problems) + len(layer) + len(drift) + strict} problem(s)"
+            f"{counted}, {agents} of {len(names)} agents misconfigured under {root}",
             file=sys.stderr,
         )
         return EXIT_PROBLEMS

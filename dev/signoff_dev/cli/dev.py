@@ -139,16 +139,16 @@ def _banner(stack: LocalStack) -> str:
     from signoff.agents import AgentCatalog
     from signoff_dev.local.demo import AGENT, MESSAGES
     from signoff_dev.local.mailbox import EMAILS_PATH
-    from signoff_dev.local.playground import agent_problems
+    from signoff_dev.local.playground import agent_status
     from signoff_dev.local.sink import LIST_PATH, SINK_PATH
 
     names = AgentCatalog(stack.agents_dir).names()
     # Each agent loaded now, as `signoff check` loads it, not at its first request: a
-    # broken one is named with its file and line; the others serve.
-    broken = [
-        f"  misconfigured  {name}: {problem}"
-        for name, problem in agent_problems(stack.agents_dir).items()
-    ]
+    # broken one is named with its file and line; the others serve, a rule that may
+    # be a typo named as a warning.
+    problems, warnings = agent_status(stack.agents_dir)
+    broken = [f"  misconfigured  {name}: {problem}" for name, problem in problems.items()]
+    broken += [f"  warning  {name}: {w}" for name, found in warnings.items() for w in found]
     functions = ", ".join(sorted({route.function for route in stack.routes}))
     schedules = ", ".join(
         f"{s.rule} every {s.period:g} s" for s in stack.schedules if s.input_event is None

@@ -8,9 +8,11 @@ files beside this module (``static/``), served as they are, with a policy
 that allows only them.
 
 ``GET /_local/agents`` tells the page what is wrong with each misconfigured
-agent (``file:line: field: problem``, as ``signoff check`` says it): ``GET
-/agents`` only marks it, since a deployed API never shows a client its
-configuration; this stack is the author's own, on loopback.
+agent (``file:line: field: problem``, as ``signoff check`` says it), and each
+healthy agent's rule warnings (``warnings``: a rule for a tool it lacks — it
+still serves): ``GET /agents`` only marks a broken agent, since a deployed API
+never shows a client its configuration; this stack is the author's own, on
+loopback.
 """
 
 from __future__ import annotations
@@ -28,7 +30,12 @@ if TYPE_CHECKING:
 
     from signoff_dev.local.gateway import HttpRequest
 
-__all__ = ["AGENT_PROBLEMS_PATH", "PLAYGROUND_PATH", "agent_problems", "playground_routes"]
+__all__ = [
+    "AGENT_PROBLEMS_PATH",
+    "PLAYGROUND_PATH",
+    "agent_status",
+    "playground_routes",
+]
 
 PLAYGROUND_PATH: Final = "/playground"
 AGENT_PROBLEMS_PATH: Final = "/_local/agents"
@@ -64,22 +71,31 @@ def playground_routes() -> dict[tuple[str, str], Callable[[HttpRequest], HttpRes
     return routes
 
 
-def agent_problems(root: Path) -> dict[str, str]:
-    """Each misconfigured agent under ``root`` and what is wrong, ``file:line: …``."""
+def agent_status(root: Path) -> tuple[dict[str, str], dict[str, list[str]]]:
+    """Each misconfigured agent under ``root`` and what is wrong, and each healthy
+    agent's rule warnings, all ``file:line: …``."""
     from signoff.agents import AgentCatalog
-    from signoff_dev.lines import located
+    from signoff_dev.lines import located, warning_at
 
     # A new catalog each time: an agent fixed (or broken) since the last look shows so.
-    return {
+    catalog = AgentCatalog(root)
+    problems = catalog.problems()
+    warnings: dict[str, list[str]] = {}
+    for name in catalog.names():
+        if name not in problems and (agent := catalog.get(name)).warnings:
+            warnings[name] = [warning_at(str(agent.rules_file), w) for w in agent.warnings]
+    located_problems = {
         name: located(problem.file, problem.field, problem.problem)
-        for name, problem in AgentCatalog(root).problems().items()
+        for name, problem in problems.items()
     }
+    return located_problems, warnings
 
 
 def _problems(_: HttpRequest) -> HttpResponse:
     # The functions' own agents folder: the stack exports it for them.
     root = Path(os.environ.get("SIGNOFF_AGENTS_DIR", "agents"))
-    body = json.dumps({"problems": agent_problems(root)}, ensure_ascii=False).encode()
+    problems, warnings = agent_status(root)
+    body = json.dumps({"problems": problems, "warnings": warnings}, ensure_ascii=False).encode()
     return HttpResponse(200, [("content-type", "application/json"), *_HEADERS], body)
 
 

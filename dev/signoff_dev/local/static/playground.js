@@ -349,9 +349,11 @@ async function loadAgents() {
   }
   const agents = await response.json();
   // What is wrong with a misconfigured agent: the local stack says it (the API only marks it).
+  // A healthy agent's rule warnings (a rule for a tool it lacks) show; Send stays on.
   let problems = {};
+  let warnings = {};
   const local = await fetch("/_local/agents");
-  if (local.ok) problems = (await local.json()).problems;
+  if (local.ok) ({ problems, warnings = {} } = await local.json());
   const select = $("agent");
   select.replaceChildren();
   for (const agent of agents) {
@@ -363,6 +365,7 @@ async function loadAgents() {
       option.dataset.problem = problems[agent.name] || "misconfigured: see the signoff dev console";
     } else {
       option.textContent = agent.name;
+      option.dataset.warning = (warnings[agent.name] || []).map((w) => `warning: ${w}`).join("\n");
     }
     select.append(option);
   }
@@ -376,7 +379,7 @@ function describeAgent() {
   const selected = $("agent").selectedOptions[0];
   $("agent-description").textContent = selected ? selected.dataset.description : "";
   const broken = selected ? selected.dataset.problem || "" : "";
-  $("agent-problem").textContent = broken;
+  $("agent-problem").textContent = broken || (selected ? selected.dataset.warning || "" : "");
   $("send").disabled = Boolean(broken);
 }
 

@@ -30,6 +30,11 @@ class Agent:
     skills: dict[str, Skill]
     # The functions of the folder's hooks.py (none without one).
     hooks: Hooks = field(default=NO_HOOKS)
+    # The file the rules come from (actauth.yml, or agent.yaml's inline rules; None
+    # without rules) and what may be a typo in them, `<where>: <what>`
+    # (signoff.agents.lint): the agent loads and serves, a cold start logs them.
+    rules_file: Path | None = None
+    warnings: tuple[str, ...] = ()
 
     @property
     def system_prompt(self) -> str:

@@ -1,21 +1,22 @@
 """An agent's rules checked against its tools: the typos the gate cannot see.
 
 A rule for ``issue_refnd`` or a ``when`` on ``amout`` loads and decides (actauth
-accepts both), but never applies: the call silently falls to the default
-decision. Such a rule is an error (``rule_errors``), raised when the agent loads —
-so ``signoff check`` (``make build``), a function's cold start and ``signoff dev``
-all report it. What can be legitimate is a warning for ``signoff check`` only
-(``rule_warnings_for``): a tool glob that matches none of today's tools, a ``when``
-field that only some of a glob's tools take, an environment the deployment's
-template does not allow.
+accepts both, and signoff loads every file actauth accepts), but never applies:
+the call silently falls to the default decision. So it is a warning, never a load
+failure, naming the closest tool or argument when one is close. ``rule_warnings_for``
+says each ``<where>: <what>``: a tool the agent lacks, a ``when`` field its tool does
+not take, a tool glob that matches none of today's tools, a ``when`` field that only
+some of a glob's tools take, an environment the deployment's template does not allow.
+An agent carries those it has when it loads (``Agent.warnings``): a cold start logs
+them, ``signoff dev`` shows them, ``signoff check`` prints them (``--strict`` fails).
 """
 
 from __future__ import annotations
 
+from difflib import get_close_matches
 from fnmatch import fnmatchcase
 from typing import TYPE_CHECKING
 
-from signoff.errors import ConfigError
 from signoff.gate.rules import GLOB_CHARS
 
 if TYPE_CHECKING:
@@ -25,73 +26,29 @@ if TYPE_CHECKING:
     from signoff.gate.rules import Rule
     from signoff.tools import Tool
 
-__all__ = ["rule_errors", "rule_warnings_for"]
+__all__ = ["SYSTEM_TOOLS", "rule_warnings_for"]
 
-
-def rule_errors(
-    file: str, rules: tuple[Rule, ...], tools: Mapping[str, Tool], system: Collection[str]
-) -> list[ConfigError]:
-    """Each rule naming a tool the agent lacks, or a ``when`` field that tool does not take.
-
-    ``system`` are the engine's own tools (``ask_user``, ``Skill``): a rule may gate
-    them, and their arguments are not the agent's to check.
-    """
-    found: list[ConfigError] = []
-    for index, rule in enumerate(rules):
-        if GLOB_CHARS & set(rule.tool) or rule.tool in system:
-            continue
-        where = f"rules[{index}]"
-        tool = tools.get(rule.tool)
-        if tool is None:
-            known = ", ".join(sorted([*tools, *system]))
-            found.append(
-                ConfigError(
-                    file,
-                    f"{where}.tool",
-                    f"no tool named {rule.tool!r} (this agent has {known}); "
-                    "the rule would never apply",
-                )
-            )
-            continue
-        takes = set(tool.arguments.model_fields)
-        for path, field in _fields(rule.when, f"{where}.when"):
-            if field.split(".")[0] not in takes:
-                found.append(
-                    ConfigError(
-                        file,
-                        f"{path}.field",
-                        f"{rule.tool} has no argument {field.split('.')[0]!r} "
-                        f"(it takes {', '.join(sorted(takes)) or 'none'}); "
-                        "the condition would never hold",
-                    )
-                )
-    return found
+# The engine's own tools: a rule may gate them, and their arguments are not the
+# agent's to check.
+SYSTEM_TOOLS = frozenset({"ask_user", "Skill"})
 
 
 def rule_warnings_for(
     rules: tuple[Rule, ...],
     tools: Mapping[str, Tool],
-    environments: Collection[str] | None,
+    environments: Collection[str] | None = None,
+    system: Collection[str] = SYSTEM_TOOLS,
 ) -> list[str]:
-    """``<where>: <what>`` for what may be meant: a tool glob matching no tool, a ``when``
-    field some of the glob's tools lack, a literal environment not in ``environments``
-    (the template's allowed values; ``None`` when any value may be deployed)."""
+    """``<where>: <what>`` for each rule that may not say what was meant, checked against
+    the agent's ``tools``, the engine's ``system`` tools and ``environments`` (the
+    template's allowed values; ``None`` when any value may be deployed)."""
     found: list[str] = []
     for index, rule in enumerate(rules):
         where = f"rules[{index}]" + (f" {rule.name!r}" if rule.name else "")
         if GLOB_CHARS & set(rule.tool):
-            matched = [t for name, t in tools.items() if fnmatchcase(name, rule.tool)]
-            if not matched:
-                found.append(f"{where}.tool: {rule.tool!r} matches none of this agent's tools")
-            for path, field in _fields(rule.when, f"{where}.when"):
-                lacking = sorted(
-                    t.name for t in matched if field.split(".")[0] not in t.arguments.model_fields
-                )
-                if lacking:
-                    found.append(
-                        f"{path}.field: {', '.join(lacking)} take no argument "
-                        f"{field.split('.')[0]!r}; for them the condition never holds"
-                    )
+            found += _glob_warnings(where, rule, tools)
+        elif rule.tool not in system:
+            found += _tool_warnings(where, rule, tools, system)
         segments = rule.scope.split("/")
         if environments is not None and len(segments) == 3:
             environment = segments[1]
@@ -101,6 +58,54 @@ def rule_warnings_for(
                     f"({', '.join(sorted(environments))}); the rule applies only where it is"
                 )
     return found
+
+
+def _tool_warnings(
+    where: str, rule: Rule, tools: Mapping[str, Tool], system: Collection[str]
+) -> list[str]:
+    """A literal tool the agent lacks, or a ``when`` field the tool does not take."""
+    tool = tools.get(rule.tool)
+    if tool is None:
+        known = sorted([*tools, *system])
+        return [
+            f"{where}.tool: no tool named {rule.tool!r}; the rule never applies"
+            f"{_meant(rule.tool, known)} (this agent has {', '.join(known)})"
+        ]
+    takes = sorted(tool.arguments.model_fields)
+    found = []
+    for path, field in _fields(rule.when, f"{where}.when"):
+        argument = field.split(".")[0]
+        if argument not in takes:
+            found.append(
+                f"{path}.field: {rule.tool} has no argument {argument!r}; the condition "
+                f"never holds, so the rule never applies{_meant(argument, takes)} "
+                f"(it takes {', '.join(takes) or 'none'})"
+            )
+    return found
+
+
+def _glob_warnings(where: str, rule: Rule, tools: Mapping[str, Tool]) -> list[str]:
+    """A glob matching none of the agent's tools, or a ``when`` field some of them lack."""
+    matched = [t for name, t in tools.items() if fnmatchcase(name, rule.tool)]
+    found = []
+    if not matched:
+        found.append(f"{where}.tool: {rule.tool!r} matches none of this agent's tools")
+    for path, field in _fields(rule.when, f"{where}.when"):
+        lacking = sorted(
+            t.name for t in matched if field.split(".")[0] not in t.arguments.model_fields
+        )
+        if lacking:
+            found.append(
+                f"{path}.field: {', '.join(lacking)} take no argument "
+                f"{field.split('.')[0]!r}; for them the condition never holds"
+            )
+    return found
+
+
+def _meant(name: str, known: list[str]) -> str:
+    """``; did you mean 'x'?`` when one of ``known`` is close to ``name``."""
+    close = get_close_matches(name, known, n=1)
+    return f"; did you mean {close[0]!r}?" if close else ""
 
 
 def _fields(condition: Condition | None, where: str) -> Iterator[tuple[str, str]]:

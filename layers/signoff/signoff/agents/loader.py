@@ -18,7 +18,7 @@ from pydantic import ValidationError
 from signoff.agents.agent import Agent
 from signoff.agents.config import AgentConfig
 from signoff.agents.hooks import load_hooks
-from signoff.agents.lint import rule_errors
+from signoff.agents.lint import SYSTEM_TOOLS, rule_warnings_for
 from signoff.agents.modules import import_agent_file
 from signoff.channels.config import ChannelsConfig, check_agent_notify
 from signoff.channels.http_notifier import channel_name, deployment_channels, http_notifier_channel
@@ -34,7 +34,7 @@ if TYPE_CHECKING:
 
 __all__ = ["AgentCatalog", "load_agent"]
 
-RESERVED_TOOLS = frozenset({"ask_user", "Skill"})
+RESERVED_TOOLS = SYSTEM_TOOLS
 RULES_FILE = "actauth.yml"
 
 
@@ -69,9 +69,10 @@ class AgentCatalog:
         What a cold start, ``signoff dev`` and ``signoff check`` check (seed 004:
         the engine rejects an agent whose ``notify`` names no registered notifier):
         every agent loads whole — ``agent.yaml``, its ``notify`` against
-        ``channels.yaml``, the rules, their tools (``signoff.agents.lint``), ``tools.py``,
-        hooks and skills. Per agent, so one broken agent is reported and the others
-        still serve; each healthy agent stays loaded for its first request.
+        ``channels.yaml``, the rules, ``tools.py``, hooks and skills. A rule naming a
+        tool the agent lacks is no problem here but one of the agent's ``warnings``.
+        Per agent, so one broken agent is reported and the others still serve; each
+        healthy agent stays loaded for its first request.
         """
         found: dict[str, ConfigError] = {}
         for name in self.names():
@@ -108,23 +109,18 @@ def load_agent(directory: Path, channels: ChannelsConfig | None = None) -> Agent
     config = _load_config(file)
     if channels is not None:
         _check_notify(name, str(file), config.notify, channels)
-    rules_file = directory / RULES_FILE
-    rules_source = str(rules_file)
-    if rules_file.exists():
+    rules_file: Path | None = directory / RULES_FILE
+    if rules_file is not None and rules_file.exists():
         rules = load_rules(rules_file, name)
     elif config.rules is not None or config.default_decision is not None:
         inline: dict[str, object] = {"rules": config.rules or []}
         if config.default_decision is not None:
             inline["default_decision"] = config.default_decision
-        rules_source = str(file)
-        rules = rules_from(inline, rules_source, name)
+        rules_file = file
+        rules = rules_from(inline, str(file), name)
     else:
-        rules = RuleSet()
+        rules_file, rules = None, RuleSet()
     tools = _load_tools(directory / "tools.py", name)
-    # A rule for a tool the agent lacks (a typo) would never apply: refused here so
-    # `signoff check`, a cold start and `signoff dev` all name it.
-    if typos := rule_errors(rules_source, rules.rules, tools, RESERVED_TOOLS):
-        raise typos[0]
     return Agent(
         name=name,
         directory=directory,
@@ -133,6 +129,10 @@ def load_agent(directory: Path, channels: ChannelsConfig | None = None) -> Agent
         rules=rules,
         skills=discover_skills(directory / "skills"),
         hooks=load_hooks(directory / "hooks.py", name),
+        rules_file=rules_file,
+        # A rule for a tool the agent lacks (a typo) never applies, but actauth loads
+        # it and decides the other calls as before, so signoff does too: a warning.
+        warnings=tuple(rule_warnings_for(rules.rules, tools)),
     )
 
 

@@ -21,14 +21,16 @@ __all__ = ["checked_agents", "run_cap", "turns_from_env"]
 
 
 def checked_agents(deployment: Deployment) -> AgentCatalog:
-    """The deployment's agents, each checked now: one log line per misconfigured agent.
+    """The deployment's agents, each checked now: one log line per misconfigured agent,
+    and a warning line per rule of a healthy agent that may be a typo.
 
     A cold start does not fail for one agent's mistake (the healthy agents keep
     serving, and ``GET /agents`` marks the broken one); the log says which agent,
     which file and field, and what is wrong, before its first request does.
     """
     agents = AgentCatalog(deployment.agents_dir)
-    for name, problem in sorted(agents.problems().items()):
+    problems = agents.problems()
+    for name, problem in sorted(problems.items()):
         logger.error(
             "agent misconfigured",
             extra={
@@ -38,6 +40,14 @@ def checked_agents(deployment: Deployment) -> AgentCatalog:
                 "problem": problem.problem,
             },
         )
+    for name in agents.names():
+        if name not in problems:
+            agent = agents.get(name)  # loaded by problems(): no second load
+            for warning in agent.warnings:
+                logger.warning(
+                    "agent rule warning",
+                    extra={"agent": name, "file": str(agent.rules_file), "warning": warning},
+                )
     return agents
 
 
