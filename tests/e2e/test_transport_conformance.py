@@ -1,4 +1,4 @@
-"""One turn, four transports, the same events (PROTOCOL.md v1, seed 000; docs/protocol.md).
+"""One turn, every transport, the same events (PROTOCOL.md v1, seed 000; docs/protocol.md).
 
 The same scripted turns are driven over the protocol's transports and what each
 carries is compared:
@@ -7,10 +7,14 @@ carries is compared:
 - **SSE**: ``POST /agents/{name}/messages/stream`` on the local stack.
 - **plain HTTP**: ``POST /agents/{name}/messages`` (the 200 / 202 family, JSON).
 - **status**: ``GET /agents/{name}/sessions/{id}`` after the turn.
+- **long-poll**: the status route with ``?after=N&wait=S`` while the turn runs.
+- **signoff.client** over SSE, long-poll and ``auto`` (and ``signoff send``,
+  which prints what ``signoff run`` prints), with connections dropped mid-turn.
 
 The turns: one that finishes, one that pauses for an approval which is then
-given, one whose model asks for a batch of calls at once, and one whose model
-fails. What a transport legitimately leaves out, from PROTOCOL.md and
+given (or denied), one that asks a question which is answered, one whose
+model asks for a batch of calls at once, a follow-up message in the same
+session, and one whose model fails. What a transport legitimately leaves out, from PROTOCOL.md and
 docs/protocol.md, and nothing more:
 
 - ``session`` and ``done`` are adapter events of the *streamed* transports
@@ -67,6 +71,8 @@ FINISHES = "where is order A-1001?"
 ASKS = "refund order A-1001 please"
 BATCH = "compare orders A-1001 and A-1002"
 FAILS = "hello"
+QUESTION = "which order was it?"
+ANSWER = "A-1002"
 
 # The shop agent: two reads and a refund that needs a person in production.
 SHOP_YAML = """\
@@ -111,6 +117,13 @@ def issue_refund(orderId: str, amount: float) -> dict[str, object]:
 '''
 SHOP_SCRIPT = """\
 scenarios:
+  - match: '(?i)which order'
+    steps:
+      - call:
+          - tool: ask_user
+            args: {question: "Which order?", options: ["A-1001", "A-1002"]}
+      - call: [{tool: lookup_order, args: {orderId: "{result.ask_user}"}}]
+      - text: "Order {result.ask_user} costs {result.lookup_order.total}."
   - match: '(?i)compare orders (?P<a>A-\\d+) and (?P<b>A-\\d+)'
     steps:
       - text: "Looking both up."
@@ -223,27 +236,37 @@ def signoff(agents: Path, home: Path, *arguments: str) -> tuple[int, list[dict[s
     return done.returncode, validated(events)
 
 
-def sse(http: httpx.Client, agent: str, message: str) -> list[dict[str, Any]]:
-    """The SSE stream, approving through the approval route whatever it asks."""
+def sse(
+    http: httpx.Client, agent: str, message: str, decide: str = "approve"
+) -> list[dict[str, Any]]:
+    """The SSE stream, deciding through the approval route whatever it asks (``decide``),
+    answering ``ANSWER`` through the question route."""
     events: list[dict[str, Any]] = []
     with http.stream("POST", f"/agents/{agent}/messages/stream", json={"message": message}) as r:
         assert r.status_code == 200, r.read()
         for event in sse_events(r.iter_lines()):
             events.append(event)
             if event["type"] == "approval:pending":
-                approved = http.post(f"/approvals/{event['id']}/approve", json={})
-                assert approved.status_code == 200, approved.text
+                decided = http.post(f"/approvals/{event['id']}/{decide}", json={})
+                assert decided.status_code == 200, decided.text
+            if event["type"] == "question:pending":
+                path = f"/questions/{event['id']}/answer"
+                answered = http.post(path, json={"answer": ANSWER})
+                assert answered.status_code == 200, answered.text
     return validated(events)
 
 
 def plain(
     http: httpx.Client, agent: str, message: str, *, session_id: str | None = None
 ) -> list[httpx.Response]:
-    """The plain route, then the approval route for each 202: every response in order."""
+    """The plain route, then the approval (or question) route for each 202: every response."""
     body = {"message": message} | ({"sessionId": session_id} if session_id else {})
     responses = [http.post(f"/agents/{agent}/messages", json=body)]
     while responses[-1].status_code == 202:
         body = responses[-1].json()
+        if body["type"] == "question":
+            responses.append(http.post(body["answerUrl"], json={"answer": ANSWER}))
+            continue
         assert body["type"] == "approval", body
         responses.append(http.post(body["approveUrl"], json={}))
     for response in responses:
@@ -277,9 +300,11 @@ def per_run(events: list[dict[str, Any]]) -> list[dict[str, Any]]:
         event = dict(event)
         if event["type"] == "session":
             event["sessionId"] = "<session>"
-        if event["type"] == "approval:pending":
+        if event["type"] in ("approval:pending", "question:pending"):
             event["id"] = ids.setdefault(event["id"], f"<pending-{len(ids)}>")
             event["requestedAt"] = "<requested-at>"
+        if event["type"] == "question:pending":
+            event["sessionId"] = "<session>"
         if event["type"] == "tool:started" and "; approved by " in event["detailText"]:
             event["detailText"] = event["detailText"].split("; approved by ")[0] + "; approved"
         if event["type"] == "tool:result" and event["detailText"].startswith("Denied by "):
@@ -464,7 +489,9 @@ def long_poll(http: httpx.Client, agent: str, message: str) -> tuple[list[dict[s
     raise AssertionError(f"the turn of {message!r} did not end")
 
 
-@pytest.mark.parametrize("message", [FINISHES, ASKS, BATCH], ids=["finishes", "approval", "batch"])
+@pytest.mark.parametrize(
+    "message", [FINISHES, ASKS, BATCH, QUESTION], ids=["finishes", "approval", "batch", "question"]
+)
 def test_the_status_routes_long_poll_carries_the_same_events(
     http: httpx.Client, message: str
 ) -> None:
@@ -588,25 +615,40 @@ def client_for(
     return client
 
 
-def via_client(client: Client, agent: str, message: str) -> tuple[list[dict[str, Any]], Turn]:
-    """The turn through the client, approving whatever it asks: its events as wire dicts."""
+def via_client(
+    client: Client, agent: str, message: str, decide: str = "approve"
+) -> tuple[list[dict[str, Any]], Turn]:
+    """The turn through the client, deciding what it asks as ``sse`` does: its events."""
     turn = client.send(agent, message)
     events = []
     for event in turn:
         events.append(dump(event))
-        if turn.pending is not None:
-            turn.pending.approve()
+        pending = turn.pending
+        if pending is not None and pending.event.type == "question:pending":
+            pending.answer(ANSWER)
+        elif pending is not None:
+            pending.approve() if decide == "approve" else pending.deny()
     return validated(events), turn
 
 
 @pytest.mark.parametrize("transport", ["sse", "poll", "auto"])
-@pytest.mark.parametrize("message", [FINISHES, ASKS, BATCH], ids=["finishes", "approval", "batch"])
+@pytest.mark.parametrize(
+    ("message", "decide"),
+    [
+        (FINISHES, "approve"),
+        (ASKS, "approve"),
+        (ASKS, "deny"),
+        (QUESTION, "approve"),
+        (BATCH, "approve"),
+    ],
+    ids=["finishes", "approved", "denied", "question", "batch"],
+)
 def test_the_client_yields_the_streams_events_on_every_transport(
-    stack: LocalStack, http: httpx.Client, transport: Transport, message: str
+    stack: LocalStack, http: httpx.Client, transport: Transport, message: str, decide: str
 ) -> None:
-    stream = sse(http, "shop", message)
+    stream = sse(http, "shop", message, decide)
     with client_for(stack, transport) as client:
-        events, turn = via_client(client, "shop", message)
+        events, turn = via_client(client, "shop", message, decide)
     assert per_run(events) == per_run(stream)
     assert turn.done is not None and dump(turn.done) == stream[-1]
     assert turn.pending is None and turn.error is None
