@@ -17,8 +17,10 @@ it started). Two transports carry it:
 
 - **SSE** (``POST /agents/{name}/messages/stream``): the local stack serves it;
   a deployed HTTP API does not.
-- **long-poll**: ``POST /agents/{name}/messages``, then the status route
-  ``GET /agents/{name}/sessions/{id}?after=N&wait=S`` until the turn is done.
+- **long-poll**: ``POST /agents/{name}/messages`` in the background while the
+  status route ``GET /agents/{name}/sessions/{id}?after=N&wait=S`` yields each
+  step's events as it is committed, until the turn is done. The client names
+  the session (``sessionId``), so it can follow it before the POST answers.
 
 ``transport="auto"`` (the default) tries SSE and falls back to long-poll when the
 server has no stream route (its 404 names no route, not an agent), remembering
@@ -37,7 +39,9 @@ an import-linter contract in pyproject.toml keeps it so.
 
 from __future__ import annotations
 
+import contextlib
 import json
+import threading
 import time
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Final, Literal
@@ -76,6 +80,8 @@ Transport = Literal["auto", "sse", "poll"]
 
 # The status route waits at most 25 s (API Gateway's HTTP API gives up at 30 s).
 POLL_WAIT: Final = 20.0
+# How often a watcher asks while the message has not reached the session yet.
+_SETTLE: Final = 0.05
 _FAMILIES: Final[dict[int, type[SignoffError]]] = {
     400: BadInput,
     401: Unauthorized,
@@ -205,62 +211,73 @@ class Turn:
     # -- long-poll ------------------------------------------------------------------------
 
     def _poll(self) -> Iterator[LoopEvent]:
-        client = self._client
+        """The message posted in the background; its events followed on the status route.
+
+        The plain route answers when the turn finished or paused; the status route's
+        long-poll has each step's events as it is committed, so they are yielded live.
+        """
         body = {"message": self.message, "sessionId": self.session_id}
-        try:
-            response = client.http.post(
-                f"/agents/{quote(self.agent)}/messages", json=body, headers=client.headers
-            )
-        except httpx.TransportError:
-            yield from self._follow()  # dropped: the turn goes on on the server
-            return
-        if response.status_code >= 500 and self._logged_failure():
-            # A turn that failed after it started: its events and error are logged.
-            yield from self._follow()
-            return
-        if response.status_code >= 400:
-            raise error_for(response)
-        answer = response.json()
-        self.session_id = answer["sessionId"]
-        yield from self._take(SessionEvent(session_id=self.session_id))
-        for event in answer["events"]:
-            yield from self._take(parse(event))
-        if response.status_code == 200:
-            done = Done(text=answer["text"], stop_reason=answer.get("stopReason"))
-            yield from self._take(done)
-            return
-        yield from self._follow()
+        posting = _Posting(self._client, f"/agents/{quote(self.agent)}/messages", body)
+        yield from self._follow(posting)
 
-    def _logged_failure(self) -> bool:
-        status = self._client.status(self.agent, self.session_id, after=self._base, missing=None)
-        return status is not None and any(e.get("type") == "error" for e in status["events"])
+    def _follow(self, posting: _Posting | None = None) -> Iterator[LoopEvent]:
+        """The turn's events after the last one seen, from the status route, to its end.
 
-    def _follow(self) -> Iterator[LoopEvent]:
-        """The turn's events after the last one seen, from the status route, to its end."""
+        Raises:
+            Unavailable: the message never reached the server (its connection was lost).
+            SignoffError: the plain route's error, when the message was refused.
+        """
         client = self._client
         while self.done is None and self.error is None:
+            sending = posting is not None and posting.running()
+            starting = self._seen == 0
             status = client.status(
                 self.agent,
                 self.session_id,
                 after=self._base + self._seen,
-                wait=client.wait,
-                missing=None if self._seen == 0 else "raise",
+                # Short while the message may yet be refused: the refusal is the answer.
+                wait=min(client.wait, 2.0) if starting and sending else client.wait,
+                missing=None if starting else "raise",
             )
-            if status is None:
-                raise Unavailable(
-                    f"{client.base_url}: the connection was lost before the turn began"
-                )
+            new = status["events"] if status is not None else []
+            if starting and not new:
+                state = status["status"] if status is not None else None
+                if sending:
+                    if state != "running":  # nothing to wait on yet: the route answered at once
+                        time.sleep(_SETTLE)
+                    continue
+                if posting is not None and (refused := posting.refusal()) is not None:
+                    raise refused
+                if posting is not None and self._moved(posting, status):
+                    continue
+                if state != "running":
+                    raise Unavailable(f"{client.base_url}: the message was lost on its way")
+                continue
+            assert status is not None
             yield from self._take(SessionEvent(session_id=self.session_id))
-            for event in status["events"]:
+            for event in new:
                 yield from self._take(parse(event))
                 if self.error is not None:
                     return
             caught_up = status["next"] == self._base + self._seen
-            if caught_up and status["status"] == "done" and self._seen > 0:
+            if caught_up and status["status"] == "done":
                 done = Done(text=status.get("text") or "", stop_reason=status.get("stopReason"))
                 yield from self._take(done)
-            elif caught_up and status["status"] == "idle":
-                raise Unavailable(f"session {self.session_id}: the message was not taken")
+            elif caught_up and status["status"] == "idle" and not (posting and posting.running()):
+                raise Unavailable(f"session {self.session_id}: the turn ended without an answer")
+
+    def _moved(self, posting: _Posting, status: dict[str, Any] | None) -> bool:
+        """The server put the message in another session (an agent's ``session_id_for``).
+
+        Its events are then followed there, from the number of the answer's first.
+        """
+        answer = posting.answer()
+        if answer is None or answer.get("sessionId") in (None, self.session_id):
+            return False
+        self.session_id = answer["sessionId"]
+        now = self._client.status(self.agent, self.session_id, after=0, skip_events=True)
+        self._base = int(now["next"]) - len(answer.get("events", []))
+        return True
 
     # -- every event goes through here ----------------------------------------------------
 
@@ -416,6 +433,36 @@ class Client:
                 raise error_for(response)
             return response.json()
         raise Unavailable(f"{self.base_url} is unreachable")
+
+
+class _Posting:
+    """``POST path`` on a thread of its own: its answer, or that its connection dropped."""
+
+    def __init__(self, client: Client, path: str, body: dict[str, Any]) -> None:
+        self._response: httpx.Response | None = None
+        self._thread = threading.Thread(target=self._post, args=(client, path, body), daemon=True)
+        self._thread.start()
+
+    def _post(self, client: Client, path: str, body: dict[str, Any]) -> None:
+        # A dropped connection leaves no answer: the turn goes on on the server, and
+        # the status route tells it.
+        with contextlib.suppress(httpx.TransportError):
+            self._response = client.http.post(path, json=body, headers=client.headers)
+
+    def running(self) -> bool:
+        return self._thread.is_alive()
+
+    def refusal(self) -> SignoffError | None:
+        """The error the message was answered with, if any."""
+        response = self._response
+        return error_for(response) if response is not None and response.is_error else None
+
+    def answer(self) -> dict[str, Any] | None:
+        response = self._response
+        if response is None or response.is_error:
+            return None
+        body: dict[str, Any] = response.json()
+        return body
 
 
 def _sse_events(lines: Iterator[str]) -> Iterator[LoopEvent]:
