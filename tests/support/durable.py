@@ -1,16 +1,36 @@
-"""Wiring ``Turns`` over a store for tests."""
+"""Wiring ``Turns`` over a store for tests, and the ``clock`` and ``store`` fixtures
+(each store adapter in turn: memory, then DynamoDB on moto) a test module imports."""
 
 from __future__ import annotations
 
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
+import pytest
+
+from signoff.clock import ManualClock
 from signoff.durable.turns import Turns
+from signoff.store.dynamodb import DynamoStore
+from signoff.store.memory import MemoryStore
 
 if TYPE_CHECKING:
     from signoff.agents import Agent
-    from signoff.clock import ManualClock
     from signoff.models.base import ModelCall
+
+Store = MemoryStore | DynamoStore
+
+
+@pytest.fixture
+def clock() -> ManualClock:
+    return ManualClock()
+
+
+@pytest.fixture(params=["memory", "dynamodb"])
+def store(request: pytest.FixtureRequest, clock: ManualClock) -> Store:
+    if request.param == "memory":
+        return MemoryStore(clock=clock)
+    request.getfixturevalue("aws")
+    return DynamoStore.from_env(clock=clock)
 
 
 @dataclass

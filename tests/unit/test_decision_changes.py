@@ -3,12 +3,11 @@ on each store adapter: what the model reads, what the tool runs with, what the a
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import pytest
 
 from signoff.agents import load_agent
-from signoff.clock import ManualClock
 from signoff.durable.decide import Actor, Approve, Deny
 from signoff.edits import MAX_EDIT_BYTES
 from signoff.errors import Forbidden, InvalidChanges, NotEditable, UsageError
@@ -16,28 +15,19 @@ from signoff.messages import ToolResultMessage
 from signoff.models.factory import build_model
 from signoff.models.scripted import ScriptedModel
 from signoff.queue.memory import MemoryQueue
-from signoff.store.dynamodb import DynamoStore
 from signoff.store.memory import MemoryStore
 from signoff.tools import tool
 from tests.support.agents import answer, calls, make_agent, playing
 from tests.support.durable import StaticAgents, turns_over
+from tests.support.durable import clock as clock
+from tests.support.durable import store as store
 from tests.unit.test_durable_turns import AGENTS, REFUND, refunds_issued
+
+if TYPE_CHECKING:
+    from signoff.clock import ManualClock
 
 ALICE = Actor(id="alice@example.com", channel="mail")
 WHY = "refund only 30, the item was used"
-
-
-@pytest.fixture
-def clock() -> ManualClock:
-    return ManualClock()
-
-
-@pytest.fixture(params=["memory", "dynamodb"])
-def store(request: pytest.FixtureRequest, clock: ManualClock) -> Any:
-    if request.param == "memory":
-        return MemoryStore(clock=clock)
-    request.getfixturevalue("aws")
-    return DynamoStore.from_env(clock=clock)
 
 
 def shop() -> tuple[StaticAgents, ScriptedModel]:

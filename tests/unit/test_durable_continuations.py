@@ -15,19 +15,20 @@ from typing import TYPE_CHECKING, Any
 import pytest
 
 from signoff.agents import load_agent
-from signoff.clock import ManualClock
 from signoff.durable.sweeper import Sweeper
 from signoff.durable.turns import Turns
 from signoff.models.factory import build_model
 from signoff.queue.memory import MemoryQueue
-from signoff.store.dynamodb import DynamoStore
-from signoff.store.memory import MemoryStore
 from signoff.tools import ToolContext, tool
 from tests.support.agents import answer, calls, make_agent, playing
 from tests.support.durable import StaticAgents, turns_over
+from tests.support.durable import clock as clock
+from tests.support.durable import store as store
 
 if TYPE_CHECKING:
     from collections.abc import Iterator
+
+    from signoff.clock import ManualClock
 
 AGENTS = Path(__file__).resolve().parents[2] / "agents"
 REFUND = "order A-1001 arrived broken, can you refund it?"
@@ -52,19 +53,6 @@ class Records(logging.Handler):
             for r in self.records
             if r.getMessage().startswith("continuation skipped")
         ]
-
-
-@pytest.fixture
-def clock() -> ManualClock:
-    return ManualClock()
-
-
-@pytest.fixture(params=["memory", "dynamodb"])
-def store(request: pytest.FixtureRequest, clock: ManualClock) -> Any:
-    if request.param == "memory":
-        return MemoryStore(clock=clock)
-    request.getfixturevalue("aws")
-    return DynamoStore.from_env(clock=clock)
 
 
 @pytest.fixture

@@ -16,11 +16,12 @@ from signoff.errors import AlreadyResolved, Expired, SessionBusy, SignoffError, 
 from signoff.messages import ToolResultMessage
 from signoff.models.factory import build_model
 from signoff.queue.memory import MemoryQueue
-from signoff.store.dynamodb import DynamoStore
 from signoff.store.memory import MemoryStore
 from signoff.tools import ToolContext, tool
 from tests.support.agents import answer, calls, make_agent, playing
 from tests.support.durable import StaticAgents, turns_over
+from tests.support.durable import clock as clock
+from tests.support.durable import store as store
 
 AGENTS = Path(__file__).resolve().parents[2] / "agents"
 REFUND = "order A-1001 arrived broken, can you refund it?"
@@ -32,19 +33,6 @@ def customer_service(notify: dict[str, list[str]] | None = None) -> StaticAgents
         config = agent.config.model_copy(update={"notify": notify})
         agent = type(agent)(**{**agent.__dict__, "config": config})
     return StaticAgents({agent.name: (agent, build_model(agent.config.model, agent.directory))})
-
-
-@pytest.fixture
-def clock() -> ManualClock:
-    return ManualClock()
-
-
-@pytest.fixture(params=["memory", "dynamodb"])
-def store(request: pytest.FixtureRequest, clock: ManualClock) -> Any:
-    if request.param == "memory":
-        return MemoryStore(clock=clock)
-    request.getfixturevalue("aws")
-    return DynamoStore.from_env(clock=clock)
 
 
 def refunds_issued(agents: StaticAgents) -> dict[str, Any]:

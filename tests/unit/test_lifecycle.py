@@ -16,7 +16,6 @@ import pytest
 
 from signoff.agents import load_agent
 from signoff.channels.memory import RecordingChannel, fail_times
-from signoff.clock import ManualClock
 from signoff.durable.sweeper import Sweeper
 from signoff.engine import Engine
 from signoff.errors import SendFailed
@@ -25,17 +24,18 @@ from signoff.notify.compose import Composer
 from signoff.notify.hub import Notifier
 from signoff.queue.memory import MemoryQueue
 from signoff.secrets.memory import MemorySecrets
-from signoff.store.dynamodb import DynamoStore
-from signoff.store.memory import MemoryStore
 from signoff.tokens import signer_from
 from signoff.tools import ToolContext, tool
 from tests.support.agents import answer, calls, make_agent, playing
-from tests.support.durable import StaticAgents, turns_over
+from tests.support.durable import StaticAgents, Store, turns_over
+from tests.support.durable import clock as clock
+from tests.support.durable import store as store
 
 if TYPE_CHECKING:
     from collections.abc import Iterator
 
     from signoff.agents import Agent
+    from signoff.clock import ManualClock
     from signoff.durable.turns import Turns
     from signoff.models.base import ModelCall
     from signoff.store.records import PendingItem
@@ -44,24 +44,9 @@ AGENTS = Path(__file__).resolve().parents[2] / "agents"
 REFUND = "order A-1001 arrived broken, can you refund it?"
 HOUR = 3600.0
 
-Store = MemoryStore | DynamoStore
-
 
 class Crash(BaseException):
     """The process dying (not an Exception, so nothing on the way catches it)."""
-
-
-@pytest.fixture
-def clock() -> ManualClock:
-    return ManualClock()
-
-
-@pytest.fixture(params=["memory", "dynamodb"])
-def store(request: pytest.FixtureRequest, clock: ManualClock) -> Store:
-    if request.param == "memory":
-        return MemoryStore(clock=clock)
-    request.getfixturevalue("aws")
-    return DynamoStore.from_env(clock=clock)
 
 
 @pytest.fixture

@@ -14,7 +14,6 @@ from typing import TYPE_CHECKING, Any
 import pytest
 
 from signoff.agents import load_agent
-from signoff.clock import ManualClock
 from signoff.durable.decide import Actor, Approve
 from signoff.durable.results import TurnResult
 from signoff.durable.slots import DEPLOYMENT, RunCap, RunSlots
@@ -22,11 +21,12 @@ from signoff.durable.sweeper import Sweeper
 from signoff.messages import ModelResponse, UserMessage
 from signoff.models.factory import build_model
 from signoff.queue.memory import MemoryQueue
-from signoff.store.dynamodb import DynamoStore
-from signoff.store.memory import MemoryStore
 from tests.support.durable import StaticAgents, turns_over
+from tests.support.durable import clock as clock
+from tests.support.durable import store as store
 
 if TYPE_CHECKING:
+    from signoff.clock import ManualClock
     from signoff.durable.turns import Turns
     from signoff.messages import ModelRequest
 
@@ -34,19 +34,6 @@ AGENTS = Path(__file__).resolve().parents[2] / "agents"
 REFUND = "order A-1001 arrived broken, can you refund it?"
 WHERE = "where is order A-1001?"
 LEASE = 900.0
-
-
-@pytest.fixture
-def clock() -> ManualClock:
-    return ManualClock()
-
-
-@pytest.fixture(params=["memory", "dynamodb"])
-def store(request: pytest.FixtureRequest, clock: ManualClock) -> Any:
-    if request.param == "memory":
-        return MemoryStore(clock=clock)
-    request.getfixturevalue("aws")
-    return DynamoStore.from_env(clock=clock)
 
 
 class Counted:
