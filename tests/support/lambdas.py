@@ -130,12 +130,16 @@ def queued_batch(resources: AwsResources) -> dict[str, Any]:
 
     ``VisibilityTimeout=0`` leaves them on the queue, as a failed batch would.
     """
+    url = resources.environment["SIGNOFF_NOTIFY_QUEUE_URL"]
+    return sqs_event(url, VisibilityTimeout=0)
+
+
+def sqs_event(url: str, **receive: Any) -> dict[str, Any]:
+    """The SQS event Lambda would pass for the (up to ten) messages now on the queue at ``url``;
+    ``receive`` goes to ``ReceiveMessage`` as it is."""
     import boto3
 
-    url = resources.environment["SIGNOFF_NOTIFY_QUEUE_URL"]
-    got = boto3.client("sqs").receive_message(
-        QueueUrl=url, MaxNumberOfMessages=10, VisibilityTimeout=0
-    )
+    got = boto3.client("sqs").receive_message(QueueUrl=url, MaxNumberOfMessages=10, **receive)
     return {
         "Records": [
             {

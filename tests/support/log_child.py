@@ -13,29 +13,7 @@ import json
 import logging
 import sys
 
-import boto3
-
-from tests.support.lambdas import FakeLambdaContext, import_handler, load_event
-
-
-def sqs_batch(url: str) -> dict[str, object]:
-    got = boto3.client("sqs").receive_message(QueueUrl=url, MaxNumberOfMessages=10)
-    return {
-        "Records": [
-            {
-                "messageId": m["MessageId"],
-                "receiptHandle": m["ReceiptHandle"],
-                "body": m["Body"],
-                "attributes": {"ApproximateReceiveCount": "1"},
-                "messageAttributes": {},
-                "md5OfBody": m["MD5OfBody"],
-                "eventSource": "aws:sqs",
-                "eventSourceARN": "arn:aws:sqs:us-east-1:123456789012:notify",
-                "awsRegion": "us-east-1",
-            }
-            for m in got.get("Messages", [])
-        ]
-    }
+from tests.support.lambdas import FakeLambdaContext, import_handler, load_event, sqs_event
 
 
 def main() -> None:
@@ -49,7 +27,7 @@ def main() -> None:
     assert listed["statusCode"] == 200, listed
     import os
 
-    batch = sqs_batch(os.environ["SIGNOFF_NOTIFY_QUEUE_URL"])
+    batch = sqs_event(os.environ["SIGNOFF_NOTIFY_QUEUE_URL"])
     assert batch["Records"], "the pause enqueued nothing"
     notifier.handler(batch, FakeLambdaContext())
     sweeper.handler(load_event("sweeper_schedule"), FakeLambdaContext())
