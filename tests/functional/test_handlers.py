@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import threading
 import time
 from typing import Any
 
@@ -307,6 +308,39 @@ def test_session_status_polls_with_after(lambdas: Lambdas) -> None:
     event["rawQueryString"] = f"after={status['next']}"
     event["queryStringParameters"] = {"after": str(status["next"])}
     assert body(lambdas.invoke("resolve", event))["events"] == []
+
+
+def test_session_status_long_polls_with_wait(lambdas: Lambdas) -> None:
+    paused = pause_refund(lambdas)
+    after = len(paused["events"])
+
+    def status_event(wait: float) -> dict[str, Any]:
+        event = load_event("session_status", SESSION_ID=paused["sessionId"])
+        event["rawQueryString"] = f"after={after}&wait={wait}"
+        event["queryStringParameters"] = {"after": str(after), "wait": str(wait)}
+        return event
+
+    # Nothing is committed after N while the turn waits for a person: the wait runs out.
+    started = time.monotonic()
+    waited = body(lambdas.invoke("resolve", status_event(0.5)))
+    assert time.monotonic() - started >= 0.5
+    assert waited["status"] == "paused" and waited["events"] == [] and waited["next"] == after
+    # The decision's commit ends a long wait at once, with the events after N.
+    api = lambdas.api
+    decide = threading.Timer(
+        0.3,
+        lambda: api.turns.resolve(paused["id"], decision="deny", actor="ops", channel="api"),
+    )
+    decide.start()
+    started = time.monotonic()
+    answered = body(lambdas.invoke("resolve", status_event(20)))
+    took = time.monotonic() - started
+    decide.join()
+    assert 0.3 <= took < 5.0
+    assert answered["events"] and answered["next"] == after + len(answered["events"])
+    assert refund_results(answered["events"]) == ["Denied."]
+    # More than API Gateway allows is refused, as any bad query.
+    assert lambdas.invoke("resolve", status_event(26))["statusCode"] == 400
 
 
 def test_agents_and_config(lambdas: Lambdas) -> None:
