@@ -7,19 +7,21 @@ actauth loads the file): that agent is ready and serves, the banner and
 
 from __future__ import annotations
 
-import io
 import shutil
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-import httpx
 import pytest
 
-from signoff_dev.local.stack import LocalStack, StackSettings
-from tests.support.local_stack import REFUND, WAIT
+from tests.support.local_stack import REFUND, running_stack
+from tests.support.local_stack import http as http
 
 if TYPE_CHECKING:
     from collections.abc import Iterator
+
+    import httpx
+
+    from signoff_dev.local.stack import LocalStack
 
 AGENTS = Path(__file__).resolve().parents[2] / "agents"
 # What typo-rules' misspelled tool draws (signoff.agents.lint).
@@ -48,20 +50,8 @@ def agents_with_two_broken(root: Path) -> Path:
 
 @pytest.fixture(scope="module")
 def stack(tmp_path_factory: pytest.TempPathFactory) -> Iterator[LocalStack]:
-    agents = agents_with_two_broken(tmp_path_factory.mktemp("broken"))
-    console = io.StringIO()
-    local = LocalStack(StackSettings(port=0, console=console, logs=console, agents=agents))
-    local.start()
-    try:
+    with running_stack(agents_with_two_broken(tmp_path_factory.mktemp("broken"))) as local:
         yield local
-    finally:
-        local.stop()
-
-
-@pytest.fixture
-def http(stack: LocalStack) -> Iterator[httpx.Client]:
-    with httpx.Client(base_url=stack.url, timeout=WAIT) as client:
-        yield client
 
 
 def test_the_banner_names_the_broken_agent_and_the_typo_with_file_and_line(

@@ -11,7 +11,6 @@ of it fail, for this module's stack only. A second agent names a channel that
 
 from __future__ import annotations
 
-import io
 import logging
 import logging.handlers
 import shutil
@@ -19,15 +18,18 @@ import sys
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-import httpx
 import pytest
 
 from signoff.secrets.env import variable_name
-from signoff_dev.local.stack import LocalStack, StackSettings
-from tests.support.local_stack import REFUND, WAIT, email_for, eventually, notification_for
+from tests.support.local_stack import REFUND, email_for, eventually, notification_for, running_stack
+from tests.support.local_stack import http as http
 
 if TYPE_CHECKING:
     from collections.abc import Iterator
+
+    import httpx
+
+    from signoff_dev.local.stack import LocalStack
 
 AGENTS = Path(__file__).resolve().parents[2] / "agents"
 BROKEN = "broken-digest"
@@ -59,25 +61,16 @@ def agents_with_a_database_channel(root: Path) -> Path:
 @pytest.fixture(scope="module")
 def stack(tmp_path_factory: pytest.TempPathFactory) -> Iterator[LocalStack]:
     agents = agents_with_a_database_channel(tmp_path_factory.mktemp("isolation"))
-    console = io.StringIO()
     logging.getLogger("signoff").addHandler(LOGGED)
     with pytest.MonkeyPatch.context() as patch:
         patch.setitem(sys.modules, "psycopg", None)  # the library is not installed
         # its secret is there: the missing library is the one thing wrong
         patch.setenv(variable_name("db-dsn"), "postgresql://signoff:pw@127.0.0.1:1/none")
-        local = LocalStack(StackSettings(port=0, console=console, logs=console, agents=agents))
-        local.start()
         try:
-            yield local
+            with running_stack(agents) as local:
+                yield local
         finally:
-            local.stop()
             logging.getLogger("signoff").removeHandler(LOGGED)
-
-
-@pytest.fixture
-def http(stack: LocalStack) -> Iterator[httpx.Client]:
-    with httpx.Client(base_url=stack.url, timeout=WAIT) as client:
-        yield client
 
 
 def test_webhook_and_email_deliver_while_the_database_rows_fail_with_the_reason(

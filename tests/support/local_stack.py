@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import io
 import time
+from contextlib import contextmanager
 from typing import TYPE_CHECKING, Any
 
 import boto3
@@ -14,21 +15,30 @@ from signoff_dev.local.stack import LocalStack, StackSettings
 
 if TYPE_CHECKING:
     from collections.abc import Callable, Iterator
+    from pathlib import Path
 
 REFUND = "order A-1001 arrived broken, can you refund it?"
 WAIT = 20.0
 
 
-@pytest.fixture(scope="module")
-def stack() -> Iterator[LocalStack]:
-    """``signoff dev`` in this process, on free ports, its console kept quiet."""
+@contextmanager
+def running_stack(agents: Path | None = None) -> Iterator[LocalStack]:
+    """``signoff dev`` in this process, on free ports, its console kept quiet, serving
+    ``agents`` (None: the sample agents); stopped on leaving."""
     console = io.StringIO()
-    local = LocalStack(StackSettings(port=0, console=console, logs=console))
+    local = LocalStack(StackSettings(port=0, console=console, logs=console, agents=agents))
     local.start()
     try:
         yield local
     finally:
         local.stop()
+
+
+@pytest.fixture(scope="module")
+def stack() -> Iterator[LocalStack]:
+    """The sample agents on ``running_stack``, once per module."""
+    with running_stack() as local:
+        yield local
 
 
 @pytest.fixture
