@@ -9,27 +9,25 @@ after the approval, not at the pause) and never for the stream or the CLI.
 
 from __future__ import annotations
 
-import io
-import os
 import shutil
-import subprocess
-import sys
-from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import httpx
 import pytest
 
-from signoff_dev.local.stack import LocalStack, StackSettings
+from tests.support.cli import signoff_cli
 from tests.support.hooks import agents_with_hooks, hook_calls
-from tests.support.local_stack import REFUND, WAIT
+from tests.support.local_stack import REFUND, running_stack
+from tests.support.local_stack import http as http
 from tests.support.loopengine import loopengine_agent
 from tests.support.sse import sse_events
 
 if TYPE_CHECKING:
     from collections.abc import Iterator
+    from pathlib import Path
 
-ROOT = Path(__file__).resolve().parents[2]
+    from signoff_dev.local.stack import LocalStack
+
 WHERE = "where is order A-1001?"
 MESSAGES = "/agents/customer-service/messages"
 
@@ -52,19 +50,8 @@ def agents(tmp_path_factory: pytest.TempPathFactory, log: Path) -> Path:
 
 @pytest.fixture(scope="module")
 def stack(agents: Path) -> Iterator[LocalStack]:
-    console = io.StringIO()
-    local = LocalStack(StackSettings(port=0, console=console, logs=console, agents=agents))
-    local.start()
-    try:
+    with running_stack(agents) as local:
         yield local
-    finally:
-        local.stop()
-
-
-@pytest.fixture
-def http(stack: LocalStack) -> Iterator[httpx.Client]:
-    with httpx.Client(base_url=stack.url, timeout=WAIT) as client:
-        yield client
 
 
 def of_session(log: Path, session_id: str) -> list[tuple[str, Any, Any]]:
@@ -127,20 +114,9 @@ def test_a_streamed_turn_fires_no_hook(http: httpx.Client, log: Path) -> None:
 
 def test_signoff_run_fires_no_hook(agents: Path, log: Path, tmp_path: Path) -> None:
     before = len(hook_calls(log))
-    env = {**os.environ, "SIGNOFF_HOME": str(tmp_path)}
-    env.pop("SIGNOFF_MODEL", None)
-    command = [sys.executable, "-m", "signoff_dev.cli.main", "--agents", str(agents), "run"]
+    command = ("--agents", str(agents), "run", "customer-service", "--env", "production")
     for args in (["--json", WHERE], ["--json", "--approve", REFUND]):
-        done = subprocess.run(
-            [*command, "customer-service", "--env", "production", *args],
-            cwd=ROOT,
-            env=env,
-            capture_output=True,
-            text=True,
-            stdin=subprocess.DEVNULL,
-            timeout=60,
-            check=False,
-        )
+        done = signoff_cli(*command, *args, home=tmp_path)
         assert done.returncode == 0, done.stderr
         assert '"type": "done"' in done.stdout or '"type":"done"' in done.stdout
 

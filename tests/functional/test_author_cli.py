@@ -16,26 +16,14 @@ import pytest
 
 from signoff_dev.cli.main import _parser
 from tests.conftest import ROOT
+from tests.support.cli import MAIN, signoff_cli
 
 if TYPE_CHECKING:
     from pathlib import Path
 
-_MAIN = "import sys; from signoff_dev.cli import main; sys.exit(main(sys.argv[1:]))"
-
 
 def signoff(*args: str, cwd: Path, **env: str) -> subprocess.CompletedProcess[str]:
-    environ = {k: v for k, v in os.environ.items() if k not in ("SIGNOFF_AGENTS_DIR", "NO_COLOR")}
-    environ.pop("SIGNOFF_MODEL", None)
-    return subprocess.run(
-        [sys.executable, "-c", _MAIN, *args],
-        cwd=cwd,
-        env={**environ, "SIGNOFF_HOME": str(cwd / ".signoff"), **env},
-        capture_output=True,
-        text=True,
-        stdin=subprocess.DEVNULL,
-        timeout=60,
-        check=False,
-    )
+    return signoff_cli(*args, cwd=cwd, home=cwd / ".signoff", **env)
 
 
 def a_clone(tmp_path: Path) -> Path:
@@ -251,7 +239,7 @@ def _on_a_terminal(args: list[str], cwd: Path, **env: str) -> str:
     environ = {k: v for k, v in os.environ.items() if k not in ("NO_COLOR", "SIGNOFF_MODEL")}
     environ.update({"SIGNOFF_HOME": str(cwd / ".signoff"), "TERM": "xterm", **env})
     done = subprocess.run(
-        [sys.executable, "-c", _MAIN, *args],
+        [sys.executable, "-c", MAIN, *args],
         cwd=cwd,
         env=environ,
         stdout=subprocess.PIPE,

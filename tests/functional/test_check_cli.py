@@ -6,35 +6,14 @@ the agent, the file and the field; the sample agents pass.
 
 from __future__ import annotations
 
-import os
 import shutil
-import subprocess
-import sys
 from typing import TYPE_CHECKING
 
 from tests.conftest import ROOT
+from tests.support.cli import signoff_cli as check
 
 if TYPE_CHECKING:
     from pathlib import Path
-
-
-# The console script's entry (`signoff` is signoff_dev.cli:main), not `-m`: runpy
-# warns on stderr for a module its package has already imported.
-_MAIN = "import sys; from signoff_dev.cli import main; sys.exit(main(sys.argv[1:]))"
-
-
-def check(*args: str) -> subprocess.CompletedProcess[str]:
-    env = {k: v for k, v in os.environ.items() if k != "SIGNOFF_AGENTS_DIR"}
-    return subprocess.run(
-        [sys.executable, "-c", _MAIN, *args],
-        cwd=ROOT,
-        env=env,
-        capture_output=True,
-        text=True,
-        stdin=subprocess.DEVNULL,
-        timeout=60,
-        check=False,
-    )
 
 
 def agents_copy(tmp_path: Path) -> Path:

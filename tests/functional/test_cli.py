@@ -3,36 +3,17 @@
 from __future__ import annotations
 
 import json
-import os
-import subprocess
-import sys
 from typing import TYPE_CHECKING, Any
 
 import pytest
 
-from tests.conftest import ROOT, validate_event
+from tests.conftest import validate_event
+from tests.support.cli import signoff_cli as signoff
 
 if TYPE_CHECKING:
     from pathlib import Path
 
 REFUND = "order A-1001 arrived broken, can you refund it?"
-
-
-def signoff(
-    *args: str, home: Path, env_extra: dict[str, str] | None = None
-) -> subprocess.CompletedProcess[str]:
-    env = {**os.environ, "SIGNOFF_HOME": str(home), **(env_extra or {})}
-    env.pop("SIGNOFF_MODEL", None)
-    return subprocess.run(
-        [sys.executable, "-m", "signoff_dev.cli.main", *args],
-        cwd=ROOT,
-        env=env,
-        capture_output=True,
-        text=True,
-        stdin=subprocess.DEVNULL,
-        timeout=60,
-        check=False,
-    )
 
 
 def ndjson(stdout: str) -> list[dict[str, Any]]:
@@ -148,9 +129,7 @@ def test_agents_and_config_commands(tmp_path: Path) -> None:
         "customer-service",
         "daily-digest",
     ]
-    config = signoff(
-        "config", "customer-service", home=tmp_path, env_extra={"OPENAI_API_KEY": "sk-secret-1"}
-    )
+    config = signoff("config", "customer-service", home=tmp_path, OPENAI_API_KEY="sk-secret-1")
     described = json.loads(config.stdout)
     assert described["rules"]["defaultDecision"] == "deny"
     assert "sk-secret-1" not in config.stdout
@@ -198,7 +177,7 @@ def test_json_run_whose_model_fails_ends_with_one_error_line_and_exits_1(tmp_pat
         "--json",
         "hi",
         home=tmp_path,
-        env_extra={"SIGNOFF_TEST_MODEL_KEY": "sk-test"},
+        SIGNOFF_TEST_MODEL_KEY="sk-test",
     )
     assert done.returncode == 1, done.stderr
     events = ndjson(done.stdout)
