@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING, Any
 from selenium.webdriver.common.by import By
 
 from tests.browser.test_link_page import heading_becomes, pause_a_refund
-from tests.support.local_stack import REFUND, email_for, eventually
+from tests.support.local_stack import REFUND, email_for, finished
 from tests.support.local_stack import http as http
 from tests.support.local_stack import stack as stack
 
@@ -48,6 +48,24 @@ def emulate(
         "Emulation.setEmulatedMedia",
         {"features": [{"name": "prefers-color-scheme", "value": scheme}]},
     )
+
+
+def open_card(
+    stack: LocalStack,
+    http: httpx.Client,
+    launch: Callable[..., WebDriver],
+    *,
+    width: int = 390,
+    height: int = 844,
+    mobile: bool = True,
+) -> tuple[WebDriver, dict[str, Any]]:
+    """A paused refund's link page in a fresh browser of that size (a phone by default);
+    the driver and the paused answer."""
+    paused, link = pause_a_refund(stack, http)
+    driver = launch()
+    emulate(driver, width, height, mobile=mobile)
+    driver.get(link)
+    return driver, paused
 
 
 def on_screen(driver: WebDriver, selector: str) -> dict[str, float]:
@@ -90,10 +108,7 @@ def test_on_a_phone_the_summary_and_both_buttons_show_without_scrolling(
     launch: Callable[..., WebDriver],
     screenshot: Callable[[WebDriver, str], Path],
 ) -> None:
-    _, link = pause_a_refund(stack, http)
-    driver = launch()
-    emulate(driver, 390, 844, mobile=True)
-    driver.get(link)
+    driver, _ = open_card(stack, http, launch)
 
     assert driver.execute_script("return scrollY") == 0
     on_screen(driver, "h1.summary")
@@ -127,10 +142,7 @@ def test_on_a_desktop_the_card_is_one_centred_column(
     launch: Callable[..., WebDriver],
     screenshot: Callable[[WebDriver, str], Path],
 ) -> None:
-    _, link = pause_a_refund(stack, http)
-    driver = launch()
-    emulate(driver, 1280, 900, mobile=False)
-    driver.get(link)
+    driver, _ = open_card(stack, http, launch, width=1280, height=900, mobile=False)
 
     main: dict[str, Any] = driver.execute_script(
         "const r = document.querySelector('main').getBoundingClientRect();"
@@ -182,31 +194,13 @@ def test_the_email_renders_as_one_card_with_one_button_light_and_dark(
     assert background == "rgb(28, 33, 40)"  # the dark scheme's card
 
 
-def decide_on_the_phone(
-    stack: LocalStack, http: httpx.Client, launch: Callable[..., WebDriver]
-) -> tuple[WebDriver, dict[str, Any]]:
-    paused, link = pause_a_refund(stack, http)
-    driver = launch()
-    emulate(driver, 390, 844, mobile=True)
-    driver.get(link)
-    return driver, paused
-
-
-def finished(http: httpx.Client, paused: dict[str, Any]) -> dict[str, Any]:
-    status: dict[str, Any] = eventually(
-        lambda: (s := http.get(paused["statusUrl"]).json())["status"] == "done" and s,
-        "the session to finish",
-    )
-    return status
-
-
 def test_deny_with_a_reason_on_the_page_tells_the_agent_why(
     stack: LocalStack,
     http: httpx.Client,
     launch: Callable[..., WebDriver],
     screenshot: Callable[[WebDriver, str], Path],
 ) -> None:
-    driver, paused = decide_on_the_phone(stack, http, launch)
+    driver, paused = open_card(stack, http, launch)
     reason = driver.find_element(By.ID, "reason")
     reason.send_keys(WHY)
     # typing at the end of the form, the buttons are still on screen
@@ -233,7 +227,7 @@ def test_approve_with_changes_on_the_page_runs_the_changed_call(
     launch: Callable[..., WebDriver],
     screenshot: Callable[[WebDriver, str], Path],
 ) -> None:
-    driver, paused = decide_on_the_phone(stack, http, launch)
+    driver, paused = open_card(stack, http, launch)
     amount = driver.find_element(By.NAME, "arg.amount")
     driver.execute_script("arguments[0].scrollIntoView({block: 'center'})", amount)
     amount.clear()

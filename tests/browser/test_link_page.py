@@ -23,7 +23,7 @@ from tests.support.local_stack import (
     REFUND,
     WAIT,
     email_for,
-    eventually,
+    finished,
     notification_for,
     pending_item,
 )
@@ -106,14 +106,6 @@ def open_confirmation(
     assert driver.find_element(By.CSS_SELECTOR, "button[value=deny]").text == "Deny"
 
 
-def session_status(http: httpx.Client, paused: dict[str, Any]) -> dict[str, Any]:
-    status: dict[str, Any] = eventually(
-        lambda: (s := http.get(paused["statusUrl"]).json())["status"] == "done" and s,
-        "the session to finish",
-    )
-    return status
-
-
 def test_the_emailed_link_shows_the_refund_and_approve_finishes_the_turn(
     stack: LocalStack,
     http: httpx.Client,
@@ -137,7 +129,7 @@ def test_the_emailed_link_shows_the_refund_and_approve_finishes_the_turn(
     )
     screenshot(driver, "approve-2-outcome-approved")
     assert pending_item(stack, paused["id"])["status"]["S"] == "approved"
-    assert session_status(http, paused)["text"].startswith("Refunded 42.0 USD for order A-1001")
+    assert finished(http, paused)["text"].startswith("Refunded 42.0 USD for order A-1001")
 
     driver.get(link)
     assert driver.find_element(By.TAG_NAME, "h1").text == "Already decided"
@@ -164,7 +156,7 @@ def test_deny_on_the_page_denies_the_refund(
     assert details(driver)["Status"] == "denied"
     screenshot(driver, "deny-2-outcome-denied")
     assert pending_item(stack, paused["id"])["status"]["S"] == "denied"
-    assert session_status(http, paused)["text"] == "Not done: issue_refund was denied."
+    assert finished(http, paused)["text"] == "Not done: issue_refund was denied."
 
     driver.get(link)
     assert driver.find_element(By.TAG_NAME, "h1").text == "Already decided"
@@ -191,4 +183,4 @@ def test_the_page_approves_with_javascript_turned_off(
     heading_becomes(driver, "Approved")
     assert details(driver)["Status"] == "approved"
     screenshot(driver, "no-javascript-2-outcome-approved")
-    assert session_status(http, paused)["status"] == "done"
+    assert finished(http, paused)["status"] == "done"

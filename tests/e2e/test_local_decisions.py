@@ -6,7 +6,7 @@ from __future__ import annotations
 import json
 from typing import TYPE_CHECKING, Any
 
-from tests.support.local_stack import REFUND, eventually, notification_for, pending_item
+from tests.support.local_stack import REFUND, finished, notification_for, pending_item
 from tests.support.local_stack import http as http
 from tests.support.local_stack import stack as stack
 
@@ -72,10 +72,7 @@ def test_the_link_form_approves_with_changes(stack: LocalStack, http: httpx.Clie
     form = {"token": token, "decision": "approve", "arg.amount": "30", "arg.orderId": "A-1001"}
     approved = http.post(link, data=form, headers={"origin": stack.url})
     assert approved.status_code == 200, approved.text
-    status = eventually(
-        lambda: (s := http.get(paused["statusUrl"]).json())["status"] == "done" and s,
-        "the session to finish",
-    )
+    status = finished(http, paused)
     assert status["text"].startswith("Refunded 30.0 USD for order A-1001")
 
 
@@ -85,8 +82,5 @@ def test_the_link_form_denies_with_a_reason(stack: LocalStack, http: httpx.Clien
     form = {"token": link.rsplit("/", 1)[1], "decision": "deny", "reason": WHY}
     denied = http.post(link, data=form, headers={"origin": stack.url})
     assert denied.status_code == 200, denied.text
-    status = eventually(
-        lambda: (s := http.get(paused["statusUrl"]).json())["status"] == "done" and s,
-        "the session to finish",
-    )
+    status = finished(http, paused)
     assert WHY in refund_event(status["events"], "tool:result")["detailText"]

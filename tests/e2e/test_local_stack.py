@@ -28,6 +28,7 @@ from tests.support.local_stack import (
     REFUND,
     emulator_client,
     eventually,
+    finished,
     notification_for,
     pending_item,
 )
@@ -104,10 +105,7 @@ def test_a_paused_refund_is_notified_shown_approved_on_its_page_and_finished(
     assert pending_item(stack, paused["id"])["status"]["S"] == "approved"
 
     # then the session is done with the refund's text
-    status = eventually(
-        lambda: (s := http.get(paused["statusUrl"]).json())["status"] == "done" and s,
-        "the session to finish",
-    )
+    status = finished(http, paused)
     assert status["text"].startswith("Refunded 42.0 USD for order A-1001")
 
     # and a second decision changes nothing

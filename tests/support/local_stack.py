@@ -58,6 +58,15 @@ def eventually(check: Callable[[], Any], what: str) -> Any:
     raise AssertionError(f"timed out waiting for {what}")
 
 
+def finished(http: httpx.Client, paused: dict[str, Any]) -> dict[str, Any]:
+    """The status of ``paused``'s session once it is done (waits for it)."""
+    status: dict[str, Any] = eventually(
+        lambda: (s := http.get(paused["statusUrl"]).json())["status"] == "done" and s,
+        "the session to finish",
+    )
+    return status
+
+
 def notification_for(http: httpx.Client, pending_id: str) -> dict[str, Any]:
     """What the local webhook sink received for ``pending_id`` (waits for it)."""
 
