@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import logging
 import time
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import pytest
 
@@ -22,15 +22,19 @@ from signoff.clock import ManualClock
 from signoff.durable.decide import Actor, verdict_of
 from signoff.models.factory import build_model
 from signoff.queue.memory import MemoryQueue
-from signoff.store.dynamodb import DynamoStore
 from signoff.store.memory import MemoryStore
 from tests.support.durable import StaticAgents, turns_over
+from tests.support.durable import clock as clock
+from tests.support.durable import store as store
 from tests.support.hooks import agents_with_hooks, hook_calls, named
 
 if TYPE_CHECKING:
     from pathlib import Path
 
+    from signoff.durable.results import TurnResult
     from signoff.durable.turns import Turns
+    from signoff.run_channels import RunChannel
+    from signoff.store.dynamodb import DynamoStore
 
 REFUND = "order A-1001 arrived broken, can you refund it?"
 WHERE = "where is order A-1001?"
@@ -52,12 +56,18 @@ def hooked_turns(
     return turns_over(store, MemoryQueue(), StaticAgents(loaded), ManualClock())
 
 
-@pytest.fixture(params=["memory", "dynamodb"])
-def store(request: pytest.FixtureRequest) -> MemoryStore | DynamoStore:
-    if request.param == "memory":
-        return MemoryStore(clock=ManualClock())
-    request.getfixturevalue("aws")
-    return DynamoStore.from_env(clock=ManualClock())
+def send(turns: Turns, message: str, channel: Any) -> TurnResult:
+    """``message`` to customer-service (acme, production) on ``channel``."""
+    return turns.send(
+        "customer-service", message, tenant="acme", environment="production", channel=channel
+    )
+
+
+def refund_paused(turns: Turns, channel: RunChannel) -> TurnResult:
+    """The refund message on ``channel``, paused on its approval."""
+    paused = send(turns, REFUND, channel)
+    assert paused.pending is not None
+    return paused
 
 
 @pytest.mark.parametrize("channel", ["http", "schedule", None])
@@ -66,9 +76,7 @@ def test_a_run_on_an_announced_channel_fires_both_hooks_with_the_seeds_context(
 ) -> None:
     turns = hooked_turns(tmp_path, log, MemoryStore(clock=ManualClock()))
 
-    done = turns.send(
-        "customer-service", WHERE, tenant="acme", environment="production", channel=channel
-    )  # type: ignore[arg-type]
+    done = send(turns, WHERE, channel)
 
     assert done.status == "finished"
     start, finish = hook_calls(log)
@@ -88,9 +96,7 @@ def test_a_run_on_an_announced_channel_fires_both_hooks_with_the_seeds_context(
 def test_a_run_on_a_live_channel_fires_no_hook(tmp_path: Path, log: Path, channel: str) -> None:
     turns = hooked_turns(tmp_path, log, MemoryStore(clock=ManualClock()))
 
-    done = turns.send(
-        "customer-service", WHERE, tenant="acme", environment="production", channel=channel
-    )  # type: ignore[arg-type]
+    done = send(turns, WHERE, channel)
 
     assert done.status == "finished"
     assert hook_calls(log) == []
@@ -102,10 +108,8 @@ def test_a_paused_run_finishes_once_in_the_call_that_resumes_it(
     turns = hooked_turns(tmp_path, log, store)
 
     # when a message pauses on a refund approval
-    paused = turns.send(
-        "customer-service", REFUND, tenant="acme", environment="production", channel="http"
-    )
-    assert paused.status == "paused" and paused.pending is not None
+    paused = refund_paused(turns, "http")
+    assert paused.status == "paused"
 
     # then the run started, and nothing finished at the pause
     (start,) = hook_calls(log)
@@ -129,10 +133,7 @@ def test_a_paused_run_finishes_once_in_the_call_that_resumes_it(
 
 def test_a_denied_run_finishes_with_its_stop_reason(tmp_path: Path, log: Path) -> None:
     turns = hooked_turns(tmp_path, log, MemoryStore(clock=ManualClock()))
-    paused = turns.send(
-        "customer-service", REFUND, tenant="acme", environment="production", channel="schedule"
-    )
-    assert paused.pending is not None
+    paused = refund_paused(turns, "schedule")
 
     turns.resolve(paused.pending.id, decision="deny", actor="alice", channel="api")
 
@@ -144,10 +145,7 @@ def test_a_streamed_run_resumed_by_an_approval_still_fires_nothing(
     tmp_path: Path, log: Path, store: MemoryStore | DynamoStore
 ) -> None:
     turns = hooked_turns(tmp_path, log, store)
-    paused = turns.send(
-        "customer-service", REFUND, tenant="acme", environment="production", channel="http_stream"
-    )
-    assert paused.pending is not None
+    paused = refund_paused(turns, "http_stream")
 
     done = turns.resolve(paused.pending.id, decision="approve", actor="alice", channel="api")
 
@@ -159,10 +157,7 @@ def test_a_run_resumed_by_a_continuation_fires_its_resolution_start_there(
     tmp_path: Path, log: Path
 ) -> None:
     turns = hooked_turns(tmp_path, log, MemoryStore(clock=ManualClock()))
-    paused = turns.send(
-        "customer-service", REFUND, tenant="acme", environment="production", channel="http"
-    )
-    assert paused.pending is not None
+    paused = refund_paused(turns, "http")
     # a chat click decides without resuming; the continuation resumes
     decided = turns.decide(
         paused.pending.id,
@@ -190,9 +185,7 @@ def test_a_failing_hook_does_not_fail_the_turn(
     turns = hooked_turns(tmp_path, log, MemoryStore(clock=ManualClock()), mode="fail")
 
     with caplog.at_level(logging.WARNING, logger="signoff.agents.hooks"):
-        done = turns.send(
-            "customer-service", WHERE, tenant="acme", environment="production", channel="http"
-        )
+        done = send(turns, WHERE, "http")
 
     assert done.status == "finished" and done.text and "delivered with PostNL" in done.text
     assert [c["hook"] for c in hook_calls(log)] == ["on_run_start", "on_run_finish"]
@@ -210,9 +203,7 @@ def test_a_slow_hook_holds_the_turn_no_longer_than_the_bound(
     turns = hooked_turns(tmp_path, log, MemoryStore(clock=ManualClock()), mode="slow")
 
     began = time.monotonic()
-    done = turns.send(
-        "customer-service", WHERE, tenant="acme", environment="production", channel="http"
-    )
+    done = send(turns, WHERE, "http")
 
     assert done.status == "finished"
     assert time.monotonic() - began < 5.0, "each 30 s hook was waited for 0.3 s at most"
@@ -223,10 +214,7 @@ def test_an_expired_run_finishes_denied_where_the_sweeper_expires_it(
     tmp_path: Path, log: Path
 ) -> None:
     turns = hooked_turns(tmp_path, log, MemoryStore(clock=ManualClock()))
-    paused = turns.send(
-        "customer-service", REFUND, tenant="acme", environment="production", channel="http"
-    )
-    assert paused.pending is not None
+    paused = refund_paused(turns, "http")
     clock = turns.clock
     assert isinstance(clock, ManualClock)
     clock.advance(paused.pending.expires_at - clock.now().timestamp() + 1)
