@@ -8,12 +8,15 @@ gives the wire form with absent optional fields left out, and
 
 from __future__ import annotations
 
-from typing import Annotated, Any, Literal
+from typing import TYPE_CHECKING, Annotated, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, TypeAdapter
 from pydantic.alias_generators import to_camel
 
 from signoff.messages import Refusal  # noqa: TC001 - pydantic needs it at runtime
+
+if TYPE_CHECKING:
+    from signoff.messages import ToolCall
 
 __all__ = [
     "ENGINE_EVENT_TYPES",
@@ -39,6 +42,7 @@ __all__ = [
     "dump",
     "loop_event_schema",
     "parse",
+    "tool_result",
 ]
 
 DateTime = Annotated[str, Field(json_schema_extra={"format": "date-time"})]
@@ -215,6 +219,14 @@ ENGINE_EVENT_TYPES = frozenset(
 
 _ADAPTER: TypeAdapter[LoopEvent] = TypeAdapter(LoopEvent)
 SCHEMA_ID = "https://signoff.dev/protocol/v1/loop-event.schema.json"
+
+
+def tool_result(call: ToolCall, status_text: str, detail_text: str | None = None) -> ToolResult:
+    """The ``tool:result`` that ends ``call``, however it ended (ran, denied, answered,
+    skipped, refused as invalid): the call's id, tool and arguments, and how it ended."""
+    return ToolResult(
+        id=call.id, tool=call.name, args=call.args, detail_text=detail_text, status_text=status_text
+    )
 
 
 def dump(event: LoopEvent) -> dict[str, Any]:

@@ -31,7 +31,7 @@ from signoff.engine import system_tools
 from signoff.engine.pauses import approval_pending, question_pending
 from signoff.engine.state import Answered, Approved, Denied
 from signoff.errors import ResolutionError
-from signoff.events import ActauthDecision, LoopSkipped, ToolResult, ToolStarted
+from signoff.events import ActauthDecision, LoopSkipped, ToolStarted, tool_result
 from signoff.gate import Scope, decide
 from signoff.tools import ToolArgumentsInvalid
 
@@ -83,15 +83,7 @@ class Gating:
                 raise ResolutionError(f"call {cs.call.id!r} needs approve or deny, not an answer")
             cs.status, cs.answer = "done", resolution.answer
             cs.content, cs.status_text = resolution.answer, "Answered."
-            emit(
-                ToolResult(
-                    id=cs.call.id,
-                    tool=cs.call.name,
-                    args=cs.call.args,
-                    detail_text=resolution.answer,
-                    status_text="Answered.",
-                )
-            )
+            emit(tool_result(cs.call, "Answered.", resolution.answer))
             return
         if is_question:
             raise ResolutionError(f"call {cs.call.id!r} is a question; it needs an answer")
@@ -124,7 +116,7 @@ class Gating:
             cs.is_error, cs.status_text = True, "Skipped."
             call = cs.call
             emit(LoopSkipped(name=call.name, denied_tools=denied))
-            emit(ToolResult(id=call.id, tool=call.name, args=call.args, status_text="Skipped."))
+            emit(tool_result(call, "Skipped."))
         return True
 
     # -- one call ---------------------------------------------------------------------
@@ -158,15 +150,7 @@ class Gating:
         if problem is not None:
             cs.status = "done"
             cs.content, cs.is_error, cs.status_text = f"Error: {problem}", True, "Error."
-            emit(
-                ToolResult(
-                    id=call.id,
-                    tool=call.name,
-                    args=call.args,
-                    detail_text=problem,
-                    status_text="Error.",
-                )
-            )
+            emit(tool_result(call, "Error.", problem))
             return None
         if verdict.decision == "allow":
             self._allow(cs, emit)
@@ -213,13 +197,4 @@ class Gating:
     def _deny(self, cs: CallState, message: str, emit: Emit) -> None:
         cs.status = "denied"
         cs.content, cs.is_error, cs.status_text = message, True, "Denied."
-        call = cs.call
-        emit(
-            ToolResult(
-                id=call.id,
-                tool=call.name,
-                args=call.args,
-                detail_text=message,
-                status_text="Denied.",
-            )
-        )
+        emit(tool_result(cs.call, "Denied.", message))

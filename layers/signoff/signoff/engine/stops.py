@@ -21,10 +21,11 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Final
 
-from signoff.events import ToolResult
+from signoff.events import tool_result
 from signoff.messages import RAW_ARGUMENTS, AssistantMessage, ToolResultMessage, UserMessage
 
 if TYPE_CHECKING:
+    from signoff.events import ToolResult
     from signoff.messages import Message, ModelResponse, Refusal, ToolCall
 
 __all__ = [
@@ -107,15 +108,7 @@ def correction(response: ModelResponse) -> tuple[list[Message], list[ToolResult]
                 call_id=call.id, name=call.name, content=f"Error: {problem}", is_error=True
             )
         )
-        events.append(
-            ToolResult(
-                id=call.id,
-                tool=call.name,
-                args=call.args,
-                detail_text=problem,
-                status_text="Error.",
-            )
-        )
+        events.append(tool_result(call, "Error.", problem))
     return messages, events
 
 

@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from signoff.edits import describe_changes
-from signoff.events import ToollaneResult, ToolResult
+from signoff.events import ToollaneResult, tool_result
 
 if TYPE_CHECKING:
     from collections.abc import Callable
@@ -99,15 +99,7 @@ def _finish(
     call = state.call
     summary = summarize(content)
     emit(ToollaneResult(name=call.name, summary=("error: " if is_error else "ok: ") + summary))
-    emit(
-        ToolResult(
-            id=call.id,
-            tool=call.name,
-            args=call.args,
-            detail_text=summary,
-            status_text=state.status_text,
-        )
-    )
+    emit(tool_result(call, state.status_text, summary))
 
 
 def summarize(content: str) -> str:
