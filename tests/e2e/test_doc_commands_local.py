@@ -6,12 +6,11 @@ from __future__ import annotations
 
 import os
 import re
-import subprocess
 
 import pytest
 
 from signoff_dev.local.stack import LocalStack  # noqa: TC001 - a fixture's annotation
-from tests.support.doc_commands import Block, doc_blocks
+from tests.support.doc_commands import Block, doc_blocks, run_block
 from tests.support.local_stack import stack as stack
 
 LOCAL = [block for block in doc_blocks() if block.mark == "local-stack"]
@@ -25,16 +24,8 @@ def test_the_local_stack_blocks_are_found() -> None:
 @pytest.mark.parametrize("block", LOCAL, ids=[f"{b.file}:{b.line}" for b in LOCAL])
 def test_a_local_stack_block_runs_as_written(stack: LocalStack, block: Block) -> None:
     text = _ADDRESS.sub(stack.url.removeprefix("http://"), block.text)
-    done = subprocess.run(
-        ["bash", "-e", "-o", "pipefail", "-c", text],
-        env={k: v for k, v in os.environ.items() if k != "SIGNOFF_AGENTS_DIR"},
-        capture_output=True,
-        text=True,
-        stdin=subprocess.DEVNULL,
-        timeout=120,
-        check=False,
-    )
-    assert done.returncode == 0, f"{block.file}:{block.line}\n{done.stdout}\n{done.stderr}"
+    env = {k: v for k, v in os.environ.items() if k != "SIGNOFF_AGENTS_DIR"}
+    done = run_block(block, env, text=text)
     # the stack answered the documented request, not an error page
     assert '"error"' not in done.stdout, done.stdout
     assert ('"pending": true' in done.stdout.replace('"pending":true', '"pending": true')) or (

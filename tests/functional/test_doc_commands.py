@@ -7,12 +7,11 @@ what they do."""
 from __future__ import annotations
 
 import os
-import subprocess
 from typing import TYPE_CHECKING
 
 import pytest
 
-from tests.support.doc_commands import NOT_RUNNABLE, doc_blocks, project_copy
+from tests.support.doc_commands import NOT_RUNNABLE, doc_blocks, project_copy, run_block
 
 if TYPE_CHECKING:
     from pathlib import Path
@@ -47,14 +46,4 @@ def test_an_offline_block_runs_as_written(tmp_path: Path, block: object) -> None
     }
     env["SIGNOFF_HOME"] = str(tmp_path / "home")
     env["PATH"] = f"{project / '.venv' / 'bin'}{os.pathsep}{env.get('PATH', '')}"
-    done = subprocess.run(
-        ["bash", "-e", "-o", "pipefail", "-c", block.text],
-        cwd=project,
-        env=env,
-        capture_output=True,
-        text=True,
-        stdin=subprocess.DEVNULL,
-        timeout=120,
-        check=False,
-    )
-    assert done.returncode == 0, f"{block.file}:{block.line}\n{done.stdout}\n{done.stderr}"
+    run_block(block, env, cwd=project)

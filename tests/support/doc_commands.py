@@ -12,6 +12,7 @@ so a new command in the docs is either run or explained.
 from __future__ import annotations
 
 import re
+import subprocess
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
@@ -20,7 +21,7 @@ from tests.conftest import ROOT
 if TYPE_CHECKING:
     from pathlib import Path
 
-__all__ = ["NOT_RUNNABLE", "Block", "doc_blocks", "project_copy"]
+__all__ = ["NOT_RUNNABLE", "Block", "doc_blocks", "project_copy", "run_block"]
 
 _FENCE = re.compile(r"^\s*```(\w*)")
 _MARK = re.compile(r"^<!-- runnable(?:: ([\w-]+))? -->$")
@@ -117,3 +118,22 @@ def project_copy(tmp: Path) -> Path:
     shutil.copy(ROOT / "template.yaml", copy / "template.yaml")
     (copy / ".venv").symlink_to(ROOT / ".venv")
     return copy
+
+
+def run_block(
+    block: Block, env: dict[str, str], *, cwd: Path | None = None, text: str | None = None
+) -> subprocess.CompletedProcess[str]:
+    """Runs ``block`` (or ``text``, the block as a test rewrote it) with ``bash -e -o pipefail``
+    in ``cwd`` with exactly ``env``; asserts it succeeded, naming the block and its output."""
+    done = subprocess.run(
+        ["bash", "-e", "-o", "pipefail", "-c", block.text if text is None else text],
+        cwd=cwd,
+        env=env,
+        capture_output=True,
+        text=True,
+        stdin=subprocess.DEVNULL,
+        timeout=120,
+        check=False,
+    )
+    assert done.returncode == 0, f"{block.file}:{block.line}\n{done.stdout}\n{done.stderr}"
+    return done
