@@ -25,6 +25,8 @@ from tests.unit.test_durable_turns import AGENTS, REFUND, refunds_issued
 
 if TYPE_CHECKING:
     from signoff.clock import ManualClock
+    from signoff.durable.results import TurnResult
+    from signoff.durable.turns import Turns
 
 ALICE = Actor(id="alice@example.com", channel="mail")
 WHY = "refund only 30, the item was used"
@@ -35,6 +37,14 @@ def shop() -> tuple[StaticAgents, ScriptedModel]:
     model = build_model(agent.config.model, agent.directory)
     assert isinstance(model, ScriptedModel)
     return StaticAgents({agent.name: (agent, model)}), model
+
+
+def refund_paused(store: Any, clock: ManualClock, agents: StaticAgents) -> tuple[Turns, TurnResult]:
+    """The shop's turns over ``store``, and its refund message paused on the approval."""
+    turns = turns_over(store, MemoryQueue(), agents, clock)
+    paused = turns.send("customer-service", REFUND, tenant="default", environment="production")
+    assert paused.pending is not None
+    return turns, paused
 
 
 def results_seen(model: ScriptedModel, call: str | None = None) -> list[ToolResultMessage]:
@@ -50,9 +60,7 @@ def test_a_deny_reason_reaches_the_model_the_event_and_the_audit(
     store: Any, clock: ManualClock
 ) -> None:
     agents, model = shop()
-    turns = turns_over(store, MemoryQueue(), agents, clock)
-    paused = turns.send("customer-service", REFUND, tenant="default", environment="production")
-    assert paused.pending is not None
+    turns, paused = refund_paused(store, clock, agents)
     done = turns.decide(paused.pending.id, Deny(note=WHY), ALICE, schedule=None).result
     assert done is not None and done.stop_reason == "denied"
     result = [e for e in done.events if e["type"] == "tool:result"][-1]
@@ -74,13 +82,9 @@ def test_a_deny_reason_reaches_the_model_the_event_and_the_audit(
 
 def test_approve_with_changes_runs_the_tool_with_them(store: Any, clock: ManualClock) -> None:
     agents, model = shop()
-    turns = turns_over(store, MemoryQueue(), agents, clock)
     before = dict(refunds_issued(agents))
-    paused = turns.send("customer-service", REFUND, tenant="default", environment="production")
-    assert paused.pending is not None and paused.pending.args == {
-        "orderId": "A-1001",
-        "amount": 42.0,
-    }
+    turns, paused = refund_paused(store, clock, agents)
+    assert paused.pending.args == {"orderId": "A-1001", "amount": 42.0}
     # a form sends text: "30" is validated (and coerced) by the tool's own schema
     decided = turns.decide(paused.pending.id, Approve(args={"amount": "30"}), ALICE, schedule=None)
     assert decided.item.edited_args == {"orderId": "A-1001", "amount": 30.0}
@@ -107,9 +111,7 @@ def test_approve_with_changes_runs_the_tool_with_them(store: Any, clock: ManualC
 def test_changes_equal_to_the_request_are_a_plain_approval(clock: ManualClock) -> None:
     store = MemoryStore(clock=clock)
     agents, _ = shop()
-    turns = turns_over(store, MemoryQueue(), agents, clock)
-    paused = turns.send("customer-service", REFUND, tenant="default", environment="production")
-    assert paused.pending is not None
+    turns, paused = refund_paused(store, clock, agents)
     decided = turns.decide(paused.pending.id, Approve(args={"amount": 42}), ALICE, schedule=None)
     assert decided.item.edited_args is None
     assert decided.result is not None
@@ -132,9 +134,7 @@ def test_changes_the_schema_refuses_decide_nothing(
 ) -> None:
     store = MemoryStore(clock=clock)
     agents, _ = shop()
-    turns = turns_over(store, MemoryQueue(), agents, clock)
-    paused = turns.send("customer-service", REFUND, tenant="default", environment="production")
-    assert paused.pending is not None
+    turns, paused = refund_paused(store, clock, agents)
     with pytest.raises(InvalidChanges) as refused:
         turns.decide(paused.pending.id, Approve(args=changes), ALICE, schedule=None)
     assert refused.value.fields == fields
@@ -165,9 +165,7 @@ def test_a_tool_not_declared_editable_takes_no_changes(clock: ManualClock) -> No
 def test_a_refused_actor_learns_nothing_of_the_schema(clock: ManualClock) -> None:
     store = MemoryStore(clock=clock)
     agents, _ = shop()
-    turns = turns_over(store, MemoryQueue(), agents, clock)
-    paused = turns.send("customer-service", REFUND, tenant="default", environment="production")
-    assert paused.pending is not None
+    turns, paused = refund_paused(store, clock, agents)
     with pytest.raises(Forbidden):
         turns.decide(
             paused.pending.id,
