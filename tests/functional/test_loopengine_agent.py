@@ -10,7 +10,8 @@ from __future__ import annotations
 import json
 from typing import TYPE_CHECKING
 
-from tests.functional.test_cli import REFUND, ndjson, signoff
+from tests.functional.test_cli import REFUND, ndjson
+from tests.support.cli import signoff_cli as signoff
 from tests.support.loopengine import SYSTEM_PROMPT, loopengine_agent
 
 if TYPE_CHECKING:
@@ -40,7 +41,7 @@ def test_the_folder_runs_in_signoff_run_with_its_inline_rules(tmp_path: Path) ->
         "--deny",
         REFUND,
         home=tmp_path,
-        env_extra=hooks,
+        **hooks,
     )
 
     assert denied.returncode == 0, denied.stderr
@@ -61,7 +62,7 @@ def test_the_folder_runs_in_signoff_run_with_its_inline_rules(tmp_path: Path) ->
         "--approve",
         REFUND,
         home=tmp_path,
-        env_extra=hooks,
+        **hooks,
     )
     assert approved.returncode == 0, approved.stderr
     assert approved.stdout.startswith("Refunded 42.0 USD for order A-1001")
