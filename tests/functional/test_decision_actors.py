@@ -3,7 +3,6 @@ and the 410 of an item whose time ran out — the handlers on moto, mail through
 
 from __future__ import annotations
 
-import dataclasses
 import re
 import shutil
 import time
@@ -25,6 +24,7 @@ from tests.support.lambdas import (
     Lambdas,
     body,
     import_handler,
+    imported_lambdas,
     load_event,
     queued_batch,
 )
@@ -57,13 +57,7 @@ def deployment(aws: AwsResources, monkeypatch: pytest.MonkeyPatch, tmp_path: Pat
         "POWERTOOLS_TRACE_DISABLED": "true",
     }.items():
         monkeypatch.setenv(name, value)
-    from signoff.continuations.memory import MemoryContinuations
-
-    message, resolve = import_handler("message"), import_handler("resolve")
-    continuations = MemoryContinuations()
-    for module in (message, resolve):
-        module.API = dataclasses.replace(module.API, continuations=continuations)
-    return Lambdas(message, resolve, continuations, aws)
+    return imported_lambdas(aws)
 
 
 def pause(lambdas: Lambdas) -> dict[str, Any]:

@@ -11,7 +11,6 @@ nothing), and ``session_id_for`` picks sessions that stay their tenant's.
 
 from __future__ import annotations
 
-import dataclasses
 import json
 import time
 from typing import TYPE_CHECKING, Any
@@ -21,7 +20,14 @@ import pytest
 from signoff.apikeys import new_api_key
 from signoff.continuations.memory import MemoryContinuations
 from tests.support.hooks import agents_with_hooks, hook_calls, named
-from tests.support.lambdas import Lambdas, body, deployed_at, import_handler, load_event
+from tests.support.lambdas import (
+    Lambdas,
+    body,
+    deployed_at,
+    import_handler,
+    imported_lambdas,
+    load_event,
+)
 
 if TYPE_CHECKING:
     from pathlib import Path
@@ -42,11 +48,7 @@ def lambdas(
 ) -> Lambdas:
     deployed_at(monkeypatch, agents_with_hooks(tmp_path, log))
     monkeypatch.setenv("POWERTOOLS_METRICS_NAMESPACE", "signoff")
-    message, resolve = import_handler("message"), import_handler("resolve")
-    continuations = MemoryContinuations()
-    for module in (message, resolve):
-        module.API = dataclasses.replace(module.API, continuations=continuations)
-    return Lambdas(message, resolve, continuations, aws)
+    return imported_lambdas(aws)
 
 
 def message(

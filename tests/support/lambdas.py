@@ -166,8 +166,14 @@ def lambdas(aws: AwsResources, monkeypatch: pytest.MonkeyPatch) -> Lambdas:
     monkeypatch.setenv("SIGNOFF_ALLOW_ANONYMOUS", "true")
     monkeypatch.setenv("POWERTOOLS_METRICS_NAMESPACE", "signoff")
     monkeypatch.setenv("POWERTOOLS_TRACE_DISABLED", "true")
+    return imported_lambdas(aws)
+
+
+def imported_lambdas(aws: AwsResources) -> Lambdas:
+    """The message and resolve functions imported as Lambda would, under the environment
+    the caller set, sharing one in-memory continuations port: Lambda's async self-invoke
+    cannot run on moto, so the tests drive continuations."""
     message, resolve = import_handler("message"), import_handler("resolve")
-    # Lambda's async self-invoke cannot run on moto; the tests drive continuations.
     continuations = MemoryContinuations()
     for module in (message, resolve):
         module.API = dataclasses.replace(module.API, continuations=continuations)
