@@ -38,6 +38,7 @@ RESERVED_CONCURRENCY: dict[str, Any] = {
     "ResolveFunction": None,
     "NotifierFunction": None,
     "SweeperFunction": None,
+    "StreamFunction": None,
 }
 
 # The only actions allowed on Resource "*": X-Ray's, which take no resource ARN.
@@ -202,7 +203,9 @@ def test_every_trigger_has_an_events_file(template: dict[str, Any]) -> None:
 
 def test_every_function_has_an_events_file(template: dict[str, Any]) -> None:
     covered = {owner for path in EVENT_FILES for owner in _owners(template, path.name, _load(path))}
-    assert set(_functions(template)) <= covered
+    # The stream function gets HTTP requests from the Lambda Web Adapter, no events
+    # (tests/packaging/test_stream_function.py sends it those).
+    assert set(_functions(template)) - {"StreamFunction"} <= covered
 
 
 @pytest.mark.parametrize("path", EVENT_FILES, ids=lambda p: p.name)
@@ -247,6 +250,13 @@ def test_functions_are_thin_handlers_on_the_engine_and_agents_layers(
     assert variables["SIGNOFF_AGENTS_DIR"] == "/opt"
     for logical_id, function in _functions(template).items():
         assert re.fullmatch(r"functions/[a-z]+/", function["CodeUri"]), logical_id
+        if logical_id == "StreamFunction":
+            # The Lambda Web Adapter runs run.sh, whose server imports the engine layer;
+            # SAM appends a function's Layers to the Globals ones.
+            assert function["Handler"] == "run.sh"
+            assert len(function["Layers"]) == 1
+            assert "LambdaAdapterLayer" in str(function["Layers"][0])
+            continue
         assert function["Handler"] == "app.handler", logical_id
         assert "Layers" not in function, f"{logical_id} replaces the Globals layers"
 

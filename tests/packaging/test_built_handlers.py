@@ -66,7 +66,10 @@ def _functions(template: dict[str, Any]) -> dict[str, dict[str, Any]]:
     }
 
 
-FUNCTIONS = sorted(_functions(load_template()))
+# The functions Lambda's Python runtime invokes; the stream function's run.sh starts
+# an HTTP server for the Lambda Web Adapter instead (test_stream_function.py).
+WEB_ADAPTER_FUNCTIONS = ("StreamFunction",)
+FUNCTIONS = sorted(set(_functions(load_template())) - set(WEB_ADAPTER_FUNCTIONS))
 
 
 @dataclass(frozen=True)
@@ -132,6 +135,8 @@ def built_function(logical_id: str) -> BuiltFunction:
     python_layers: list[Path] = []
     data_layers: list[Path] = []
     for ref in [*globals_.get("Layers", []), *functions[logical_id].get("Layers", [])]:
+        if isinstance(ref, dict) and "Fn::If" in ref:
+            continue  # a layer AWS publishes (the Lambda Web Adapter), not built here
         layer = template["Resources"][_ref(ref)]
         content = (BUILD / layer["Properties"]["ContentUri"]).resolve()
         if str(layer.get("Metadata", {}).get("BuildMethod", "")).startswith("python"):

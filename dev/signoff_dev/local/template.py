@@ -200,6 +200,10 @@ def create_resources(
     shared = variables.get("Variables", {})
     for logical_id, props in of("AWS::Serverless::Function").items():
         own = props.get("Environment", {}).get("Variables", {})
+        if "AWS_LAMBDA_EXEC_WRAPPER" in own:
+            # Run by the Lambda Web Adapter (the stream function), not the Python
+            # runtime: the local gateway serves its route itself, from the same code.
+            continue
         environment = {
             name: resolver.text(value, f"{logical_id}.Environment.{name}")
             for name, value in {**shared, **own}.items()
