@@ -120,6 +120,9 @@ class StackSettings:
     # queue waits for its invocation before it receives again.
     visibility_timeout: int = 5
     log_level: str = "WARNING"  # the functions' Powertools logger
+    # False: no SSE route, as a deployed HTTP API without the stream function (the
+    # playground and signoff.client then fall back to long-poll).
+    stream: bool = True
     console: TextIO | None = None  # where the stack reports; None: stdout
     logs: TextIO | None = None  # where the functions' own output goes; None: stderr
 
@@ -353,7 +356,7 @@ class LocalStack:
         from signoff_dev.local.stream import TurnStream
 
         stream = TurnStream(self.message_api, stopping=self._stopping, log=self.say)
-        gateway.local_patterns = [(stream.route, stream.serve)]
+        gateway.local_patterns = [(stream.route, stream.serve)] if self.settings.stream else []
         gateway.local.update(playground_routes())
 
     def _served(self, gateway: Gateway) -> RouteTable:

@@ -1,9 +1,22 @@
-// The playground: one turn per message over the SSE stream, its pending decisions as dialogs.
+// The playground: one turn per message over the SSE stream (or, where the API has none, the
+// plain route followed by long-poll), its pending decisions as dialogs.
 // Everything a model or a person wrote goes into the page as text (textContent), never as HTML.
 "use strict";
 
 const $ = (id) => document.getElementById(id);
 let sessionId = null;
+
+// The status route's wait while following a turn (at most 25 s, the route's limit).
+const LONG_POLL_WAIT = 20;
+
+// The API's base URL: the field's, or this page's own origin (the local stack's).
+function apiBase() {
+  return $("base-url").value.trim().replace(/\/+$/, "") || window.location.origin;
+}
+
+function api(path) {
+  return `${apiBase()}${path}`;
+}
 
 // What a model wrote, with its hidden characters shown escaped (\u202e): the rule of
 // signoff.display.visible, which the link pages, email, Slack and Lark apply. Categories
@@ -191,7 +204,7 @@ async function showCard(event) {
   let pending;
   try {
     const response = await fetch(
-      `/agents/${encodeURIComponent(event.scope.agent)}/sessions/${encodeURIComponent(sessionId)}`,
+      api(`/agents/${encodeURIComponent(event.scope.agent)}/sessions/${encodeURIComponent(sessionId)}`),
       { headers: requestHeaders(false) },
     );
     if (!response.ok) return;
@@ -222,7 +235,7 @@ const pendingArgs = new Map();
 // The change box shows only for a tool declared editable (the agent's config says so).
 async function offerChanges(event) {
   try {
-    const response = await fetch(`/agents/${encodeURIComponent(event.scope.agent)}/config`, {
+    const response = await fetch(api(`/agents/${encodeURIComponent(event.scope.agent)}/config`), {
       headers: requestHeaders(false),
     });
     if (!response.ok) return;
@@ -288,12 +301,13 @@ function openQuestion(event) {
   $("question").showModal();
 }
 
-// The decision goes through the API's own route; the open stream carries what follows.
+// The decision goes through the API's own route; the open stream (or the long-poll) carries
+// what follows.
 async function decide(dialog, route, body, errorField, buttons) {
   const item = dialog.dataset.item;
   for (const button of buttons) button.disabled = true;
   try {
-    const response = await fetch(`/${route[0]}/${encodeURIComponent(item)}/${route[1]}`, {
+    const response = await fetch(api(`/${route[0]}/${encodeURIComponent(item)}/${route[1]}`), {
       method: "POST",
       headers: requestHeaders(true),
       body: JSON.stringify(body),
@@ -322,11 +336,15 @@ async function send(event) {
   const body = { message };
   if (sessionId) body.sessionId = sessionId;
   try {
-    const response = await fetch(`/agents/${encodeURIComponent(agent)}/messages/stream`, {
+    const response = await fetch(api(`/agents/${encodeURIComponent(agent)}/messages/stream`), {
       method: "POST",
       headers: requestHeaders(true),
       body: JSON.stringify(body),
     });
+    if (await noStream(response)) {
+      await longPoll(agent, body);
+      return;
+    }
     if (!response.ok) {
       $("send-error").textContent = await problem(response);
       setStatus("refused");
@@ -341,8 +359,90 @@ async function send(event) {
   }
 }
 
+// A 404 or 405 for the route itself, not for an agent or a session: the API has no stream
+// (a deployed HTTP API without the stream function). signoff.client reads it the same way.
+async function noStream(response) {
+  if (response.status === 405) return true;
+  if (response.status !== 404) return false;
+  let detail = "";
+  try {
+    detail = String((await response.clone().json()).detail || "");
+  } catch {
+    return true; // not the API's JSON error: the gateway's own 404
+  }
+  return !detail || detail.startsWith("no route ");
+}
+
+// A session id of the protocol's form, chosen here so the turn can be followed on the status
+// route while the plain route still runs it.
+function newSessionId() {
+  const bytes = crypto.getRandomValues(new Uint8Array(16));
+  return Array.from(bytes, (byte) => byte.toString(16).padStart(2, "0")).join("");
+}
+
+// The status route's answer for the session (null: no such session yet), or throws its problem.
+async function status(agent, session, after, wait) {
+  const path = `/agents/${encodeURIComponent(agent)}/sessions/${encodeURIComponent(session)}`;
+  const response = await fetch(api(`${path}?after=${after}&wait=${wait}`), {
+    headers: requestHeaders(false),
+  });
+  if (response.status === 404) return null;
+  if (!response.ok) throw new Error(await problem(response));
+  return response.json();
+}
+
+// No stream: the message goes to the plain route (which answers when the turn finished or
+// paused) and the turn's events come from the status route's long-poll (?after=N&wait=S) as
+// each step is committed; the same events, handled as the stream's are.
+async function longPoll(agent, body) {
+  const session = body.sessionId || newSessionId();
+  body.sessionId = session;
+  const before = await status(agent, session, 2 ** 31, 0); // only its event count (next)
+  let after = before ? before.next : 0;
+  const first = after;
+  let answered = null; // the plain route's answer: {ok} or {problem}
+  fetch(api(`/agents/${encodeURIComponent(agent)}/messages`), {
+    method: "POST",
+    headers: requestHeaders(true),
+    body: JSON.stringify(body),
+  }).then(
+    async (response) => {
+      answered = response.ok ? { ok: true } : { problem: await problem(response) };
+    },
+    (error) => { answered = { problem: String(error) }; },
+  );
+  handle({ type: "session", sessionId: session });
+  for (;;) {
+    const started = after > first;
+    // Short while the message may yet be refused: the refusal is then the answer.
+    const now = await status(agent, session, after, started || answered ? LONG_POLL_WAIT : 2);
+    for (const event of now ? now.events : []) {
+      handle(event);
+      if (event.type === "error") return;
+    }
+    if (now) after = now.next;
+    if (after === first && answered && answered.problem) {
+      $("send-error").textContent = answered.problem;
+      setStatus("refused");
+      return;
+    }
+    if (now && after > first && now.status === "done") {
+      handle({ type: "done", text: now.text || "", stopReason: now.stopReason });
+      return;
+    }
+    if (now && after > first && now.status === "idle" && answered) return;
+  }
+}
+
 async function loadAgents() {
-  const response = await fetch("/agents", { headers: requestHeaders(false) });
+  let response;
+  try {
+    response = await fetch(api("/agents"), { headers: requestHeaders(false) });
+  } catch (error) {
+    // Unreachable, or another origin whose API allows no CORS request from this page.
+    $("send-error").textContent = `listing the agents at ${apiBase()}: ${error}`;
+    return;
+  }
   if (!response.ok) {
     $("send-error").textContent = `listing the agents: ${await problem(response)}`;
     return;
@@ -352,8 +452,11 @@ async function loadAgents() {
   // A healthy agent's rule warnings (a rule for a tool it lacks) show; Send stays on.
   let problems = {};
   let warnings = {};
-  const local = await fetch("/_local/agents");
-  if (local.ok) ({ problems, warnings = {} } = await local.json());
+  if (apiBase() === window.location.origin) {
+    // The local stack's own route: only this page's origin has it.
+    const local = await fetch("/_local/agents");
+    if (local.ok) ({ problems, warnings = {} } = await local.json());
+  }
   const select = $("agent");
   select.replaceChildren();
   for (const agent of agents) {
@@ -393,6 +496,8 @@ function newSession() {
 }
 
 $("send-form").addEventListener("submit", send);
+// Another API: its agents, and a new session (this one is the other API's).
+$("base-url").addEventListener("change", () => { newSession(); loadAgents(); });
 $("new-session").addEventListener("click", newSession);
 $("agent").addEventListener("change", () => { describeAgent(); newSession(); });
 $("approve").addEventListener("click", () => {
@@ -418,4 +523,5 @@ $("answer-form").addEventListener("submit", (event) => {
   decide($("question"), ["questions", "answer"], { answer }, "question-error", [$("send-answer")]);
 });
 // A dialog closed with Escape leaves the decision open: it can still be made from a link.
+$("base-url").placeholder = window.location.origin;
 loadAgents();
