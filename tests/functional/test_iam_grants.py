@@ -36,8 +36,16 @@ if TYPE_CHECKING:
     from pathlib import Path
 
 THIS_TEST = "tests/functional/test_iam_grants.py"
-FUNCTIONS = ("MessageFunction", "ResolveFunction", "NotifierFunction", "SweeperFunction")
-TURN_RUNNERS = ("MessageFunction", "ResolveFunction", "SweeperFunction")
+# StreamFunction (a Condition, EnableStreamFunction) is checked as if deployed:
+# tests/functional/test_stream_function.py drives its server.
+FUNCTIONS = (
+    "MessageFunction",
+    "ResolveFunction",
+    "NotifierFunction",
+    "SweeperFunction",
+    "StreamFunction",
+)
+TURN_RUNNERS = ("MessageFunction", "ResolveFunction", "SweeperFunction", "StreamFunction")
 
 # Granted, never called in the functional suite, and why. Each is still granted
 # (checked below), and one the suite starts calling must leave this list.
@@ -48,7 +56,7 @@ UNCALLED: dict[tuple[str, str], str] = {
             "cannot run a Lambda, so the functional tests drive continuations in memory "
             "(tests/contract/test_continuations_contract.py calls Invoke on moto)"
         )
-        for function in ("MessageFunction", "ResolveFunction")
+        for function in ("MessageFunction", "ResolveFunction", "StreamFunction")
     },
     **{
         (function, "bedrock:InvokeModel"): (

@@ -51,18 +51,19 @@ class _Handler(BaseHTTPRequestHandler):
             self._send(StreamAnswer.refusal(NotFound("route", path)))
 
     def do_POST(self) -> None:
-        match = _STREAM.fullmatch(urlsplit(self.path).path)
-        if match is None:
-            self._send(StreamAnswer.refusal(NotFound("route", urlsplit(self.path).path)))
-            return
         length = int(self.headers.get("content-length") or 0)
         if length > self.max_body:  # refused unread: a body over the limit is never buffered
-            self.close_connection = True
+            self.close_connection = True  # its bytes are still on the connection
             self._send(StreamAnswer.refusal(PayloadTooLarge(length, self.max_body)))
             return
+        # Read whatever the route: an unread body would be taken for the next request.
         body = self.rfile.read(length) if length else b""
-        answer = self.stream.serve(unquote(match["name"]), body, list(self.headers.items()))
-        self._send(answer)
+        path = urlsplit(self.path).path
+        match = _STREAM.fullmatch(path)
+        if match is None:
+            self._send(StreamAnswer.refusal(NotFound("route", path)))
+            return
+        self._send(self.stream.serve(unquote(match["name"]), body, list(self.headers.items())))
 
     def _send(self, answer: StreamAnswer) -> None:
         try:

@@ -1,0 +1,144 @@
+"""The stream function's server (functions/stream/app.py) on moto: key check, routes, a turn.
+
+Imported as its run.sh starts it (its cold start builds the deployment's ``Api``),
+then served over HTTP on loopback as the Lambda Web Adapter reaches it. Every AWS
+call of the import and of the requests counts for ``StreamFunction``
+(tests/functional/test_iam_grants.py compares them with its policy).
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import sys
+import threading
+import time
+import uuid
+from typing import TYPE_CHECKING, Any
+
+import httpx
+import pytest
+
+from signoff.api.stream_server import READY_PATH, make_server
+from signoff.apikeys import new_api_key
+from tests.conftest import validate_event
+from tests.support import awscalls
+from tests.support.aws import aws as aws
+from tests.support.local_stack import REFUND
+from tests.support.sse import sse_events
+
+if TYPE_CHECKING:
+    from collections.abc import Iterator
+
+    from tests.support.aws import AwsResources
+
+from tests.support.lambdas import ROOT
+
+STREAM = "/agents/customer-service/messages/stream"
+TRACKING = "where is order A-1001?"
+
+
+def _import_app() -> Any:
+    path = ROOT / "functions" / "stream" / "app.py"
+    name = f"signoff_fn_stream_{uuid.uuid4().hex[:8]}"
+    spec = importlib.util.spec_from_file_location(name, path)
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[name] = module
+    spec.loader.exec_module(module)  # not as __main__: the server is started below
+    return module
+
+
+@pytest.fixture
+def served(aws: AwsResources, monkeypatch: pytest.MonkeyPatch) -> Iterator[tuple[str, Any]]:
+    """(base URL, the app's Api) of the stream function's server, its calls recorded."""
+    monkeypatch.setenv("SIGNOFF_AGENTS_DIR", str(ROOT / "agents"))
+    monkeypatch.setenv("SIGNOFF_ENVIRONMENT", "production")
+    monkeypatch.setenv("SIGNOFF_ALLOW_ANONYMOUS", "false")
+    monkeypatch.setenv("POWERTOOLS_TRACE_DISABLED", "true")
+    awscalls.install()
+    with awscalls.attributed("StreamFunction"):
+        app = _import_app()
+    stopping = threading.Event()
+    server = make_server(
+        lambda: app.API,
+        host="127.0.0.1",
+        port=0,
+        max_body=app.API.max_body_bytes,
+        stopping=stopping,
+    )
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    try:
+        yield f"http://127.0.0.1:{server.server_address[1]}", app.API
+    finally:
+        stopping.set()  # ends the stream that follows a paused turn
+        server.shutdown()
+        server.server_close()
+        thread.join(timeout=10)
+
+
+def _key(api: Any, tenant: str) -> str:
+    clear, record = new_api_key(tenant, "stream test", time.time())
+    api.api_keys.add(record)
+    return clear
+
+
+def test_the_stream_function_refuses_a_caller_without_a_key_and_answers_other_routes_as_the_api(
+    served: tuple[str, Any],
+) -> None:
+    url, _ = served
+    with httpx.Client(base_url=url, timeout=30) as http, awscalls.attributed("StreamFunction"):
+        assert http.get(READY_PATH).status_code == 200  # the adapter's readiness check
+        keyless = http.post(STREAM, json={"message": TRACKING})
+        wrong = http.post(STREAM, json={"message": TRACKING}, headers={"x-api-key": "sk_nope"})
+        elsewhere = http.post("/agents/customer-service/messages", json={"message": TRACKING})
+        get = http.get(STREAM)
+        too_large = http.post(STREAM, content=b"x" * (256 * 1024 + 1))
+    assert (keyless.status_code, keyless.json()["error"]) == (401, "unauthorized")
+    assert (wrong.status_code, wrong.json()["error"]) == (401, "unauthorized")
+    assert elsewhere.status_code == 404 and elsewhere.json()["error"] == "not_found"
+    assert get.status_code == 405
+    assert too_large.status_code == 413
+
+
+def test_the_stream_function_streams_a_turn_as_the_keys_tenant_with_its_session_key(
+    served: tuple[str, Any],
+) -> None:
+    url, api = served
+    key = _key(api, "acme")
+    body = {"message": TRACKING, "customerId": "c-42"}
+    with httpx.Client(base_url=url, timeout=60) as http, awscalls.attributed("StreamFunction"):
+        with http.stream("POST", STREAM, json=body, headers={"x-api-key": key}) as response:
+            assert response.status_code == 200, response.read()
+            events = list(sse_events(response.iter_lines()))
+        # The same customer again: the same session, derived from the session key
+        with http.stream("POST", STREAM, json=body, headers={"x-api-key": key}) as response:
+            again = list(sse_events(response.iter_lines()))
+    for event in events:
+        validate_event(event)
+    assert events[0]["type"] == "session" and events[-1]["type"] == "done"
+    assert again[0] == events[0]
+    session = api.sessions.load(events[0]["sessionId"])
+    assert session is not None and session.tenant == "acme"
+
+
+def test_an_approval_is_live_on_the_stream_functions_stream(served: tuple[str, Any]) -> None:
+    url, api = served
+    key = _key(api, "acme")
+    with (
+        httpx.Client(base_url=url, timeout=60) as http,
+        awscalls.attributed("StreamFunction"),
+        http.stream(
+            "POST", STREAM, json={"message": REFUND}, headers={"x-api-key": key}
+        ) as response,
+    ):
+        seen = []
+        for event in sse_events(response.iter_lines()):
+            seen.append(event)
+            if event["type"] == "approval:pending":
+                break
+    # The pause is committed (the item exists) when the event arrives
+    pending = seen[-1]
+    assert pending["type"] == "approval:pending" and pending["tool"] == "issue_refund"
+    item = api.pending.get(pending["id"])
+    assert item is not None and item.tenant == "acme"
