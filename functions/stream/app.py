@@ -8,10 +8,16 @@ import os
 
 from signoff.api.stream_server import make_server
 from signoff.aws.deployment import api_from_env
+from signoff.settings import LAMBDA_MAX_TIMEOUT, Deployment
 
-API = api_from_env()
+SETTINGS = Deployment.from_env()
+API = api_from_env(SETTINGS)
+# A turn yields this long after its request came, before the invocation's timeout,
+# and continues in the message function (SIGNOFF_CONTINUE_FUNCTION).
+BUDGET = (SETTINGS.function_timeout or LAMBDA_MAX_TIMEOUT) - API.safety_margin
 
 if __name__ == "__main__":
     port = int(os.environ.get("PORT", "8080"))
-    server = make_server(lambda: API, host="127.0.0.1", port=port, max_body=API.max_body_bytes)
+    limit = API.max_body_bytes
+    server = make_server(lambda: API, host="127.0.0.1", port=port, max_body=limit, budget=BUDGET)
     server.serve_forever()

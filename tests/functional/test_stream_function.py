@@ -8,6 +8,7 @@ call of the import and of the requests counts for ``StreamFunction``
 
 from __future__ import annotations
 
+import dataclasses
 import importlib.util
 import sys
 import threading
@@ -20,6 +21,7 @@ import pytest
 
 from signoff.api.stream_server import READY_PATH, make_server
 from signoff.apikeys import new_api_key
+from signoff.continuations.memory import MemoryContinuations
 from tests.conftest import validate_event
 from tests.support import awscalls
 from tests.support.aws import aws as aws
@@ -48,9 +50,8 @@ def _import_app() -> Any:
     return module
 
 
-@pytest.fixture
-def served(aws: AwsResources, monkeypatch: pytest.MonkeyPatch) -> Iterator[tuple[str, Any]]:
-    """(base URL, the app's Api) of the stream function's server, its calls recorded."""
+def _deployment(monkeypatch: pytest.MonkeyPatch) -> Any:
+    """The app imported as its run.sh starts it, in the template's deployment on moto."""
     monkeypatch.setenv("SIGNOFF_AGENTS_DIR", str(ROOT / "agents"))
     monkeypatch.setenv("SIGNOFF_ENVIRONMENT", "production")
     monkeypatch.setenv("SIGNOFF_ALLOW_ANONYMOUS", "false")
@@ -58,6 +59,20 @@ def served(aws: AwsResources, monkeypatch: pytest.MonkeyPatch) -> Iterator[tuple
     awscalls.install()
     with awscalls.attributed("StreamFunction"):
         app = _import_app()
+    # Lambda's asynchronous self-invoke cannot run on moto: continuations are kept here.
+    app.API = dataclasses.replace(app.API, continuations=MemoryContinuations())
+    return app
+
+
+@pytest.fixture
+def served(
+    aws: AwsResources, monkeypatch: pytest.MonkeyPatch, request: pytest.FixtureRequest
+) -> Iterator[tuple[str, Any]]:
+    """(base URL, the app's Api) of the stream function's server, its calls recorded.
+
+    Parametrized indirectly, the parameter is the turn budget instead of the app's.
+    """
+    app = _deployment(monkeypatch)
     stopping = threading.Event()
     server = make_server(
         lambda: app.API,
@@ -65,6 +80,7 @@ def served(aws: AwsResources, monkeypatch: pytest.MonkeyPatch) -> Iterator[tuple
         port=0,
         max_body=app.API.max_body_bytes,
         stopping=stopping,
+        budget=getattr(request, "param", app.BUDGET),
     )
     thread = threading.Thread(target=server.serve_forever, daemon=True)
     thread.start()
@@ -142,3 +158,36 @@ def test_an_approval_is_live_on_the_stream_functions_stream(served: tuple[str, A
     assert pending["type"] == "approval:pending" and pending["tool"] == "issue_refund"
     item = api.pending.get(pending["id"])
     assert item is not None and item.tenant == "acme"
+
+
+def test_the_app_gives_a_turn_the_functions_timeout_less_the_api_margin(
+    aws: AwsResources, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    app = _deployment(monkeypatch)
+    # The template's MessageTimeout default, as SIGNOFF_FUNCTION_TIMEOUT
+    assert 300 - app.API.safety_margin == app.BUDGET
+
+
+@pytest.mark.parametrize("served", [0.0], indirect=True)
+def test_a_turn_past_the_functions_budget_yields_and_continues_asynchronously(
+    served: tuple[str, Any],
+) -> None:
+    url, api = served
+    key = _key(api, "acme")
+    with (
+        httpx.Client(base_url=url, timeout=60) as http,
+        awscalls.attributed("StreamFunction"),
+        http.stream(
+            "POST", STREAM, json={"message": TRACKING}, headers={"x-api-key": key}
+        ) as response,
+    ):
+        first = next(sse_events(response.iter_lines()))
+        # The turn yielded "running" at once; the stream scheduled its continuation
+        scheduled: list[str] = []
+        deadline = time.monotonic() + 10
+        while not scheduled and time.monotonic() < deadline:
+            scheduled = api.continuations.drain()
+            time.sleep(0.05)
+    assert scheduled == [first["sessionId"]]
+    session = api.sessions.load(first["sessionId"])
+    assert session is not None and session.status == "running"

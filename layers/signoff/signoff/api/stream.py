@@ -88,8 +88,12 @@ class TurnStream:
         log: Callable[[str], None],
         poll_every: float = 0.2,
         heartbeat: float = 15.0,
+        budget: float | None = None,
     ) -> None:
+        """``budget``: seconds a request's turn may run before it yields and continues
+        asynchronously (the stream function's timeout less a margin); None: no limit."""
         self._api = api
+        self._budget = budget
         self._stopping = stopping
         self._log = log
         self._poll_every = poll_every
@@ -103,6 +107,9 @@ class TurnStream:
         except Exception as error:
             return StreamAnswer.refusal(error)
         produced: queue.Queue[tuple[str, Any]] = queue.Queue()
+        # Deployed, the invocation ends at the function's timeout: the turn yields
+        # before it ("running") and a continuation takes it on, as on the HTTP API.
+        deadline = None if self._budget is None else api.clock.monotonic() + self._budget
 
         def run() -> None:
             try:
@@ -112,6 +119,7 @@ class TurnStream:
                     tenant=tenant,
                     environment=api.environment,
                     session_id=session_id,
+                    deadline=deadline,
                     on_event=lambda event: produced.put(("event", event)),
                     # The stream carries the run's start and end: no announcements.
                     channel="http_stream",

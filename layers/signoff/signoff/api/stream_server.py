@@ -104,10 +104,13 @@ def make_server(
     port: int,
     max_body: int,
     stopping: threading.Event | None = None,
+    budget: float | None = None,
 ) -> ThreadingHTTPServer:
     """A server for the stream route on ``host:port``; the caller runs ``serve_forever``.
 
-    ``stopping``, once set, ends the streams that follow a paused turn's log.
+    ``stopping``, once set, ends the streams that follow a paused turn's log;
+    ``budget`` is the seconds a request's turn runs before it yields
+    (``signoff.api.stream.TurnStream``).
     """
     from signoff.telemetry import logger
 
@@ -115,7 +118,9 @@ def make_server(
         "StreamHandler",
         (_Handler,),
         {
-            "stream": TurnStream(api, stopping=stopping or threading.Event(), log=logger.warning),
+            "stream": TurnStream(
+                api, stopping=stopping or threading.Event(), log=logger.warning, budget=budget
+            ),
             "max_body": max_body,
         },
     )
