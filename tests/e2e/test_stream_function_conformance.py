@@ -1,0 +1,102 @@
+"""The stream function's server carries what the local stack's stream carries, turn for turn.
+
+``signoff.api.stream_server`` (what the deployed stream function's ``run.sh``
+starts behind the Lambda Web Adapter) is served here over the local stack's
+services (the message function's ``Api``), on a port of its own, as a function
+URL beside the HTTP API; approvals and answers go to the stack's routes, as a
+client of a deployed stack sends them to the HTTP API. Each scripted turn of
+the conformance suite (finished, approval approved, approval denied, question
+answered, a batch, a failing model) yields the same events on both streams.
+"""
+
+from __future__ import annotations
+
+import threading
+from typing import TYPE_CHECKING, Any
+
+import httpx
+import pytest
+
+from signoff.api.stream_server import make_server
+from tests.e2e.test_transport_conformance import (
+    ANSWER,
+    ASKS,
+    BATCH,
+    FAILS,
+    FINISHES,
+    QUESTION,
+    per_run,
+    sse,
+    validated,
+)
+from tests.e2e.test_transport_conformance import agents as agents
+from tests.e2e.test_transport_conformance import http as http
+from tests.e2e.test_transport_conformance import stack as stack
+from tests.support.local_stack import WAIT
+from tests.support.sse import sse_events
+
+if TYPE_CHECKING:
+    from collections.abc import Iterator
+
+    from signoff_dev.local.stack import LocalStack
+
+
+@pytest.fixture(scope="module")
+def function_url(stack: LocalStack) -> Iterator[str]:
+    """The stream function's server over the stack's services: its base URL."""
+    stopping = threading.Event()
+    server = make_server(
+        stack.message_api, host="127.0.0.1", port=0, max_body=256 * 1024, stopping=stopping
+    )
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    try:
+        yield f"http://127.0.0.1:{server.server_address[1]}"
+    finally:
+        stopping.set()
+        server.shutdown()
+        server.server_close()
+        thread.join(timeout=10)
+
+
+def streamed(
+    function_url: str, api: httpx.Client, agent: str, message: str, decide: str
+) -> list[dict[str, Any]]:
+    """The stream function's stream, deciding (``decide``) or answering on the API's routes."""
+    events: list[dict[str, Any]] = []
+    with (
+        httpx.Client(base_url=function_url, timeout=WAIT) as stream,
+        stream.stream("POST", f"/agents/{agent}/messages/stream", json={"message": message}) as r,
+    ):
+        assert r.status_code == 200, r.read()
+        assert r.headers["content-type"].startswith("text/event-stream")
+        for event in sse_events(r.iter_lines()):
+            events.append(event)
+            if event["type"] == "approval:pending":
+                decided = api.post(f"/approvals/{event['id']}/{decide}", json={})
+                assert decided.status_code == 200, decided.text
+            if event["type"] == "question:pending":
+                answered = api.post(f"/questions/{event['id']}/answer", json={"answer": ANSWER})
+                assert answered.status_code == 200, answered.text
+    return validated(events)
+
+
+@pytest.mark.parametrize(
+    ("agent", "message", "decide"),
+    [
+        ("shop", FINISHES, "approve"),
+        ("shop", ASKS, "approve"),
+        ("shop", ASKS, "deny"),
+        ("shop", QUESTION, "approve"),
+        ("shop", BATCH, "approve"),
+        ("broken", FAILS, "approve"),
+    ],
+    ids=["finishes", "approved", "denied", "question", "batch", "fails"],
+)
+def test_the_stream_function_carries_the_local_streams_events(
+    function_url: str, http: httpx.Client, agent: str, message: str, decide: str
+) -> None:
+    local = sse(http, agent, message, decide)
+    deployed = streamed(function_url, http, agent, message, decide)
+    assert per_run(deployed) == per_run(local)
+    assert deployed[0]["type"] == "session" and deployed[-1]["type"] in ("done", "error")
