@@ -189,6 +189,10 @@ def built_functions(build: Path, original: Path | None = None) -> list[Function]
     for logical_id, resource in template["Resources"].items():
         if resource["Type"] != "AWS::Serverless::Function":
             continue
+        if "AWS_LAMBDA_EXEC_WRAPPER" in resource["Properties"].get("Environment", {}).get(
+            "Variables", {}
+        ):
+            continue  # the stream function: an HTTP server behind the Web Adapter, no handler
         props = {**globals_, **resource["Properties"]}
         python_layers, data_layers = [], []
         for ref in [*globals_.get("Layers", []), *resource["Properties"].get("Layers", [])]:
