@@ -8,6 +8,7 @@ call of the import and of the requests counts for ``StreamFunction``
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import importlib.util
 import sys
@@ -117,19 +118,31 @@ def test_the_stream_function_refuses_a_caller_without_a_key_and_answers_other_ro
     assert too_large.status_code == 413
 
 
+@contextlib.contextmanager
+def _streaming(
+    url: str, key: str, message: str, **fields: str
+) -> Iterator[Iterator[dict[str, Any]]]:
+    """The events of ``message``'s stream as they come, its AWS calls recorded."""
+    body = {"message": message, **fields}
+    with (
+        httpx.Client(base_url=url, timeout=60) as http,
+        awscalls.attributed("StreamFunction"),
+        http.stream("POST", STREAM, json=body, headers={"x-api-key": key}) as r,
+    ):
+        assert r.status_code == 200, r.read()
+        yield sse_events(r.iter_lines())
+
+
 def test_the_stream_function_streams_a_turn_as_the_keys_tenant_with_its_session_key(
     served: tuple[str, Any],
 ) -> None:
     url, api = served
     key = _key(api, "acme")
-    body = {"message": TRACKING, "customerId": "c-42"}
-    with httpx.Client(base_url=url, timeout=60) as http, awscalls.attributed("StreamFunction"):
-        with http.stream("POST", STREAM, json=body, headers={"x-api-key": key}) as response:
-            assert response.status_code == 200, response.read()
-            events = list(sse_events(response.iter_lines()))
-        # The same customer again: the same session, derived from the session key
-        with http.stream("POST", STREAM, json=body, headers={"x-api-key": key}) as response:
-            again = list(sse_events(response.iter_lines()))
+    with _streaming(url, key, TRACKING, customerId="c-42") as stream:
+        events = list(stream)
+    # The same customer again: the same session, derived from the session key
+    with _streaming(url, key, TRACKING, customerId="c-42") as stream:
+        again = list(stream)
     for event in events:
         validate_event(event)
     assert events[0]["type"] == "session" and events[-1]["type"] == "done"
@@ -140,16 +153,9 @@ def test_the_stream_function_streams_a_turn_as_the_keys_tenant_with_its_session_
 
 def test_an_approval_is_live_on_the_stream_functions_stream(served: tuple[str, Any]) -> None:
     url, api = served
-    key = _key(api, "acme")
-    with (
-        httpx.Client(base_url=url, timeout=60) as http,
-        awscalls.attributed("StreamFunction"),
-        http.stream(
-            "POST", STREAM, json={"message": REFUND}, headers={"x-api-key": key}
-        ) as response,
-    ):
+    with _streaming(url, _key(api, "acme"), REFUND) as events:
         seen = []
-        for event in sse_events(response.iter_lines()):
+        for event in events:
             seen.append(event)
             if event["type"] == "approval:pending":
                 break
@@ -173,15 +179,8 @@ def test_a_turn_past_the_functions_budget_yields_and_continues_asynchronously(
     served: tuple[str, Any],
 ) -> None:
     url, api = served
-    key = _key(api, "acme")
-    with (
-        httpx.Client(base_url=url, timeout=60) as http,
-        awscalls.attributed("StreamFunction"),
-        http.stream(
-            "POST", STREAM, json={"message": TRACKING}, headers={"x-api-key": key}
-        ) as response,
-    ):
-        first = next(sse_events(response.iter_lines()))
+    with _streaming(url, _key(api, "acme"), TRACKING) as events:
+        first = next(events)
         # The turn yielded "running" at once; the stream scheduled its continuation
         scheduled: list[str] = []
         deadline = time.monotonic() + 10
