@@ -94,13 +94,23 @@ def launch(monkeypatch: pytest.MonkeyPatch) -> Iterator[Launch]:
         profile.cleanup()
 
 
+@pytest.fixture(scope="session")
+def screenshot_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """Where screenshots go: a temporary folder, or the committed set ``artifacts/`` when
+    ``SIGNOFF_UPDATE_SCREENSHOTS=1`` (a test run leaves the checkout as it was; renewing
+    the set is a deliberate step)."""
+    if os.environ.get("SIGNOFF_UPDATE_SCREENSHOTS") == "1":
+        ARTIFACTS.mkdir(exist_ok=True)
+        return ARTIFACTS
+    return tmp_path_factory.mktemp("screenshots")
+
+
 @pytest.fixture
-def screenshot() -> Callable[[WebDriver, str], Path]:
-    """``screenshot(driver, name)`` saves the page as ``artifacts/<name>.png``."""
-    ARTIFACTS.mkdir(exist_ok=True)
+def screenshot(screenshot_dir: Path) -> Callable[[WebDriver, str], Path]:
+    """``screenshot(driver, name)`` saves the page as ``<name>.png`` in ``screenshot_dir``."""
 
     def save(driver: WebDriver, name: str) -> Path:
-        path = ARTIFACTS / f"{name}.png"
+        path = screenshot_dir / f"{name}.png"
         assert driver.save_screenshot(str(path)), f"no screenshot saved to {path}"
         return path
 

@@ -4,8 +4,8 @@ Headless Chromium emulates a 390x844 phone (CSS pixels, scale 1, so the screensh
 small) and a 1280x900 desktop through the DevTools protocol. On the phone the summary and
 both buttons must be on screen before any scrolling: their rectangles are asserted inside
 the viewport. The email's HTML part, as the local mailbox captured it from the emulator's
-SES, is rendered in the same browser, light and dark. Screenshots go to
-``tests/browser/artifacts/`` (``card-*``, ``email-*``).
+SES, is rendered in the same browser, light and dark. Screenshots (``card-*``, ``email-*``)
+go to ``tests/browser/artifacts/`` with ``SIGNOFF_UPDATE_SCREENSHOTS=1``.
 """
 
 from __future__ import annotations

@@ -5,7 +5,7 @@ The local stack (``signoff dev`` in this process, on free ports) serves the page
 test takes the link from a real email: the sample ``local-email`` channel sends it through the
 emulator's SES and the stack's mailbox captures it (``GET /_local/emails``). The others take it
 from the webhook sink, which keeps each verified notification with its ``linkUrl``.
-Screenshots of every page go to ``tests/browser/artifacts/``.
+Screenshots of every page go to ``tests/browser/artifacts/`` with ``SIGNOFF_UPDATE_SCREENSHOTS=1``.
 """
 
 from __future__ import annotations

@@ -1,6 +1,6 @@
 """The playground (``/playground`` on the local stack) in headless Chromium: a conversation
 over the SSE stream, its approval decided in the page's dialog, the same stream going on to
-``done``. Screenshots go to ``tests/browser/artifacts/``.
+``done``. Screenshots go to ``tests/browser/artifacts/`` with ``SIGNOFF_UPDATE_SCREENSHOTS=1``.
 """
 
 from __future__ import annotations
