@@ -18,9 +18,7 @@ LEASE = 60.0
 def test_a_scope_holds_at_most_size_slots_and_a_slot_given_back_is_taken_again(
     store: Store, t0: float
 ) -> None:
-    taken = [
-        store.slots.take("all", 3, holder=f"h{n}", until=t0 + LEASE, now=t0) for n in range(3)
-    ]
+    taken = [store.slots.take("all", 3, holder=f"h{n}", until=t0 + LEASE, now=t0) for n in range(3)]
 
     assert None not in taken and len(set(taken)) == 3
     assert store.slots.take("all", 3, holder="h3", until=t0 + LEASE, now=t0) is None

@@ -53,6 +53,7 @@ __all__ = [
     "subscribers",
 ]
 
+
 def subscribers(notify: Mapping[str, Sequence[str]], event: str) -> list[str]:
     """The channels of an agent's ``notify`` that want ``event``, by name."""
     return sorted(channel for channel, wanted in notify.items() if event in wanted)
