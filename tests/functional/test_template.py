@@ -204,7 +204,7 @@ def test_every_trigger_has_an_events_file(template: dict[str, Any]) -> None:
 def test_every_function_has_an_events_file(template: dict[str, Any]) -> None:
     covered = {owner for path in EVENT_FILES for owner in _owners(template, path.name, _load(path))}
     # The stream function gets HTTP requests from the Lambda Web Adapter, no events
-    # (tests/packaging/test_stream_function.py sends it those).
+    # (tests/packaging/test_built_stream_function.py sends it those).
     assert set(_functions(template)) - {"StreamFunction"} <= covered
 
 

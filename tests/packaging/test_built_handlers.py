@@ -67,7 +67,7 @@ def _functions(template: dict[str, Any]) -> dict[str, dict[str, Any]]:
 
 
 # The functions Lambda's Python runtime invokes; the stream function's run.sh starts
-# an HTTP server for the Lambda Web Adapter instead (test_stream_function.py).
+# an HTTP server for the Lambda Web Adapter instead (test_built_stream_function.py).
 WEB_ADAPTER_FUNCTIONS = ("StreamFunction",)
 FUNCTIONS = sorted(set(_functions(load_template())) - set(WEB_ADAPTER_FUNCTIONS))
 
