@@ -13,13 +13,11 @@ from __future__ import annotations
 
 import re
 import subprocess
+import sys
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
+from pathlib import Path
 
 from tests.conftest import ROOT
-
-if TYPE_CHECKING:
-    from pathlib import Path
 
 __all__ = ["NOT_RUNNABLE", "Block", "doc_blocks", "project_copy", "run_block"]
 
@@ -116,7 +114,9 @@ def project_copy(tmp: Path) -> Path:
     copy = tmp / "project"
     shutil.copytree(ROOT / "agents", copy / "agents", ignore=shutil.ignore_patterns("__pycache__"))
     shutil.copy(ROOT / "template.yaml", copy / "template.yaml")
-    (copy / ".venv").symlink_to(ROOT / ".venv")
+    # The virtualenv running these tests, whatever its name (`make test VENV=…`, as CI
+    # names one per Python): the docs say `.venv`, the default.
+    (copy / ".venv").symlink_to(Path(sys.prefix))
     return copy
 
 
