@@ -116,8 +116,10 @@ packaging: template $(LAMBDA_VENV)/.installed $(LAMBDA_RIC)/.installed
 
 # pytest exits 5 when it collects nothing; that is not a failure of the checks above.
 # `packaging` comes first, so the packaging tests find what they import.
+# PYTEST_ARGS narrows the run (folders, -k …); empty, it is every test.
+PYTEST_ARGS ?=
 test: lint packaging
-	$(BIN)/python -m pytest -q; rc=$$?; [ $$rc -eq 0 ] || [ $$rc -eq 5 ]
+	$(BIN)/python -m pytest -q $(PYTEST_ARGS); rc=$$?; [ $$rc -eq 0 ] || [ $$rc -eq 5 ]
 
 bench: install packaging
 	$(BIN)/python bench/engine_overhead.py
