@@ -380,3 +380,25 @@ def test_an_audit_entry_that_cannot_be_written_leaves_the_item_pending(
     assert store.audit.for_subject("s1") == [taken]
     won = records.resolve(store, "p1", status="approved", actor="alice", channel="slack", now=t0)
     assert won.status == "approved" and len(store.audit.for_subject("s1")) == 2
+
+
+def test_an_approval_policy_is_kept_whole_with_the_item(store: Store, records: Records) -> None:
+    from signoff.gate.policy import ApprovalPolicy, EscalationStep
+
+    policy = ApprovalPolicy(
+        approvals=2,
+        approvers=("alice", "finance-leads"),
+        deny_quorum=2,
+        escalate=(
+            EscalationStep(after=1800.5, notify=("slack-leads",)),
+            EscalationStep(after=7200, notify=("email-oncall", "lark"), then="approve"),
+        ),
+        rule="big-refunds",
+    )
+    pending = records.pending("p1").model_copy(update={"policy": policy})
+    records.pause(store, pending)
+
+    stored = store.pending.get("p1")
+    assert stored is not None
+    assert stored.policy == policy
+    assert (stored.votes, stored.escalation_step, stored.escalated_at) == ([], 0, None)

@@ -2,14 +2,14 @@
 
 from __future__ import annotations
 
-import re
 from typing import Annotated, Any, Final, Literal, get_args
 
-from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, model_validator
+from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, field_validator, model_validator
 from pydantic.alias_generators import to_camel
 from pydantic_core import PydanticCustomError
 
 from signoff.channels.http_notifier import HttpNotifierConfig  # noqa: TC001 - pydantic needs it at runtime
+from signoff.gate.policy import Duration, EscalationStep, check_ladder, seconds
 from signoff.gate.rules import Decision  # noqa: TC001 - pydantic needs it at runtime
 from signoff.models.settings import ModelSettings
 
@@ -22,22 +22,6 @@ __all__ = [
     "notify_shorthand",
     "seconds",
 ]
-
-_DURATION = re.compile(r"^\s*(\d+(?:\.\d+)?)\s*([smhd]?)\s*$")
-_UNIT = {"": 1, "s": 1, "m": 60, "h": 3600, "d": 86400}
-
-
-def seconds(value: Any) -> Any:
-    """``"24h"``, ``"30m"``, ``"90s"``, ``"2d"`` or a number of seconds → seconds."""
-    if isinstance(value, str):
-        found = _DURATION.match(value)
-        if not found:
-            raise ValueError("a duration like '90s', '30m', '24h', '2d' or a number of seconds")
-        return float(found.group(1)) * _UNIT[found.group(2)]
-    return value
-
-
-Duration = Annotated[float, BeforeValidator(seconds), Field(gt=0)]
 
 
 class _Config(BaseModel):
@@ -130,6 +114,9 @@ class AgentConfig(_Config):
     budget: BudgetSettings = BudgetSettings()
     approval_timeout: Duration = 86400.0
     remind_after: Duration | None = None
+    # The ladder every ask and question of the agent climbs while it waits
+    # (signoff.gate.policy); a rule's own ``escalate`` replaces it for its calls.
+    escalate: tuple[EscalationStep, ...] = ()
     session_key: str | None = None
     approval_card: ApprovalCardSettings = ApprovalCardSettings()
     # ``{name: [events]}``; ``name`` or ``[names]`` is every event (``notify_shorthand``).
@@ -142,6 +129,12 @@ class AgentConfig(_Config):
     rules: list[Any] | None = None
     default_decision: Decision | None = None
     http_notifier: HttpNotifierConfig | None = None
+
+    @field_validator("escalate")
+    @classmethod
+    def _agent_ladder(cls, steps: tuple[EscalationStep, ...]) -> tuple[EscalationStep, ...]:
+        check_ladder(steps, may_approve=False)
+        return steps
 
     @model_validator(mode="before")
     @classmethod

@@ -17,6 +17,8 @@ from signoff.card import EXCERPT_MAX, clip, summarize
 from signoff.engine import Answered, Approved, Denied
 from signoff.errors import UsageError
 from signoff.events import ApprovalPending
+from signoff.gate import Scope, decide
+from signoff.gate.policy import policy_of
 from signoff.messages import AssistantMessage, UserMessage
 from signoff.store.records import OutboxRow, PendingItem
 
@@ -26,6 +28,7 @@ if TYPE_CHECKING:
     from signoff.agents import Agent
     from signoff.engine import Resolution, TurnState
     from signoff.events import QuestionPending
+    from signoff.gate.policy import ApprovalPolicy
     from signoff.messages import Message
 
 __all__ = ["outbox_rows", "pending_item", "resolution_of"]
@@ -70,6 +73,7 @@ def pending_item(
             args=pending.args,
             scope=pending.scope,
             reason=pending.reason,
+            policy=_approval_policy(agent, pending),
             **common,
         )
     return PendingItem(
@@ -77,7 +81,34 @@ def pending_item(
         question=pending.question,
         options=pending.options,
         summary=clip(" ".join(pending.question.split()), 160),
+        policy=policy_of(agent_ladder=agent.config.escalate),
         **common,
+    )
+
+
+def _approval_policy(agent: Agent, pending: ApprovalPending) -> ApprovalPolicy | None:
+    """The asking rule's policy, with the agent's ladder unless the rule has its own.
+
+    The gate is pure and the rules are the ones that just asked, so deciding again
+    finds the same rule.
+    """
+    scope = pending.scope
+    verdict = decide(
+        agent.rules,
+        pending.tool,
+        pending.args,
+        Scope(tenant=scope.tenant, environment=scope.environment, agent=scope.agent),
+    )
+    rule = verdict.matched
+    if rule is None:
+        return policy_of(agent_ladder=agent.config.escalate)
+    return policy_of(
+        approvals=rule.approvals,
+        approvers=rule.from_,
+        deny_quorum=rule.deny_quorum,
+        rule_ladder=rule.escalate,
+        agent_ladder=agent.config.escalate,
+        rule=rule.name,
     )
 
 

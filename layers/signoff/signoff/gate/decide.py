@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from fnmatch import fnmatchcase
 from typing import TYPE_CHECKING, Any
 
@@ -40,6 +40,8 @@ class GateDecision:
     decision: Decision
     reason: str
     rule: str | None = None
+    # The rule itself, for its approval policy (None: the default decided).
+    matched: Rule | None = field(default=None, compare=False, repr=False)
 
 
 def decide(rules: RuleSet, tool: str, args: Mapping[str, Any], scope: Scope) -> GateDecision:
@@ -62,6 +64,7 @@ def decide(rules: RuleSet, tool: str, args: Mapping[str, Any], scope: Scope) -> 
                 decision=rule.decision,
                 reason=f"matched rule '{rule.name or rule.scope}'",
                 rule=rule.name,
+                matched=rule,
             )
     return GateDecision(decision=rules.default_decision, reason=DEFAULT_REASON)
 

@@ -20,6 +20,8 @@ __all__ = ["rule_warnings"]
 
 _TOP_KEYS = ("default_decision", "rules")
 _RULE_KEYS = ("name", "scope", "tool", "decision", "when")
+# signoff's approval policy (signoff.gate.policy): known here, ignored by actauth.
+_POLICY_KEYS = ("approvals", "from", "denyQuorum", "deny_quorum", "escalate")
 _ORDERING = ("gt", "gte", "lt", "lte")
 
 
@@ -39,7 +41,16 @@ def rule_warnings(raw: Mapping[str, Any]) -> list[str]:
             )
         else:
             first_of[str(name)] = index
-        found += [f"{where}.{key}: unknown key, ignored" for key in _unknown(rule, _RULE_KEYS)]
+        found += [
+            f"{where}.{key}: unknown key, ignored"
+            for key in _unknown(rule, _RULE_KEYS + _POLICY_KEYS)
+        ]
+        policy = [key for key in _POLICY_KEYS if key in rule]
+        if policy and rule.get("decision") != "ask":
+            found.append(
+                f"{where}: {', '.join(policy)} apply only to a rule that asks; "
+                f"this one decides {rule.get('decision')!r}"
+            )
         found += _scope_warnings(where, rule["scope"])
         if GLOB_CHARS & set(rule["tool"]):
             found.append(

@@ -27,10 +27,20 @@ from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any, Literal
 
 import yaml
-from pydantic import BaseModel, ConfigDict, ValidationError, ValidationInfo, field_validator
+from pydantic import (
+    AliasChoices,
+    BaseModel,
+    ConfigDict,
+    Field,
+    ValidationError,
+    ValidationInfo,
+    field_validator,
+    model_validator,
+)
 
 from signoff.errors import ConfigError, UsageError
 from signoff.gate.conditions import Condition  # noqa: TC001 - pydantic needs it at runtime
+from signoff.gate.policy import EscalationStep, Names, check_ladder
 
 if TYPE_CHECKING:
     from pathlib import Path
@@ -63,17 +73,33 @@ _PROBLEMS = {
 class _Frozen(BaseModel):
     # Keys actauth does not know are ignored, as actauth ignores them (a
     # `description` is common); `signoff check` lists them.
-    model_config = ConfigDict(frozen=True, extra="ignore")
+    model_config = ConfigDict(frozen=True, extra="ignore", populate_by_name=True)
 
 
 class Rule(_Frozen):
-    """One rule: where and to which tool it applies, its decision, and when."""
+    """One rule: where and to which tool it applies, its decision, and when.
+
+    An ``ask`` may carry an approval policy (``signoff.gate.policy``): ``approvals``,
+    ``from``, ``denyQuorum`` and ``escalate`` — keys actauth ignores.
+    """
 
     name: str | None = None
     scope: str
     tool: str
     decision: Decision
     when: Condition | None = None
+    approvals: int = Field(default=1, ge=1)
+    from_: Names = Field(default=(), alias="from")
+    deny_quorum: int = Field(
+        default=1, ge=1, validation_alias=AliasChoices("denyQuorum", "deny_quorum")
+    )
+    escalate: tuple[EscalationStep, ...] | None = None
+
+    @model_validator(mode="after")
+    def _ladder_in_order(self) -> Rule:
+        if self.escalate is not None:
+            check_ladder(self.escalate, may_approve=True)
+        return self
 
     @field_validator("name", mode="before")
     @classmethod

@@ -12,6 +12,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from signoff.engine.state import TurnState  # noqa: TC001 - pydantic needs it at runtime
 from signoff.events import PendingScope  # noqa: TC001
+from signoff.gate.policy import ApprovalPolicy  # noqa: TC001
 from signoff.messages import Message  # noqa: TC001
 
 __all__ = [
@@ -24,6 +25,7 @@ __all__ = [
     "PendingStatus",
     "SessionRecord",
     "SessionStatus",
+    "Vote",
 ]
 
 SessionStatus = Literal["idle", "running", "paused", "done"]
@@ -52,6 +54,9 @@ class SessionRecord(_Record):
     next_seq: int = 0
     # The first chunk of the current turn, so a response can carry the turn's events.
     run_start_seq: int = 0
+    # How many events the log holds, so a watcher's ``?after=N`` reads only the
+    # newest chunks; None on sessions stored before the count existed.
+    event_count: int | None = None
     message_count: int = 0
     pending_id: str | None = None
     text: str | None = None
@@ -75,6 +80,21 @@ class LogChunk(_Record):
     events: list[dict[str, Any]] = Field(default_factory=list)
     at: float = 0.0
     expires_at: float | None = None
+
+
+class Vote(_Record):
+    """One person's vote on an item that needs more than one (``ApprovalPolicy``).
+
+    ``person`` is who counts (the same person through two channels is one vote);
+    ``actor`` and ``channel`` are the identity and channel the vote came through.
+    """
+
+    person: str
+    actor: str
+    channel: str
+    at: float
+    decision: Literal["approve", "deny"]
+    note: str | None = None
 
 
 class PendingItem(_Record):
@@ -121,6 +141,14 @@ class PendingItem(_Record):
     reminded_at: float | None = None
     # Epoch seconds after which the store may delete the item (resolved items).
     retain_until: float | None = None
+    # What it needs beyond one decision (quorum, escalation), fixed at the pause;
+    # None: one decision, no escalation.
+    policy: ApprovalPolicy | None = None
+    # Votes so far on an item whose policy asks for more than one approval.
+    votes: list[Vote] = Field(default_factory=list)
+    # Escalation steps taken so far (0: none), and when the last one was taken.
+    escalation_step: int = 0
+    escalated_at: float | None = None
 
     @property
     def edited_args(self) -> dict[str, Any] | None:
@@ -186,6 +214,10 @@ class AuditEntry(_Record):
     pending_id: str | None = None
     tool: str | None = None
     reason: str = ""
+    # Whose item it was: the approvals inbox lists a tenant's entries by time
+    # (``signoff.inbox``); None on entries written before these fields existed.
+    tenant: str | None = None
+    agent: str | None = None
 
 
 class Commit(_Record):
