@@ -36,7 +36,6 @@ warning too), or no agents at all.
 
 from __future__ import annotations
 
-import argparse
 import os
 import re
 import sys
@@ -45,10 +44,13 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from signoff.errors import ConfigError, UsageError
+from signoff_dev.cli.options import add_agents_option
 from signoff_dev.cli.style import style_for
 from signoff_dev.lines import located, warning_at
 
 if TYPE_CHECKING:
+    import argparse
+
     from signoff.agents import AgentCatalog
 
 __all__ = ["check_agents", "register", "rule_warnings_of"]
@@ -69,14 +71,7 @@ def register(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> N
         metavar="AGENTS_DIR",
         help="folder of agents (same as --agents)",
     )
-    # Also accepted after the command (`signoff check --agents DIR`); SUPPRESS keeps
-    # the top-level `signoff --agents DIR check` from being overwritten by a default.
-    check.add_argument(
-        "--agents",
-        type=Path,
-        default=argparse.SUPPRESS,
-        help="folder of agents (default: $SIGNOFF_AGENTS_DIR or ./agents)",
-    )
+    add_agents_option(check)
     check.add_argument(
         "--layer-requirements",
         type=Path,

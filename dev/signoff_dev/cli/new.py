@@ -12,12 +12,16 @@ that is not an agent name, or a folder that exists).
 
 from __future__ import annotations
 
-import argparse
 import os
 import re
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from signoff.errors import UsageError
+from signoff_dev.cli.options import add_agents_option
+
+if TYPE_CHECKING:
+    import argparse
 
 __all__ = ["AGENT_NAME", "register", "scaffold"]
 
@@ -110,11 +114,8 @@ def register(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> N
     new.add_argument(
         "name", help="the agent's name: lower-case letters, digits and hyphens (e.g. demo-agent)"
     )
-    new.add_argument(
-        "--agents",
-        type=Path,
-        default=argparse.SUPPRESS,
-        help="folder of agents to create it in (default: $SIGNOFF_AGENTS_DIR or ./agents)",
+    add_agents_option(
+        new, "folder of agents to create it in (default: $SIGNOFF_AGENTS_DIR or ./agents)"
     )
     new.set_defaults(command=_new)
 

@@ -17,7 +17,6 @@ build or test) reports when the two differ, naming the agent and the difference.
 
 from __future__ import annotations
 
-import argparse
 import json
 import os
 import re
@@ -29,8 +28,11 @@ from typing import TYPE_CHECKING, Any, Final
 import yaml
 
 from signoff.errors import ConfigError, UsageError
+from signoff_dev.cli.options import add_agents_option
 
 if TYPE_CHECKING:
+    import argparse
+
     from signoff.agents import AgentCatalog
     from signoff.agents.config import ScheduleSettings
 
@@ -66,12 +68,7 @@ def register(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> N
     sync = actions.add_parser(
         "sync", help="rewrite the template's agent schedules from each agent.yaml's schedule"
     )
-    sync.add_argument(
-        "--agents",
-        type=Path,
-        default=argparse.SUPPRESS,
-        help="folder of agents (default: $SIGNOFF_AGENTS_DIR or ./agents)",
-    )
+    add_agents_option(sync)
     sync.add_argument(
         "--template", type=Path, default=Path("template.yaml"), help="default: ./template.yaml"
     )
