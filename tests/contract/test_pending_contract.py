@@ -402,3 +402,56 @@ def test_an_approval_policy_is_kept_whole_with_the_item(store: Store, records: R
     assert stored is not None
     assert stored.policy == policy
     assert (stored.votes, stored.escalation_step, stored.escalated_at) == ([], 0, None)
+
+
+# --- escalation: each step taken once (signoff.durable.escalation) -------------------------
+
+
+def test_note_escalation_takes_each_step_once(store: Store, records: Records, t0: float) -> None:
+    records.pause(store, records.pending("p1"))
+
+    first = store.pending.note_escalation("p1", 0, now=t0 + 60)
+    repeated = store.pending.note_escalation("p1", 0, now=t0 + 61)
+    second = store.pending.note_escalation("p1", 1, now=t0 + 120)
+    skipped = store.pending.note_escalation("p1", 3, now=t0 + 121)
+
+    assert first is not None and (first.escalation_step, first.escalated_at) == (1, t0 + 60)
+    assert repeated is None and skipped is None
+    assert second is not None and (second.escalation_step, second.escalated_at) == (2, t0 + 120)
+    stored = store.pending.get("p1")
+    assert stored is not None and (stored.escalation_step, stored.escalated_at) == (2, t0 + 120)
+    assert [item.escalation_step for item in store.pending.waiting(t0 + 121)] == [2]
+
+
+def test_note_escalation_refuses_a_resolved_a_due_or_an_unknown_item(
+    store: Store, records: Records, t0: float
+) -> None:
+    records.pause(store, records.pending("p1"))
+    records.pause(store, records.pending("p2", session_id="s2", expires_at=t0 + 30))
+    records.resolve(store, "p1", status="approved", actor="alice", channel="slack", now=t0)
+
+    assert store.pending.note_escalation("p1", 0, now=t0 + 1) is None
+    assert store.pending.note_escalation("p2", 0, now=t0 + 30) is None
+    assert store.pending.note_escalation("nope", 0, now=t0) is None
+    assert store.pending.get("p2").escalation_step == 0  # type: ignore[union-attr]
+
+
+def test_two_sweeps_taking_the_same_escalation_step_at_once_take_it_once(
+    store: Store, records: Records, t0: float
+) -> None:
+    records.pause(store, records.pending("p1"))
+    start = threading.Barrier(8)
+    won: list[object] = []
+
+    def note() -> None:
+        start.wait()
+        won.append(store.pending.note_escalation("p1", 0, now=t0 + 60))
+
+    threads = [threading.Thread(target=note) for _ in range(8)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+
+    assert sum(result is not None for result in won) == 1
+    assert store.pending.get("p1").escalation_step == 1  # type: ignore[union-attr]

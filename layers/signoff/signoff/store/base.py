@@ -139,6 +139,16 @@ class PendingItems(Protocol):
             The item as written, or None when the condition did not hold (or no such item).
         """
 
+    def note_escalation(self, pending_id: str, step: int, *, now: float) -> PendingItem | None:
+        """Record that escalation step ``step + 1`` was taken at ``now``; one conditional write.
+
+        The write holds only while the item is pending, not due, and has taken exactly
+        ``step`` steps, so of two sweeps that read the same item one wins.
+
+        Returns:
+            The item as written, or None when the condition did not hold (or no such item).
+        """
+
 
 class Outbox(Protocol):
     """Rows keyed by subject and channel; the subject is ``OutboxRow.pending_id``."""

@@ -136,6 +136,8 @@ LIVE: Final[dict[type[Record], tuple[str, ...]]] = {
         "retain_until",
         "reminders",
         "reminded_at",
+        "escalation_step",
+        "escalated_at",
     ),
     OutboxRow: (
         "created_at",

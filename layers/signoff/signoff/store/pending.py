@@ -124,3 +124,16 @@ class TablePendingItems(Stored):
         except ConditionFailed:
             return None  # another sweep sent it, or the item was resolved or fell due
         return self._codec.decode(updated, PendingItem)
+
+    def note_escalation(self, pending_id: str, step: int, *, now: float) -> PendingItem | None:
+        """Record escalation step ``step + 1``; None if it was recorded before or is moot."""
+        update = Update(
+            codec.pending_key(pending_id),
+            rules.escalation_attrs(step, now),
+            condition=rules.escalatable(step, now),
+        )
+        try:
+            updated = self._items.update(update)
+        except ConditionFailed:
+            return None  # another sweep took it, or the item was resolved or fell due
+        return self._codec.decode(updated, PendingItem)

@@ -31,6 +31,8 @@ __all__ = [
     "claimable",
     "committed_session",
     "due",
+    "escalatable",
+    "escalation_attrs",
     "live",
     "owned",
     "redrivable",
@@ -51,6 +53,7 @@ __all__ = [
 PK, TTL, STATUS = Attr("pk"), Attr("ttl"), Attr("status")
 LEASE_OWNER, LEASE_UNTIL = Attr("lease_owner"), Attr("lease_until")
 EXPIRES_AT, REMINDERS = Attr("expires_at"), Attr("reminders")
+ESCALATION_STEP = Attr("escalation_step")
 LOCK_OWNER, LOCK_UNTIL = Attr("lock_owner"), Attr("lock_until")
 
 
@@ -165,6 +168,14 @@ def remindable(count: int, now: float) -> Condition:
     return live(now) & waiting(now) & unseen
 
 
+def escalatable(step: int, now: float) -> Condition:
+    """Escalation step ``step + 1`` may be recorded: the item still waits, and has
+    taken exactly ``step`` steps (two sweeps never take the same step)."""
+    # an item written before escalation was counted has no count: it took none
+    taken = ESCALATION_STEP.eq(step) if step else ESCALATION_STEP.missing() | ESCALATION_STEP.eq(0)
+    return live(now) & waiting(now) & taken
+
+
 def resolution_refusal(
     pending_id: str, current: PendingItem | None, status: PendingStatus, now: float
 ) -> SignoffError | None:
@@ -224,6 +235,11 @@ def resolution_attrs(
 def reminder_attrs(count: int, now: float) -> Item:
     """The live attributes recording reminder number ``count + 1`` at ``now``."""
     return {"reminders": count + 1, "reminded_at": now}
+
+
+def escalation_attrs(step: int, now: float) -> Item:
+    """The live attributes recording escalation step ``step + 1`` taken at ``now``."""
+    return {"escalation_step": step + 1, "escalated_at": now}
 
 
 # --- outbox rows ---------------------------------------------------------------------------
