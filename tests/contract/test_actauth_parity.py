@@ -19,7 +19,7 @@ import itertools
 import os
 from fnmatch import fnmatchcase
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import actauth
 import pytest
@@ -29,9 +29,7 @@ from hypothesis import strategies as st
 
 from signoff.errors import ConfigError
 from signoff.gate import RuleSet, Scope, decide, load_rules, rules_from
-
-if TYPE_CHECKING:
-    from collections.abc import Coroutine
+from tests.support.actauth_reference import actauth_decides
 
 REPO = Path(__file__).resolve().parents[2]
 EXAMPLES = int(os.environ.get("SIGNOFF_PARITY_EXAMPLES", "5000"))
@@ -151,42 +149,6 @@ WHERE = list(itertools.product(TENANTS, ENVIRONMENTS, AGENTS))
 CALLS = st.lists(
     st.tuples(st.sampled_from(TOOLS), ARGS, st.sampled_from(WHERE)), min_size=1, max_size=4
 )
-
-
-class _Recorder(actauth.Approver):
-    """An approver that records the reason it was asked with and answers at once."""
-
-    def __init__(self) -> None:
-        self.reason: str | None = None
-
-    async def request_approval(
-        self, tool: str, args: dict[str, Any], scope: actauth.Scope, reason: str
-    ) -> bool:
-        self.reason = reason
-        return True
-
-
-def _run(coroutine: Coroutine[Any, Any, Any]) -> Any:
-    """Drive a coroutine that never suspends (actauth's evaluate with _Recorder)."""
-    try:
-        coroutine.send(None)
-    except StopIteration as done:
-        return done.value
-    coroutine.close()
-    raise AssertionError("actauth's evaluate suspended")
-
-
-def actauth_decides(
-    gate: actauth.Gate, tool: str, args: dict[str, Any], scope: Scope
-) -> tuple[str, str, str | None]:
-    """actauth's decision, reason and matched rule (an ask before anyone answers it)."""
-    recorder = _Recorder()
-    gate.approver = recorder
-    where = actauth.Scope(tenant=scope.tenant, environment=scope.environment, agent=scope.agent)
-    result = _run(gate.evaluate(tool, args, where))
-    if recorder.reason is not None:
-        return "ask", recorder.reason, result.matched_rule
-    return result.decision.value, result.reason, result.matched_rule
 
 
 def signoff_decides(

@@ -1,6 +1,7 @@
-"""``signoff run | send | agents | new | check | config | keys | outbox | template``: agent
-turns in the terminal (``send``: on a running stack), a new agent folder, the agents' check
-before a build, API keys, the outbox's failed notifications, and the template's agent schedules.
+"""``signoff run | send | agents | new | check | config | keys | outbox | template | rules``:
+agent turns in the terminal (``send``: on a running stack), a new agent folder, the agents'
+check before a build, API keys, the outbox's failed notifications, the template's agent
+schedules, and a rules change replayed over recorded history (``rules replay``).
 
 Options go before or after the command (``signoff --agents DIR run …`` and
 ``signoff run … --agents DIR`` are the same); the human output is coloured on a
@@ -33,7 +34,7 @@ from signoff.errors import ConfigError, SignoffError, UnknownAgent, UsageError
 from signoff.events import ErrorEvent
 from signoff.ids import new_id
 from signoff.messages import Message
-from signoff_dev.cli import check, dev, keys, new, outbox, send, template
+from signoff_dev.cli import check, dev, keys, new, outbox, rules, send, template
 
 if TYPE_CHECKING:
     from collections.abc import Sequence
@@ -130,6 +131,7 @@ def _parser() -> argparse.ArgumentParser:
 
     send.register(commands)
     keys.register(commands)
+    rules.register(commands)
     outbox.register(commands)
     template.register(commands)
     dev.register(commands)

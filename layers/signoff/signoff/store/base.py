@@ -77,6 +77,16 @@ class Sessions(Protocol):
     def read_log(self, session_id: str, *, from_seq: int = 0) -> Iterator[LogChunk]:
         """The session's log chunks from ``from_seq`` on, in order, paging as it goes."""
 
+    def gated(
+        self, agent: str, *, since: float, until: float, tenant: str | None = None
+    ) -> Iterator[SessionRecord]:
+        """Sessions of ``agent`` (of ``tenant`` only, if given) whose log holds a rule
+        decision (``actauth:decision``) committed on a UTC day from ``since``'s to
+        ``until``'s, each once, by day then tenant and id, read lazily.
+
+        Whole days: the caller keeps the chunks inside its exact window.
+        """
+
     def stalled(self, before: float, *, limit: int = 100) -> list[SessionRecord]:
         """Running sessions whose turn stopped moving by ``before``, longest stalled first.
 

@@ -18,6 +18,12 @@ An API key is stored three times, written together: under its hash (the lookup
 of a request), under its key id (revocation) and in one listing partition; no
 index is needed for any of them. The state rules the adapters apply to these
 items live in ``signoff.store.rules``, as conditions every ``Table`` applies.
+
+Which sessions of an agent had a tool call gated on a day is one small item per
+(agent, day, session) under ``G#<agent>#<YYYY-MM-DD>`` (UTC), sorted by
+``<tenant>#<session id>`` and written with the commit whose log chunk holds the
+decisions, so a replay of rule changes (``signoff.replay``) reads an agent's
+recent history by key, one query per day, without a scan or an index.
 """
 
 from __future__ import annotations
@@ -25,6 +31,7 @@ from __future__ import annotations
 import json
 import math
 import uuid
+from datetime import UTC, datetime, timedelta
 from typing import TYPE_CHECKING, Any, Final, TypeVar
 
 from signoff.errors import UsageError
@@ -69,6 +76,9 @@ __all__ = [
     "chunk_key",
     "chunk_range",
     "due_before",
+    "gated_days",
+    "gated_entry",
+    "gated_partition",
     "item_size",
     "key_of",
     "lease_index",
@@ -222,6 +232,40 @@ def api_key_listing_key(tenant: str, key_id: str) -> Key:
 def api_key_listing(tenant: str | None) -> Key:
     """Partition and sort-key prefix of the listing of one tenant's keys ("": every key)."""
     return _KEYS_PARTITION, "" if tenant is None else f"{tenant}#"
+
+
+def gated_partition(agent: str, day: str) -> str:
+    """The partition listing the sessions of ``agent`` with a call gated on ``day``."""
+    return f"G#{agent}#{day}"
+
+
+def _day(at: float) -> str:
+    return datetime.fromtimestamp(at, UTC).strftime("%Y-%m-%d")
+
+
+def gated_days(since: float, until: float) -> list[str]:
+    """The UTC days from ``since``'s to ``until``'s, oldest first."""
+    first = datetime.fromtimestamp(since, UTC).date()
+    last = datetime.fromtimestamp(until, UTC).date()
+    return [str(first + timedelta(days=n)) for n in range((last - first).days + 1)]
+
+
+def gated_entry(session: SessionRecord, at: float) -> Item:
+    """The item saying that ``session`` had a call gated on ``at``'s day.
+
+    It lives as long as the session's log (its ``ttl``); writing it again the same
+    day rewrites the same item.
+    """
+    item: Item = {
+        "pk": gated_partition(session.agent, _day(at)),
+        "sk": f"{session.tenant}#{session.session_id}",
+        "kind": "gated",
+        "session_id": session.session_id,
+    }
+    ttl = ttl_at(session.expires_at)
+    if ttl is not None:
+        item["ttl"] = ttl
+    return item
 
 
 def key_of(record: Record) -> Key:

@@ -84,6 +84,9 @@ class TableSessions(Stored):
         ]
         writes += [Put(self._codec.encode(row)) for row in commit.outbox]
         writes += [Put(self._codec.encode(entry)) for entry in commit.audit]
+        if commit.chunk is not None and _gates(commit.chunk):
+            # the agent's day lists the session: what a replay of rule changes reads
+            writes.append(Put(codec.gated_entry(session, commit.chunk.at)))
         try:
             self._items.transact(writes)
         except ConditionFailed as refused:
@@ -98,8 +101,32 @@ class TableSessions(Stored):
         # only a turn with a checkpoint can be continued
         return list(islice((record for record in found if record.state is not None), limit))
 
+    def gated(
+        self, agent: str, *, since: float, until: float, tenant: str | None = None
+    ) -> Iterator[SessionRecord]:
+        """Sessions of ``agent`` (of ``tenant`` only, if given) with a call gated on a
+        day from ``since``'s to ``until``'s (UTC), each once, by day, tenant and id."""
+        seen: set[str] = set()
+        prefix = Attr("sk").begins_with(f"{tenant}#") if tenant is not None else None
+        for day in codec.gated_days(since, until):
+            partition = codec.gated_partition(agent, day)
+            for page in self._items.query(partition, prefix, index=codec.TABLE_KEY):
+                alive = rules.live(self._now())
+                for item in page:
+                    session_id = item["session_id"]
+                    if session_id in seen or not alive.holds(item):
+                        continue
+                    seen.add(session_id)
+                    record = self.load(session_id)
+                    if record is not None:
+                        yield record
+
     def read_log(self, session_id: str, *, from_seq: int = 0) -> Iterator[LogChunk]:
         """The session's log chunks from ``from_seq`` on, in order, paging as it goes."""
         pk, low, high = codec.chunk_range(session_id, from_seq)
         pages = self._items.query(pk, Attr("sk").between(low, high), index=codec.TABLE_KEY)
         return self._found(pages, LogChunk)
+
+def _gates(chunk: LogChunk) -> bool:
+    """Whether the step decided a tool call by the rules (an ``actauth:decision``)."""
+    return any(event.get("type") == "actauth:decision" for event in chunk.events)

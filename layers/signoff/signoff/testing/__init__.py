@@ -11,6 +11,10 @@
 or ``check_channel(MyHarness)`` to run them all. Plain functions that raise
 ``AssertionError``: no test framework is imported (the engine layer ships
 without pytest). See ``signoff.testing.channels``.
+
+``replay_rules(store, agent, rules, since=…)`` decides a store's recorded tool
+calls again with new rules, so a CI test can assert what a rules change does
+(``signoff.testing.rules``).
 """
 
 from signoff.testing.channels import (
@@ -20,5 +24,14 @@ from signoff.testing.channels import (
     check_channel,
     sample_approval,
 )
+from signoff.testing.rules import Replay, replay_rules
 
-__all__ = ["CHANNEL_CHECKS", "ChannelHarness", "channel_key", "check_channel", "sample_approval"]
+__all__ = [
+    "CHANNEL_CHECKS",
+    "ChannelHarness",
+    "Replay",
+    "channel_key",
+    "check_channel",
+    "replay_rules",
+    "sample_approval",
+]

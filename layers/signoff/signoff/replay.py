@@ -1,0 +1,299 @@
+"""Replay a rules change over recorded history: which past gate decisions it would change.
+
+Every tool call the gate decided is in its session's log: the assistant message
+holds the call (id, tool, arguments) and an ``actauth:decision`` event, one per
+gated call in the order of the calls, holds the decision and its reason. The
+session holds the scope (tenant, environment, agent). A replay pairs each
+decision with its call, decides the call again with the new rules
+(``signoff.gate.decide``, the engine's own function) and compares. The old
+decision is the recorded one, never the old rules run again: the history is the
+truth, whatever the rules were when the call was made.
+
+Decisions are paired with calls in order, skipping calls the rules do not govern
+(``ask_user``, the skill loader): a decision is the next call of its tool. A
+decision whose call is not in the log (a turn that failed before its first
+commit keeps its events, not its messages) cannot be replayed and is counted as
+``unmatched``.
+
+The sessions read are those the store lists for the agent's days
+(``Sessions.gated``); the log of a session written before that listing existed
+is not listed, so its calls are not replayed.
+"""
+
+from __future__ import annotations
+
+import re
+from collections import Counter
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from typing import TYPE_CHECKING, Any, Final
+
+from signoff.card import readable_args
+from signoff.display import visible
+from signoff.gate import Scope, decide
+from signoff.messages import AssistantMessage
+
+if TYPE_CHECKING:
+    from collections.abc import Iterable
+
+    from signoff.gate import Decision, RuleSet
+    from signoff.messages import ToolCall
+    from signoff.store.base import Sessions
+    from signoff.store.records import LogChunk, SessionRecord
+
+__all__ = [
+    "GUARD",
+    "Change",
+    "RecordedCall",
+    "Replay",
+    "Transition",
+    "recorded_calls",
+    "replay_rules",
+    "rule_of",
+]
+
+# How guarded a decision is: a change to a lower rank lets a call through more easily.
+GUARD: Final[dict[str, int]] = {"allow": 0, "ask": 1, "deny": 2}
+_MATCHED = re.compile(r"^matched rule '(.*)'$", re.DOTALL)
+
+
+def rule_of(reason: str) -> str | None:
+    """The rule a decision's reason names (its name, or its scope when it has none);
+    None for the default decision."""
+    found = _MATCHED.match(reason)
+    return found.group(1) if found else None
+
+
+@dataclass(frozen=True, kw_only=True)
+class RecordedCall:
+    """One gated tool call as the log recorded it, with the gate's decision then."""
+
+    session_id: str
+    at: float  # when the step that decided it was committed
+    tenant: str
+    environment: str
+    agent: str
+    call_id: str
+    tool: str
+    args: dict[str, Any]
+    decision: Decision
+    reason: str
+
+    @property
+    def rule(self) -> str | None:
+        return rule_of(self.reason)
+
+    @property
+    def summary(self) -> str:
+        """The call in one line, arguments clipped, hidden characters shown as escapes."""
+        return visible(readable_args(self.tool, self.args), lines=False)
+
+
+@dataclass(frozen=True, kw_only=True)
+class Change:
+    """A recorded call the new rules decide differently."""
+
+    call: RecordedCall
+    decision: Decision
+    reason: str
+
+    @property
+    def rule(self) -> str | None:
+        return rule_of(self.reason)
+
+    @property
+    def less_guarded(self) -> bool:
+        """The new decision lets the call through more easily (deny > ask > allow)."""
+        return GUARD[self.decision] < GUARD[self.call.decision]
+
+
+@dataclass(frozen=True, kw_only=True)
+class Transition:
+    """One kind of change and how many calls it covers: (old decision, old rule) →
+    (new decision, new rule); a rule of None is the default decision."""
+
+    old: Decision
+    new: Decision
+    old_rule: str | None
+    new_rule: str | None
+    count: int
+
+    @property
+    def less_guarded(self) -> bool:
+        return GUARD[self.new] < GUARD[self.old]
+
+
+@dataclass(frozen=True, kw_only=True)
+class Replay:
+    """What a rules change would have decided differently over an agent's history."""
+
+    agent: str
+    tenant: str | None
+    since: float
+    until: float
+    calls: int  # recorded calls replayed
+    unmatched: int  # recorded decisions whose call the log does not hold
+    changes: tuple[Change, ...] = field(default=())
+
+    @property
+    def less_guarded(self) -> tuple[Change, ...]:
+        """The changes that let a call through more easily: what a review should hold."""
+        return tuple(change for change in self.changes if change.less_guarded)
+
+    @property
+    def transitions(self) -> tuple[Transition, ...]:
+        """The changes counted by (old decision and rule → new decision and rule),
+        most frequent first."""
+        counted = Counter(
+            (change.call.decision, change.decision, change.call.rule, change.rule)
+            for change in self.changes
+        )
+        ordered = sorted(counted.items(), key=lambda kv: (-kv[1], [str(p) for p in kv[0]]))
+        return tuple(
+            Transition(old=old, new=new, old_rule=old_rule, new_rule=new_rule, count=count)
+            for (old, new, old_rule, new_rule), count in ordered
+        )
+
+    def to_json(self, *, examples: int | None = None) -> dict[str, Any]:
+        """The replay as one JSON document (README: "Replaying a rules change").
+
+        ``examples``: at most that many changes per transition (None: every change).
+        Arguments appear as a one-line summary, never whole.
+        """
+        shown: Counter[tuple[Any, ...]] = Counter()
+        changes = []
+        for change in self.changes:
+            key = (change.call.decision, change.decision, change.call.rule, change.rule)
+            shown[key] += 1
+            if examples is None or shown[key] <= examples:
+                changes.append(_change_json(change))
+        return {
+            "agent": self.agent,
+            "tenant": self.tenant,
+            "since": _iso(self.since),
+            "until": _iso(self.until),
+            "calls": self.calls,
+            "unmatched": self.unmatched,
+            "changed": len(self.changes),
+            "lessGuarded": len(self.less_guarded),
+            "transitions": [
+                {
+                    "from": t.old,
+                    "to": t.new,
+                    "fromRule": t.old_rule,
+                    "toRule": t.new_rule,
+                    "count": t.count,
+                    "lessGuarded": t.less_guarded,
+                }
+                for t in self.transitions
+            ],
+            "changes": changes,
+        }
+
+
+def replay_rules(
+    sessions: Sessions,
+    agent: str,
+    rules: RuleSet,
+    *,
+    since: float,
+    until: float,
+    tenant: str | None = None,
+) -> Replay:
+    """Decide every call the gate decided for ``agent`` from ``since`` to ``until``
+    (of ``tenant`` only, if given) again with ``rules``, and list what changes."""
+    calls = 0
+    unmatched = 0
+    changes: list[Change] = []
+    for session in sessions.gated(agent, since=since, until=until, tenant=tenant):
+        chunks = sessions.read_log(session.session_id, from_seq=session.first_seq)
+        found, missing = recorded_calls(session, chunks, since=since, until=until)
+        unmatched += missing
+        for call in found:
+            calls += 1
+            scope = Scope(tenant=call.tenant, environment=call.environment, agent=call.agent)
+            verdict = decide(rules, call.tool, call.args, scope)
+            if verdict.decision != call.decision:
+                changes.append(Change(call=call, decision=verdict.decision, reason=verdict.reason))
+    changes.sort(key=lambda change: (change.call.at, change.call.session_id, change.call.call_id))
+    return Replay(
+        agent=agent,
+        tenant=tenant,
+        since=since,
+        until=until,
+        calls=calls,
+        unmatched=unmatched,
+        changes=tuple(changes),
+    )
+
+
+def recorded_calls(
+    session: SessionRecord, chunks: Iterable[LogChunk], *, since: float, until: float
+) -> tuple[list[RecordedCall], int]:
+    """The gated calls of one session's log committed from ``since`` to ``until``, and
+    how many of its decisions in that window have no call in the log."""
+    waiting: list[ToolCall] = []  # calls made, in order, whose decision is not read yet
+    found: list[RecordedCall] = []
+    unmatched = 0
+    for chunk in chunks:
+        for message in chunk.messages:
+            if isinstance(message, AssistantMessage):
+                waiting.extend(message.tool_calls)
+        for event in chunk.events:
+            if event.get("type") != "actauth:decision":
+                continue
+            call = _take(waiting, event["tool"])
+            if not since <= chunk.at <= until:
+                continue  # paired all the same: later decisions follow their own calls
+            if call is None:
+                unmatched += 1
+                continue
+            found.append(
+                RecordedCall(
+                    session_id=session.session_id,
+                    at=chunk.at,
+                    tenant=session.tenant,
+                    environment=session.environment,
+                    agent=session.agent,
+                    call_id=call.id,
+                    tool=call.name,
+                    args=dict(call.args),
+                    decision=event["decision"],
+                    reason=event["reason"],
+                )
+            )
+    return found, unmatched
+
+
+def _take(waiting: list[ToolCall], tool: str) -> ToolCall | None:
+    """The first waiting call of ``tool``; the calls before it were not gated (system
+    tools) and are dropped. None, dropping nothing, when no call of ``tool`` waits."""
+    for place, call in enumerate(waiting):
+        if call.name == tool:
+            del waiting[: place + 1]
+            return call
+    return None
+
+
+def _iso(epoch: float) -> str:
+    return datetime.fromtimestamp(epoch, UTC).isoformat().replace("+00:00", "Z")
+
+
+def _change_json(change: Change) -> dict[str, Any]:
+    call = change.call
+    return {
+        "sessionId": call.session_id,
+        "at": _iso(call.at),
+        "tenant": call.tenant,
+        "environment": call.environment,
+        "callId": call.call_id,
+        "tool": call.tool,
+        "args": call.summary,
+        "from": call.decision,
+        "to": change.decision,
+        "fromRule": call.rule,
+        "toRule": change.rule,
+        "fromReason": call.reason,
+        "toReason": change.reason,
+        "lessGuarded": change.less_guarded,
+    }
