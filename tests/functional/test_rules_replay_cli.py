@@ -114,7 +114,7 @@ def test_a_change_that_lets_a_call_through_exits_1_and_says_which(
     loosened = [c for c in expected if (c[2], c[3]) == ("ask", "allow")]
     assert loosened, "the history holds acme production cancels"
     assert (
-        f"!   ask → allow {len(loosened):>6}  'cancel-production' → 'acme-cancels'" in done.stdout
+        f"!    ask → allow  {len(loosened):>6}  'cancel-production' → 'acme-cancels'" in done.stdout
     )
     assert "less guarded" in done.stdout
 

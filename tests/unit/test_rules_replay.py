@@ -11,16 +11,20 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 import pytest
+import yaml
 
 from signoff.clock import ManualClock
 from signoff.errors import ConfigError
-from signoff.gate import rules_from
+from signoff.gate import RuleSet, rules_from
 from signoff.messages import AssistantMessage, ToolCall
+from signoff.queue.memory import MemoryQueue
 from signoff.replay import recorded_calls
 from signoff.store.memory import MemoryStore
 from signoff.store.records import LogChunk, SessionRecord
 from signoff.testing import replay_rules
+from tests.support.agents import calls, make_agent, playing
 from tests.support.builders import T0
+from tests.support.durable import StaticAgents, turns_over
 from tests.support.replay_history import (
     AGENT,
     LOOSER_RULES,
@@ -29,6 +33,7 @@ from tests.support.replay_history import (
     drive_turns,
     expected_changes,
     gate,
+    issue_refund,
     random_calls,
     write_calls,
 )
@@ -72,9 +77,7 @@ def test_calls_recorded_by_real_turns_replay_to_exactly_actauths_changes(tmp_pat
     }
 
 
-def rules_from_text(text: str) -> object:
-    import yaml
-
+def rules_from_text(text: str) -> RuleSet:
     return rules_from(yaml.safe_load(text), "new-actauth.yml", AGENT)
 
 
@@ -158,12 +161,43 @@ def test_decisions_pair_with_their_calls_in_order_past_ungated_ones() -> None:
         LogChunk(session_id="s", seq=1, run_id="", events=[decided("cancel_order")], at=2),
         LogChunk(session_id="s", seq=2, run_id="r", events=[decided("issue_refund")], at=3),
     ]
-    found, unmatched = recorded_calls(session, chunks, since=0, until=10)
+    found, unmatched, _ = recorded_calls(session, chunks, since=0, until=10)
     assert [(c.call_id, c.args, c.at) for c in found] == [
         ("a", {"amount": 1}, 1),
         ("b", {"amount": 2}, 3),
     ]
     assert unmatched == 1
     # outside the window a decision still takes its call: the next one keeps its own
-    found, unmatched = recorded_calls(session, chunks, since=2.5, until=10)
+    found, unmatched, _ = recorded_calls(session, chunks, since=2.5, until=10)
     assert [c.call_id for c in found] == ["b"] and unmatched == 0
+
+
+QUORUM_RULES = """\
+default_decision: deny
+rules:
+  - {name: refunds, scope: "*/*/*", tool: issue_refund, decision: ask, approvals: 2}
+"""
+
+
+def test_an_ask_that_needs_fewer_approvals_than_it_did_is_less_guarded() -> None:
+    clock = ManualClock()
+    store = MemoryStore(clock=clock)
+    model = playing(calls(("issue_refund", {"order_id": "A-1", "amount": 90})))
+    quorum_agent = make_agent(issue_refund, rules=QUORUM_RULES, name=AGENT)
+    turns = turns_over(store, MemoryQueue(), StaticAgents({AGENT: (quorum_agent, model)}), clock)
+    paused = turns.send(AGENT, "refund A-1", tenant="acme", environment="production")
+    assert paused.pending is not None and paused.pending.policy is not None
+    since, until = clock.now().timestamp() - 60, clock.now()
+
+    def replay(approvals: int) -> Replay:
+        new = QUORUM_RULES.replace("approvals: 2", f"approvals: {approvals}")
+        return replay_rules(store, AGENT, rules_from_text(new), since=since, until=until)
+
+    assert replay(2).changes == ()
+    one = replay(1)
+    (change,) = one.changes
+    assert (change.call.approvals, change.approvals, change.less_guarded) == (2, 1, True)
+    assert (change.call.label, change.label) == ("ask(2)", "ask")
+    assert one.to_json()["changes"][0]["fromApprovals"] == 2
+    (raised,) = replay(3).changes
+    assert (raised.call.label, raised.label, raised.less_guarded) == ("ask(2)", "ask(3)", False)

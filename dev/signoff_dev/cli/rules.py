@@ -37,7 +37,7 @@ if TYPE_CHECKING:
     import argparse
 
     from signoff.replay import Replay
-    from signoff.store.base import Sessions
+    from signoff.store.dynamodb import DynamoStore
 
 __all__ = ["parse_since", "register"]
 
@@ -102,7 +102,7 @@ def parse_since(text: str, now: float) -> float:
     return when.timestamp()
 
 
-def _sessions() -> Sessions:
+def _store() -> DynamoStore:
     if not os.environ.get("SIGNOFF_TABLE"):
         raise UsageError(
             "SIGNOFF_TABLE is not set: name the DynamoDB table that holds the sessions "
@@ -112,7 +112,7 @@ def _sessions() -> Sessions:
 
     # The bucket is used when SIGNOFF_BUCKET names it: a log chunk too large for one
     # item keeps its body there.
-    return DynamoStore.from_env(need_bucket=False).sessions
+    return DynamoStore.from_env(need_bucket=False)
 
 
 def _replay(args: argparse.Namespace) -> int:
@@ -131,8 +131,9 @@ def _replay(args: argparse.Namespace) -> int:
     since = parse_since(args.since, now)
     if since >= now:
         raise UsageError(f"--since {args.since!r} is not in the past")
+    store = _store()
     replay = replay_rules(
-        _sessions(), args.agent, rules, since=since, until=now, tenant=args.tenant
+        store.sessions, store.pending, args.agent, rules, since=since, until=now, tenant=args.tenant
     )
     if args.json:
         document = replay.to_json(examples=args.examples)
@@ -169,19 +170,11 @@ def _print(replay: Replay, rules: Path, examples: int) -> None:
     for transition in replay.transitions:
         mark = "!" if transition.less_guarded else " "
         line = (
-            f"{mark} {transition.old:>5} → {transition.new:<5} {transition.count:>6}  "
+            f"{mark} {transition.old:>6} → {transition.new:<6} {transition.count:>6}  "
             f"{_rule(transition.old_rule)} → {_rule(transition.new_rule)}"
         )
         print(paint(line, "red") if transition.less_guarded else line)
-        if not examples:
-            continue
-        shown = [
-            change
-            for change in replay.changes
-            if (change.call.decision, change.decision, change.call.rule, change.rule)
-            == (transition.old, transition.new, transition.old_rule, transition.new_rule)
-        ][:examples]
-        for change in shown:
+        for change in replay.examples(transition)[:examples]:
             call = change.call
             print(
                 f"      {_when(call.at)}  session {call.session_id}  "

@@ -13,7 +13,9 @@ CLI's prompt all show the same content, built here once:
   says ``approvalCard: {conversation: false}``;
 - the **rule** that asked and why (the gate's reason), who it is **for** (tenant,
   agent, environment), when it **expires** (relative and absolute, UTC), and the
-  full **arguments** as JSON.
+  full **arguments** as JSON;
+- where it stands on its **escalation** ladder, once a step was taken
+  ("Escalated to slack-leads 2 hours ago (step 1 of 3)").
 
 Every text here is model- or user-influenced and is returned raw: each surface
 escapes for its own medium (HTML, mrkdwn, plain text) after ``signoff.display``.
@@ -33,6 +35,7 @@ if TYPE_CHECKING:
 
 __all__ = [
     "Card",
+    "Escalation",
     "clip",
     "decided_line",
     "readable_args",
@@ -159,6 +162,38 @@ def decided_line(status: str, by: str | None, via: str | None, at: float | None)
 
 
 @dataclass(frozen=True, kw_only=True)
+class Escalation:
+    """Where an item stands on its escalation ladder: ``step`` of ``steps`` taken.
+
+    ``at`` is when the last step was taken, ``to`` the channels that step asked and
+    ``asked`` every channel the steps taken so far asked, in order, each once.
+    """
+
+    step: int
+    steps: int
+    at: float | None
+    to: tuple[str, ...]
+    asked: tuple[str, ...] = ()
+
+    def where(self, now: float) -> str:
+        """``to slack-leads 2 hours ago (step 1 of 3)``.
+
+        A message rendered before ``at`` (a chat card drawn at its request time)
+        says when, absolutely, instead of a time to come.
+        """
+        to = ", ".join(self.to) or "no new channel"
+        when = ""
+        if self.at is not None:
+            ago = now - self.at
+            when = f" {relative(-ago)}" if ago >= 1 else f" at {utc(self.at)}"
+        return f"to {to}{when} (step {self.step} of {self.steps})"
+
+    def line(self, now: float) -> str:
+        """``Escalated to slack-leads 2 hours ago (step 1 of 3)``."""
+        return f"Escalated {self.where(now)}"
+
+
+@dataclass(frozen=True, kw_only=True)
 class Card:
     """One pending item as an approver reads it; raw text, escaped by each surface."""
 
@@ -176,6 +211,7 @@ class Card:
     reason: str | None = None
     request: str | None = None
     said: str | None = None
+    escalation: Escalation | None = None
 
     @property
     def arguments(self) -> str:
@@ -209,6 +245,8 @@ class Card:
             rows.append(("Why it asks", self.reason or "a rule asks a person for this call"))
         rows.append(("For", self.for_whom))
         rows.append(("Expires", self.expires(now)))
+        if self.escalation is not None:
+            rows.append(("Escalated", self.escalation.where(now)))
         return rows
 
     def text(self, now: float, *, arguments: bool = True) -> str:

@@ -15,6 +15,12 @@ decision whose call is not in the log (a turn that failed before its first
 commit keeps its events, not its messages) cannot be replayed and is counted as
 ``unmatched``.
 
+An ``ask`` also has a quorum: how many people must approve (a rule's
+``approvals``). The recorded quorum is the one fixed on the call's pending item
+when its turn paused (``PendingItem.policy``); a new quorum that differs is a
+change, and a lower one is less guarded. When the item is gone (its retention
+passed), the recorded quorum is unknown and only the decision is compared.
+
 The sessions read are those the store lists for the agent's days
 (``Sessions.gated``); the log of a session written before that listing existed
 is not listed, so its calls are not replayed.
@@ -24,7 +30,7 @@ from __future__ import annotations
 
 import re
 from collections import Counter
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any, Final
 
@@ -36,9 +42,9 @@ from signoff.messages import AssistantMessage
 if TYPE_CHECKING:
     from collections.abc import Iterable
 
-    from signoff.gate import Decision, RuleSet
+    from signoff.gate import Decision, GateDecision, RuleSet
     from signoff.messages import ToolCall
-    from signoff.store.base import Sessions
+    from signoff.store.base import PendingItems, Sessions
     from signoff.store.records import LogChunk, SessionRecord
 
 __all__ = [
@@ -78,10 +84,17 @@ class RecordedCall:
     args: dict[str, Any]
     decision: Decision
     reason: str
+    # An ask's quorum as its pending item recorded it (None: not an ask, or unknown)
+    approvals: int | None = None
 
     @property
     def rule(self) -> str | None:
         return rule_of(self.reason)
+
+    @property
+    def label(self) -> str:
+        """The decision, with its quorum when more than one person had to approve."""
+        return _label(self.decision, self.approvals)
 
     @property
     def summary(self) -> str:
@@ -96,31 +109,35 @@ class Change:
     call: RecordedCall
     decision: Decision
     reason: str
+    approvals: int | None = None  # the new quorum of an ask
 
     @property
     def rule(self) -> str | None:
         return rule_of(self.reason)
 
     @property
+    def label(self) -> str:
+        return _label(self.decision, self.approvals)
+
+    @property
     def less_guarded(self) -> bool:
-        """The new decision lets the call through more easily (deny > ask > allow)."""
-        return GUARD[self.decision] < GUARD[self.call.decision]
+        """The new decision lets the call through more easily: deny > ask > allow, and an
+        ask that needs fewer approvals than it did."""
+        return _less_guarded(self.call.decision, self.decision, self.call.approvals, self.approvals)
 
 
 @dataclass(frozen=True, kw_only=True)
 class Transition:
     """One kind of change and how many calls it covers: (old decision, old rule) →
-    (new decision, new rule); a rule of None is the default decision."""
+    (new decision, new rule); a rule of None is the default decision, a decision's
+    label is ``ask(2)`` when two people had to approve."""
 
-    old: Decision
-    new: Decision
+    old: str
+    new: str
     old_rule: str | None
     new_rule: str | None
     count: int
-
-    @property
-    def less_guarded(self) -> bool:
-        return GUARD[self.new] < GUARD[self.old]
+    less_guarded: bool
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -144,15 +161,24 @@ class Replay:
     def transitions(self) -> tuple[Transition, ...]:
         """The changes counted by (old decision and rule → new decision and rule),
         most frequent first."""
-        counted = Counter(
-            (change.call.decision, change.decision, change.call.rule, change.rule)
-            for change in self.changes
-        )
-        ordered = sorted(counted.items(), key=lambda kv: (-kv[1], [str(p) for p in kv[0]]))
+        counted = Counter((_kind(change), change.less_guarded) for change in self.changes)
+        ordered = sorted(counted.items(), key=lambda kv: (-kv[1], [str(p) for p in kv[0][0]]))
         return tuple(
-            Transition(old=old, new=new, old_rule=old_rule, new_rule=new_rule, count=count)
-            for (old, new, old_rule, new_rule), count in ordered
+            Transition(
+                old=old,
+                new=new,
+                old_rule=old_rule,
+                new_rule=new_rule,
+                count=count,
+                less_guarded=less,
+            )
+            for ((old, new, old_rule, new_rule), less), count in ordered
         )
+
+    def examples(self, transition: Transition) -> list[Change]:
+        """The changes of one transition, oldest first."""
+        kind = (transition.old, transition.new, transition.old_rule, transition.new_rule)
+        return [change for change in self.changes if _kind(change) == kind]
 
     def to_json(self, *, examples: int | None = None) -> dict[str, Any]:
         """The replay as one JSON document (README: "Replaying a rules change").
@@ -163,9 +189,8 @@ class Replay:
         shown: Counter[tuple[Any, ...]] = Counter()
         changes = []
         for change in self.changes:
-            key = (change.call.decision, change.decision, change.call.rule, change.rule)
-            shown[key] += 1
-            if examples is None or shown[key] <= examples:
+            shown[_kind(change)] += 1
+            if examples is None or shown[_kind(change)] <= examples:
                 changes.append(_change_json(change))
         return {
             "agent": self.agent,
@@ -193,6 +218,7 @@ class Replay:
 
 def replay_rules(
     sessions: Sessions,
+    pending: PendingItems,
     agent: str,
     rules: RuleSet,
     *,
@@ -201,20 +227,32 @@ def replay_rules(
     tenant: str | None = None,
 ) -> Replay:
     """Decide every call the gate decided for ``agent`` from ``since`` to ``until``
-    (of ``tenant`` only, if given) again with ``rules``, and list what changes."""
+    (of ``tenant`` only, if given) again with ``rules``, and list what changes.
+
+    ``pending`` holds the items of the calls that were asked about: their quorum."""
     calls = 0
     unmatched = 0
     changes: list[Change] = []
     for session in sessions.gated(agent, since=since, until=until, tenant=tenant):
         chunks = sessions.read_log(session.session_id, from_seq=session.first_seq)
-        found, missing = recorded_calls(session, chunks, since=since, until=until)
+        found, missing, asked = recorded_calls(session, chunks, since=since, until=until)
         unmatched += missing
-        for call in found:
+        quorums = _quorums(pending, asked)
+        for recorded in found:
+            call = replace(recorded, approvals=quorums.get(recorded.call_id))
             calls += 1
             scope = Scope(tenant=call.tenant, environment=call.environment, agent=call.agent)
             verdict = decide(rules, call.tool, call.args, scope)
-            if verdict.decision != call.decision:
-                changes.append(Change(call=call, decision=verdict.decision, reason=verdict.reason))
+            change = Change(
+                call=call,
+                decision=verdict.decision,
+                reason=verdict.reason,
+                approvals=_quorum(verdict),
+            )
+            if change.decision != call.decision or (
+                call.approvals is not None and change.approvals != call.approvals
+            ):
+                changes.append(change)
     changes.sort(key=lambda change: (change.call.at, change.call.session_id, change.call.call_id))
     return Replay(
         agent=agent,
@@ -229,17 +267,21 @@ def replay_rules(
 
 def recorded_calls(
     session: SessionRecord, chunks: Iterable[LogChunk], *, since: float, until: float
-) -> tuple[list[RecordedCall], int]:
-    """The gated calls of one session's log committed from ``since`` to ``until``, and
-    how many of its decisions in that window have no call in the log."""
+) -> tuple[list[RecordedCall], int, list[str]]:
+    """The gated calls of one session's log committed from ``since`` to ``until`` (their
+    quorum not yet known), how many of its decisions in that window have no call in
+    the log, and the ids of the approvals asked for in it."""
     waiting: list[ToolCall] = []  # calls made, in order, whose decision is not read yet
     found: list[RecordedCall] = []
+    asked: list[str] = []
     unmatched = 0
     for chunk in chunks:
         for message in chunk.messages:
             if isinstance(message, AssistantMessage):
                 waiting.extend(message.tool_calls)
         for event in chunk.events:
+            if event.get("type") == "approval:pending" and since <= chunk.at <= until:
+                asked.append(event["id"])
             if event.get("type") != "actauth:decision":
                 continue
             call = _take(waiting, event["tool"])
@@ -262,7 +304,39 @@ def recorded_calls(
                     reason=event["reason"],
                 )
             )
-    return found, unmatched
+    return found, unmatched, asked
+
+
+def _quorums(pending: PendingItems, asked: list[str]) -> dict[str, int]:
+    """The recorded quorum of each asked call still in the store, by call id."""
+    found = {}
+    for pending_id in asked:
+        item = pending.get(pending_id)
+        if item is not None:
+            found[item.call_id] = item.policy.approvals if item.policy is not None else 1
+    return found
+
+
+def _quorum(verdict: GateDecision) -> int | None:
+    """How many people must approve an ``ask`` (None for allow and deny)."""
+    if verdict.decision != "ask":
+        return None
+    return verdict.matched.approvals if verdict.matched is not None else 1
+
+
+def _label(decision: str, approvals: int | None) -> str:
+    return f"ask({approvals})" if decision == "ask" and (approvals or 1) > 1 else decision
+
+
+def _kind(change: Change) -> tuple[str, str, str | None, str | None]:
+    return (change.call.label, change.label, change.call.rule, change.rule)
+
+
+def _less_guarded(old: str, new: str, old_approvals: int | None, new_approvals: int | None) -> bool:
+    if GUARD[new] != GUARD[old]:
+        return GUARD[new] < GUARD[old]
+    # two asks: fewer people to convince is less guarded (an unknown old quorum: no claim)
+    return old == "ask" and old_approvals is not None and (new_approvals or 1) < old_approvals
 
 
 def _take(waiting: list[ToolCall], tool: str) -> ToolCall | None:
@@ -291,6 +365,8 @@ def _change_json(change: Change) -> dict[str, Any]:
         "args": call.summary,
         "from": call.decision,
         "to": change.decision,
+        "fromApprovals": call.approvals,
+        "toApprovals": change.approvals,
         "fromRule": call.rule,
         "toRule": change.rule,
         "fromReason": call.reason,

@@ -22,6 +22,7 @@ __all__ = [
     "ClickApproved",
     "Delivery",
     "PerRecipient",
+    "Refreshes",
     "SendFailed",
     "already_sent",
 ]
@@ -93,6 +94,25 @@ class ClickApproved(Protocol):
 
     name: str
     approvers: Sequence[str]
+
+
+@runtime_checkable
+class Refreshes(Protocol):
+    """A channel whose sent message can be redrawn with a newer notification (Slack, Lark).
+
+    After an escalation step the messages sent before it are redrawn to say so,
+    buttons kept (their readers may still decide). Email and webhooks cannot
+    change what they delivered, so they are not ``Refreshes``.
+    """
+
+    name: str
+
+    def refresh(self, receipt: Mapping[str, str], notification: Notification) -> None:
+        """Redraw the message ``receipt`` names as ``notification``.
+
+        Raises:
+            SendFailed: the receipt names no message, or the service refused.
+        """
 
 
 def already_sent(previous: Delivery | None, receipt_key: str) -> TypeGuard[Delivery]:

@@ -24,7 +24,7 @@ from signoff.errors import SendFailed
 from signoff.http_errors import RETRYABLE, map_httpx_errors, retry_after
 
 if TYPE_CHECKING:
-    from collections.abc import Sequence
+    from collections.abc import Mapping, Sequence
 
     import httpx
 
@@ -144,6 +144,16 @@ class LarkChannel:
                 self.name, "the send answered code 0 without a message_id", retryable=False
             )
         return Delivery(receipt={"message_id": message_id})
+
+    def refresh(self, receipt: Mapping[str, str], notification: Notification) -> None:
+        """Redraw the sent card as ``notification``'s, buttons kept (a shared card).
+
+        Raises:
+            SendFailed: the receipt names no message, or Lark refused the update.
+        """
+        message_id = message_ref(self.name, dict(receipt), "message_id", "message_id")
+        body = {"content": json.dumps(render_card(notification), ensure_ascii=False)}
+        self._authorized("PATCH", f"{_MESSAGES_PATH}/{quote(message_id, safe='')}", body)
 
     def update_outcome(self, receipt: dict[str, str], text: str) -> None:
         """Replace the sent card with one showing ``text`` (the outcome and who decided).

@@ -15,7 +15,7 @@ from signoff.channels.base import Delivery
 from signoff.channels.notification import Notification
 from signoff.errors import SendFailed
 
-__all__ = ["FailWith", "RecordingChannel", "RecordingMailbox", "Sent", "fail_times"]
+__all__ = ["FailWith", "RecordingChannel", "RecordingChat", "RecordingMailbox", "Sent", "fail_times"]
 
 # Decides one attempt: the failure to raise, or None to deliver. Its ``channel``
 # is replaced by the recording channel's own name.
@@ -68,6 +68,19 @@ class RecordingChannel:
         """The idempotency keys of the deliveries, in order."""
         with self._lock:
             return [sent.key for sent in self.sent]
+
+
+class RecordingChat(RecordingChannel):
+    """A recording chat channel whose sent messages can be redrawn (``Refreshes``):
+    each redraw is kept in ``refreshed`` with the receipt it named."""
+
+    def __init__(self, name: str, fail_with: FailWith | None = None) -> None:
+        super().__init__(name, fail_with)
+        self.refreshed: list[tuple[dict[str, str], Notification]] = []
+
+    def refresh(self, receipt: Mapping[str, str], notification: Notification) -> None:
+        with self._lock:
+            self.refreshed.append((dict(receipt), notification))
 
 
 class RecordingMailbox(RecordingChannel):

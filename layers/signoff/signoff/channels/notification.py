@@ -19,7 +19,7 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict
 from pydantic.alias_generators import to_camel
 
-from signoff.card import Card, readable_args
+from signoff.card import Card, Escalation, readable_args
 
 __all__ = ["Kind", "Notification", "idempotency_key", "notification_key"]
 
@@ -77,6 +77,12 @@ class Notification(BaseModel):
     request: str | None = None
     said: str | None = None
     environment: str | None = None
+    # Where the item stands on its escalation ladder once a step was taken: steps
+    # taken of the ladder's, when the last was (RFC 3339) and the channels it asked.
+    escalation_step: int | None = None
+    escalation_steps: int | None = None
+    escalated_at: str | None = None
+    escalated_to: list[str] | None = None
 
     def card(self) -> Card | None:
         """The decision card of an approval or a question (None for the other kinds)."""
@@ -98,6 +104,17 @@ class Notification(BaseModel):
             reason=self.reason,
             request=self.request,
             said=self.said,
+            escalation=self._escalation(),
+        )
+
+    def _escalation(self) -> Escalation | None:
+        if not self.escalation_step or not self.escalation_steps:
+            return None
+        return Escalation(
+            step=self.escalation_step,
+            steps=self.escalation_steps,
+            at=_epoch(self.escalated_at),
+            to=tuple(self.escalated_to or ()),
         )
 
     def card_rows(self) -> str | None:

@@ -47,7 +47,7 @@ from signoff.errors import SendFailed
 from signoff.http_errors import RETRYABLE, map_httpx_errors, retry_after
 
 if TYPE_CHECKING:
-    from collections.abc import Sequence
+    from collections.abc import Mapping, Sequence
 
     import httpx
 
@@ -211,6 +211,21 @@ class SlackChannel:
             if _marker(message) == idempotency_key and isinstance(message.get("ts"), str):
                 return Delivery(receipt={"ts": message["ts"], "channel": self.channel_id})
         return None
+
+    def refresh(self, receipt: Mapping[str, str], notification: Notification) -> None:
+        """Redraw the posted message as ``notification`` (``chat.update``), buttons kept.
+
+        Raises:
+            SendFailed: the receipt names no message, or Slack refused the update.
+        """
+        ts = message_ref(self.name, dict(receipt), "ts", "message ts")
+        payload = {
+            "channel": receipt.get("channel") or self.channel_id,
+            "ts": ts,
+            "text": _fallback(notification),
+            "blocks": render_blocks(notification),
+        }
+        self._call("chat.update", payload)
 
     def update_outcome(self, receipt: dict[str, str], text: str) -> None:
         """Replace the posted message with ``text`` (the outcome and who decided), no buttons.

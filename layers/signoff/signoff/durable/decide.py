@@ -20,8 +20,10 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Literal
 
+from signoff.card import relative
 from signoff.edits import apply_changes, describe_changes
 from signoff.errors import Forbidden, NotFound, UsageError
+from signoff.escalation import escalated_to
 from signoff.ids import new_id
 from signoff.store.records import AuditEntry
 
@@ -33,6 +35,7 @@ if TYPE_CHECKING:
     from signoff.tools import Tool
 
 __all__ = [
+    "ESCALATION",
     "EXPIRY",
     "Actor",
     "Answer",
@@ -63,6 +66,8 @@ class Actor:
 
 # The sweeper's expiry, as the audit trail records it.
 EXPIRY = Actor(id="sweeper", channel="expiry")
+# The sweeper taking an escalation ladder's final ``then`` (``signoff.durable.escalation``).
+ESCALATION = Actor(id="sweeper", channel="escalation")
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -125,7 +130,14 @@ def not_sent_to(item: PendingItem, channel: str, *, agent: Agent, outbox: Outbox
     channel for this kind of item, and the item has an outbox row for it (written
     with the pause, under the item's tenant). An item of another agent, another
     tenant or another channel has neither, whatever pending id a request names.
+
+    A channel an escalation step of the item notified counts as sent to once the
+    step was taken (the item's own ``escalation_step``, moved by the sweeper's
+    conditional write after the step's rows were written): a channel of a step
+    still to come, or of another item's ladder, was sent nothing and decides nothing.
     """
+    if channel in escalated_to(item):
+        return None
     # the agent sends this kind of item to the channel (today's config, not only the past)
     if item.kind not in agent.config.notify.get(channel, ()):
         return f"{channel} is not notified of this agent's {item.kind}s"
@@ -206,6 +218,28 @@ class Decisions:
         """
         return self._write(item, "expired", EXPIRY, reason="no decision before expiresAt")
 
+    def escalate(
+        self, item: PendingItem, then: Literal["approve", "deny"], *, after: float
+    ) -> PendingItem:
+        """Take the final step of ``item``'s escalation ladder (the sweeper's move), once.
+
+        Decides the item as nobody did within ``after`` seconds: ``then``, with the
+        actor ``ESCALATION`` and an audit entry of kind ``escalation``; a deny's note
+        tells the model why. A question has no approve: its ladder can only deny it.
+
+        Raises:
+            AlreadyResolved: somebody decided it first (carries the current item).
+            Expired: its time ran out first.
+            NotFound: it is gone.
+        """
+        waited = relative(after).removeprefix("in ")
+        approve = then == "approve" and item.kind == "approval"
+        status: PendingStatus = "approved" if approve else "denied"
+        denial = f"nobody decided within {waited}; the escalation policy denies it"
+        note = None if approve else denial
+        reason = f"escalation policy: {status} after {waited} without a decision"
+        return self._write(item, status, ESCALATION, reason=reason, note=note, kind="escalation")
+
     def refuse(self, item: PendingItem, actor: Actor, reason: str) -> None:
         """Record that ``actor`` tried to decide ``item`` and was refused, and why."""
         now = self.clock.now().timestamp()
@@ -221,9 +255,11 @@ class Decisions:
         answer: str | None = None,
         note: str | None = None,
         edited: str | None = None,
+        kind: Literal["human", "expiry", "escalation"] | None = None,
     ) -> PendingItem:
         now = self.clock.now().timestamp()
-        kind: Literal["human", "expiry"] = "expiry" if status == "expired" else "human"
+        if kind is None:
+            kind = "expiry" if status == "expired" else "human"
         return self.pending.resolve(
             item.id,
             status=status,
@@ -251,7 +287,7 @@ def _status(item: PendingItem, verdict: Verdict) -> Literal["approved", "denied"
 def _entry(
     item: PendingItem,
     now: float,
-    kind: Literal["human", "expiry", "refusal"],
+    kind: Literal["human", "expiry", "escalation", "refusal"],
     decision: str,
     actor: Actor,
     reason: str,

@@ -10,6 +10,10 @@
 - Pending items past ``expiresAt`` become ``expired`` through ``Turns.expire``
   (one conditional write with its audit entry, so two sweeps never expire one
   twice) and their turns resume as denied with the reason "expired".
+- Items whose approval policy has an escalation ladder climb it: each step that
+  fell due notifies its channels once, under its own subject, and the final
+  ``then`` decides the item once, audited as ``escalation``
+  (``signoff.durable.escalation``).
 - Items waiting longer than their agent's ``remindAfter`` get a ``stuck``
   reminder on the channels whose ``notify`` lists ``stuck``, once per interval.
   The rows are written first under a subject numbered by the reminder
@@ -30,6 +34,7 @@ import logging
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
+from signoff.durable.escalation import Escalator
 from signoff.durable.results import Skipped
 from signoff.errors import AlreadyResolved, NotFound, SessionBusy, SignoffError
 from signoff.notify import lifecycle
@@ -52,7 +57,9 @@ class SweepReport:
     """What one sweep did, by pending id, subject or session id.
 
     ``reminded`` lists the subjects of the ``stuck`` notifications this sweep
-    wrote: reminders (``stuck:…``) and stalled runs (``stalled:…``).
+    wrote: reminders (``stuck:…``) and stalled runs (``stalled:…``). ``escalated``
+    lists the escalation steps taken (``escalate:<pendingId>:<n>``) and the items
+    their ladder's final step decided (``<pendingId>:<approve|deny>``).
     """
 
     requeued: list[str] = field(default_factory=list)
@@ -61,13 +68,14 @@ class SweepReport:
     resumed: list[str] = field(default_factory=list)
     reminded: list[str] = field(default_factory=list)
     redriven: list[str] = field(default_factory=list)
+    escalated: list[str] = field(default_factory=list)
 
 
 def session_of(row: OutboxRow, pending: PendingItems) -> str | None:
     """The session a row's queue message names; None when its pending item is gone."""
     if row.notification is not None:
         return str(row.notification.get("sessionId", ""))
-    item = pending.get(row.pending_id)
+    item = pending.get(lifecycle.item_of(row.pending_id))
     return None if item is None else item.session_id
 
 
@@ -96,6 +104,9 @@ class Sweeper:
         self.clock = clock
         self.grace = grace
         self.batch = batch
+        self.escalator = Escalator(
+            turns=turns, pending=pending, outbox=outbox, enqueue=self._enqueue
+        )
 
     def sweep(self, *, deadline: float | None = None) -> SweepReport:
         """Run every job once; ``deadline`` (monotonic) bounds the turns it continues."""
@@ -103,6 +114,7 @@ class Sweeper:
         self._requeue(report)
         self._retry_failed(report)
         self._expire(report, deadline)
+        self._escalate(report, deadline)
         self._remind(report)
         self._redrive(report, deadline)
         return report
@@ -150,6 +162,23 @@ class Sweeper:
             report.expired.append(decided.item.id)
             if decided.result is not None:
                 report.resumed.append(decided.item.id)
+
+    # -- climb escalation ladders ---------------------------------------------------------
+
+    def _escalate(self, report: SweepReport, deadline: float | None) -> None:
+        now = self.clock.now().timestamp()
+        for item in self.pending.waiting(now):
+            if len(report.escalated) >= self.batch:
+                return  # the rest are as due at the next sweep
+            if item.policy is None or not item.policy.escalate:
+                continue
+            climb = self.escalator.climb(item, now, deadline=deadline)
+            report.escalated += climb.steps
+            if climb.decided is not None:
+                decided = climb.decided.item
+                report.escalated.append(f"{decided.id}:{decided.status}")
+                if climb.decided.result is not None:
+                    report.resumed.append(decided.id)
 
     # -- remind about what still waits ----------------------------------------------------
 

@@ -217,6 +217,28 @@ class Turns:
             log.warning("could not resume expired item %s yet", expired.id, exc_info=True)
             return Decided(item=expired)
 
+    def escalate(
+        self,
+        item: PendingItem,
+        then: Literal["approve", "deny"],
+        *,
+        after: float,
+        deadline: float | None = None,
+    ) -> Decided:
+        """Take an escalation ladder's final ``then`` (the sweeper's move) and resume the turn.
+
+        As ``expire``: one conditional write with its audit entry (kind ``escalation``),
+        and only its winner resumes the turn, denied with a reason the model reads or
+        approved (the tool runs once). A failed resume is left to a later sweep's re-drive.
+        Raises AlreadyResolved or Expired (decided or expired first) or NotFound (gone).
+        """
+        decided = self.decisions.escalate(item, then, after=after)
+        try:
+            return Decided(item=decided, result=self.resume(decided, deadline=deadline))
+        except SignoffError:
+            log.warning("could not resume escalated item %s yet", decided.id, exc_info=True)
+            return Decided(item=decided)
+
     def resolve(
         self,
         pending_id: str,

@@ -73,8 +73,10 @@ class Gating:
     def apply(self, cs: CallState, resolution: Resolution, emit: Emit) -> None:
         """Apply a person's resolution to the call ``cs`` the turn waits on.
 
+        A deny on a question (the sweeper's: nobody answered in time) ends it unanswered.
+
         Raises:
-            ResolutionError: an answer for an approval, or a decision for a question.
+            ResolutionError: an answer for an approval, or an approval for a question.
         """
         is_question = cs.call.name == system_tools.ASK_USER
         cs.decided_by = resolution.actor
@@ -84,6 +86,13 @@ class Gating:
             cs.status, cs.answer = "done", resolution.answer
             cs.content, cs.status_text = resolution.answer, "Answered."
             emit(tool_result(cs.call, "Answered.", resolution.answer))
+            return
+        if is_question and isinstance(resolution, Denied):
+            # nobody answered in time (expiry, an escalation ladder's end): the
+            # question ends unanswered, and the turn with it, as after a deny
+            cs.human_denied = True
+            why = f" ({resolution.reason})" if resolution.reason else ""
+            self._deny(cs, f"Not answered{why}.", emit)
             return
         if is_question:
             raise ResolutionError(f"call {cs.call.id!r} is a question; it needs an answer")

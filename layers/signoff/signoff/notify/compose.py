@@ -7,9 +7,10 @@ from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any
 from urllib.parse import quote
 
-from signoff.card import Card, readable_args
+from signoff.card import Card, Escalation, readable_args
 from signoff.channels.notification import Notification
 from signoff.clock import iso
+from signoff.escalation import escalation_of
 
 if TYPE_CHECKING:
     from signoff.store.records import PendingItem
@@ -72,6 +73,8 @@ class Composer:
             "said": item.said,
             "environment": item.environment,
         }
+        if card.escalation is not None:
+            common |= _escalation_fields(card.escalation)
         if deciding:
             common["resume_token"] = token
         if item.kind == "question":
@@ -121,7 +124,19 @@ def card_of(item: PendingItem) -> Card:
         reason=item.reason,
         request=item.request,
         said=item.said,
+        escalation=escalation_of(item),
     )
+
+
+def _escalation_fields(escalation: Escalation) -> dict[str, Any]:
+    """The notification's escalation fields: where the item stands on its ladder."""
+    at = escalation.at
+    return {
+        "escalation_step": escalation.step,
+        "escalation_steps": escalation.steps,
+        "escalated_at": None if at is None else iso(datetime.fromtimestamp(at, tz=UTC)),
+        "escalated_to": list(escalation.to),
+    }
 
 
 def _body(card: Card, now: float) -> str:

@@ -16,20 +16,28 @@ message — and only the channels still unsent are tried again. Channels are
 looked up (and, in a deployment, built: ``channels.build.ChannelSet``) row by
 row, so a channel that cannot be built fails its own rows the same way and the
 others still deliver.
+
+An escalation step's subject (``escalate:<pendingId>:<n>``) is composed from its
+item like the item's own rows. Once it went out, the messages sent before it (the
+item's own and the earlier steps') are redrawn from the item as it stands now,
+saying it was escalated, on the channels that can change a sent message
+(``Refreshes``: Slack, Lark); best effort, like a decision's outcome update.
 """
 
 from __future__ import annotations
 
+import logging
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
 from pydantic import ValidationError
 
-from signoff.channels.base import ClickApproved, Delivery, PerRecipient
+from signoff.channels.base import ClickApproved, Delivery, PerRecipient, Refreshes
 from signoff.channels.notification import Notification
 from signoff.errors import SendFailed
 from signoff.ids import new_id
+from signoff.notify import lifecycle
 
 if TYPE_CHECKING:
     from collections.abc import Callable, Mapping
@@ -45,6 +53,8 @@ __all__ = ["DEFAULT_RETRY_DELAYS", "FanoutReport", "Notifier", "RetrySchedule"]
 # 5 min, 30 min, 2 h: a permanent failure is mostly configuration (a revoked token,
 # a wrong URL), which a person fixes in minutes to hours, not seconds.
 DEFAULT_RETRY_DELAYS: tuple[float, ...] = (300.0, 1800.0, 7200.0)
+
+log = logging.getLogger(__name__)
 
 
 @dataclass(frozen=True)
@@ -113,13 +123,15 @@ class Notifier:
         rows = [row for row in self.outbox.rows(subject) if row.notified_at is None]
         item = None
         if any(row.notification is None for row in rows):
-            item = self.pending.get(subject)
+            item = self.pending.get(lifecycle.item_of(subject))
             if item is None:
                 # gone past its retention: nothing left to compose its notification from
                 rows = [row for row in rows if row.notification is not None]
         futures = [self._pool.submit(self._send_one, item, row, report) for row in rows]
         for future in futures:
             future.result()
+        if item is not None and report.sent and subject != item.id:
+            self._refresh_earlier(item.id, subject)
         if report.retrying:
             first = next(iter(report.retrying.values()))
             raise SendFailed(
@@ -205,6 +217,28 @@ class Notifier:
             # deliver() keeps such rows out; a row must never be sent without its item
             raise SendFailed(row.channel, f"no pending item {row.pending_id}", retryable=False)
         return self._composer().for_item(item, deciding=deciding)
+
+    def _refresh_earlier(self, pending_id: str, subject: str) -> None:
+        """Redraw the messages sent about ``pending_id`` before ``subject`` (an escalation
+        step), from the item as it stands now; best effort, a failure is logged."""
+        item = self.pending.get(pending_id)
+        if item is None or item.status != "pending":
+            return  # decided meanwhile: its outcome is what the messages should show
+        number = int(subject.rpartition(":")[2])
+        earlier = [pending_id] + [
+            lifecycle.escalation_subject(pending_id, n) for n in range(1, number)
+        ]
+        for row in (row for before in earlier for row in self.outbox.rows(before)):
+            if not row.receipt or row.notified_at is None:
+                continue  # nothing sent that could be changed
+            try:
+                channel = self.channels.get(row.channel)
+                if not isinstance(channel, Refreshes):
+                    continue  # email and webhooks cannot change what they delivered
+                notification = self._composer().for_item(item, deciding=_decides(channel))
+                channel.refresh(row.receipt, notification)
+            except SendFailed:
+                log.warning("could not show the escalation of %s on %s", pending_id, row.channel)
 
     def _give_up(self, row: OutboxRow, failure: SendFailed, report: FanoutReport) -> None:
         # Not at once: a slow retry (the sweeper's) lets a fixed configuration heal it.

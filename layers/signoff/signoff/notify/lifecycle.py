@@ -17,7 +17,12 @@ subject                                     kind              when
 ``run:<runId>:run_finish``                  ``result``        done, max_turns, denied
 ``stuck:<pendingId>:<n>``                   ``stuck``         the n-th reminder
 ``stalled:<sessionId>:<runId>``             ``stuck``         the run's lease ran out
+``escalate:<pendingId>:<n>``                 the item's kind   escalation step n
 ==========================================  ================  =====================
+
+An escalation step's rows are the exception here: they carry no notification but
+are composed from their pending item when sent (``item_of``), like the item's own
+rows, so the channels a step asks get the decision card with its links and buttons.
 
 The idempotency key of a send is ``<runId>:<subject>:<channel>``; the seed's
 channel-independent key of the notification (a webhook's ``Idempotency-Key``)
@@ -41,6 +46,9 @@ if TYPE_CHECKING:
 
 __all__ = [
     "Trigger",
+    "escalation_rows",
+    "escalation_subject",
+    "item_of",
     "rows",
     "run_finish_subject",
     "run_finished",
@@ -52,6 +60,9 @@ __all__ = [
     "stuck_subject",
     "subscribers",
 ]
+
+
+_ESCALATE = "escalate:"
 
 
 def subscribers(notify: Mapping[str, Sequence[str]], event: str) -> list[str]:
@@ -73,6 +84,40 @@ def run_finish_subject(run_id: str) -> str:
 def stuck_subject(pending_id: str, number: int) -> str:
     """The subject of the ``number``-th reminder about a pending item."""
     return f"stuck:{pending_id}:{number}"
+
+
+def escalation_subject(pending_id: str, number: int) -> str:
+    """The subject of escalation step ``number`` (from 1) of a pending item."""
+    return f"{_ESCALATE}{pending_id}:{number}"
+
+
+def item_of(subject: str) -> str:
+    """The pending item whose notification a subject's rows compose: the subject
+    itself, or the item an escalation step's subject names."""
+    if subject.startswith(_ESCALATE):
+        return subject.removeprefix(_ESCALATE).rpartition(":")[0]
+    return subject
+
+
+def escalation_rows(
+    item: PendingItem, number: int, channels: Sequence[str], *, now: float, retain_until: float
+) -> list[OutboxRow]:
+    """Step ``number``'s rows: one per channel it asks, each composed from ``item`` when sent.
+
+    Their idempotency key (``<runId>:escalate:<pendingId>:<n>:<channel>``) is their own,
+    so a channel asked again at a later step gets that step's message too.
+    """
+    return [
+        OutboxRow(
+            pending_id=escalation_subject(item.id, number),
+            channel=channel,
+            run_id=item.run_id,
+            kind=item.kind,
+            created_at=now,
+            retain_until=retain_until,
+        )
+        for channel in channels
+    ]
 
 
 def stalled_subject(session_id: str, run_id: str) -> str:

@@ -207,7 +207,7 @@ class AuditEntry(_Record):
     id: str
     subject: str  # the session id
     at: float
-    kind: Literal["rule", "human", "expiry", "refusal"]
+    kind: Literal["rule", "human", "expiry", "escalation", "refusal"]
     decision: str
     actor: str
     channel: str | None = None

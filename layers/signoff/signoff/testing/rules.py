@@ -26,14 +26,19 @@ from signoff.replay import replay_rules as _replay
 if TYPE_CHECKING:
     from collections.abc import Mapping
 
-    from signoff.store.base import Sessions
+    from signoff.store.base import PendingItems, Sessions
 
 __all__ = ["Replay", "replay_rules"]
 
 
 class _Store(Protocol):
+    """A store (``MemoryStore``, ``DynamoStore``): its sessions' logs and pending items."""
+
     @property
     def sessions(self) -> Sessions: ...
+
+    @property
+    def pending(self) -> PendingItems: ...
 
 
 def replay_rules(
@@ -62,7 +67,9 @@ def replay_rules(
         rule_set = rules_from(rules, "<rules>", agent)
     end = time.time() if until is None else _epoch(until)
     start = end - since.total_seconds() if isinstance(since, timedelta) else _epoch(since)
-    return _replay(store.sessions, agent, rule_set, since=start, until=end, tenant=tenant)
+    return _replay(
+        store.sessions, store.pending, agent, rule_set, since=start, until=end, tenant=tenant
+    )
 
 
 def _epoch(when: float | datetime) -> float:
