@@ -52,6 +52,12 @@ NOT_RUNNABLE: dict[tuple[str, str], str] = {
     ): "placeholders for a deployed stack's outputs; tests/functional/test_outbox_cli.py "
     "runs each outbox command",
     (
+        "README.md",
+        "export SIGNOFF_TABLE=<SignoffTableName>   "
+        "# AWS credentials as usual; for `signoff dev`, its banner's exports",
+    ): "a placeholder table and option syntax; tests/functional/test_rules_replay_cli.py "
+    "runs `signoff rules replay` against a table (moto server) holding recorded turns",
+    (
         "docs/notifications.md",
         "signoff outbox list                      # unsent, waiting for a retry, failed for good",
     ): "needs a deployment's outbox and a pending id; "
