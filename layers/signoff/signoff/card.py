@@ -14,6 +14,8 @@ CLI's prompt all show the same content, built here once:
 - the **rule** that asked and why (the gate's reason), who it is **for** (tenant,
   agent, environment), when it **expires** (relative and absolute, UTC), and the
   full **arguments** as JSON;
+- for an approval that needs several people, the **approvals** so far
+  ("1 of 2 approvals — alice");
 - where it stands on its **escalation** ladder, once a step was taken
   ("Escalated to slack-leads 2 hours ago (step 1 of 3)").
 
@@ -212,6 +214,8 @@ class Card:
     request: str | None = None
     said: str | None = None
     escalation: Escalation | None = None
+    # An approval that needs several people: the tally, "1 of 2 approvals — alice".
+    approvals: str | None = None
 
     @property
     def arguments(self) -> str:
@@ -244,6 +248,8 @@ class Card:
         if self.kind == "approval":
             rows.append(("Why it asks", self.reason or "a rule asks a person for this call"))
         rows.append(("For", self.for_whom))
+        if self.approvals is not None:
+            rows.append(("Approvals", self.approvals))
         rows.append(("Expires", self.expires(now)))
         if self.escalation is not None:
             rows.append(("Escalated", self.escalation.where(now)))

@@ -27,7 +27,8 @@ picks its family and needs no new row. What each error carries is in brackets.
     │   ├── LeaseLost              this process no longer holds the session's lease (session_id)
     │   └── ResolutionError        a decision that cannot be applied (message)
     │       ├── UnknownPending     a resolution for a call never asked about (call_id, asked)
-    │       └── AlreadyResolved    the pending item was resolved before (current item)
+    │       ├── AlreadyResolved    the pending item was resolved before (current item)
+    │       └── AlreadyVoted       this person voted on the item before (current item, person)
     ├── Gone                       it existed, and its time ran out
     │   ├── Expired                the pending item's time ran out (current item)
     │   └── TokenExpired           a genuine resume token past its expiry (expired_at, pending_id)
@@ -59,6 +60,7 @@ __all__ = [
     "FAMILIES",
     "Absent",
     "AlreadyResolved",
+    "AlreadyVoted",
     "AuthFailed",
     "BadForm",
     "BadInput",
@@ -232,6 +234,15 @@ class AlreadyResolved(ResolutionError):
             f"pending item {current.id} is already {current.status}"
             + (f" by {current.resolved_by}" if current.resolved_by else "")
         )
+
+
+class AlreadyVoted(ResolutionError):
+    """The person voted on an item that needs several before; ``current`` is the item now."""
+
+    def __init__(self, current: Any, person: str) -> None:
+        self.current = current
+        self.person = person
+        super().__init__(f"{person} already voted on pending item {current.id}")
 
 
 class Expired(Gone):

@@ -14,6 +14,7 @@ if TYPE_CHECKING:
 
     from signoff.agents.config import AgentConfig
     from signoff.gate import RuleSet
+    from signoff.people import People
     from signoff.skills import Skill
     from signoff.tools import Tool
 
@@ -35,6 +36,9 @@ class Agent:
     # (signoff.agents.lint): the agent loads and serves, a cold start logs them.
     rules_file: Path | None = None
     warnings: tuple[str, ...] = ()
+    # The deployment's people (people.yaml), for an agent whose rules count votes
+    # by person (``AgentCatalog`` sets it); None: every actor counts as itself.
+    people: People | None = None
 
     @property
     def system_prompt(self) -> str:

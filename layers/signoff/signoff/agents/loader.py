@@ -10,6 +10,7 @@ naming the file and the field.
 
 from __future__ import annotations
 
+from dataclasses import replace
 from typing import TYPE_CHECKING
 
 import yaml
@@ -25,12 +26,15 @@ from signoff.channels.http_notifier import channel_name, deployment_channels, ht
 from signoff.errors import ConfigError, UnknownAgent
 from signoff.gate import RuleSet, load_rules, rules_from
 from signoff.gate.rules import describe_yaml_error
+from signoff.people import PEOPLE_FILE, People, check_policies, load_people
 from signoff.skills import discover_skills
 from signoff.tools import Tool
 
 if TYPE_CHECKING:
     from collections.abc import Mapping, Sequence
     from pathlib import Path
+
+    from signoff.gate.rules import Rule
 
 __all__ = ["AgentCatalog", "load_agent"]
 
@@ -45,6 +49,7 @@ class AgentCatalog:
         self.root = root
         self._loaded: dict[str, Agent] = {}
         self._channels: ChannelsConfig | None = None
+        self._people: People | None = None
 
     @property
     def channels(self) -> ChannelsConfig:
@@ -57,6 +62,17 @@ class AgentCatalog:
         if self._channels is None:
             self._channels = deployment_channels(self.root)
         return self._channels
+
+    @property
+    def people(self) -> People:
+        """The deployment's people and groups (``<root>/people.yaml``), loaded on first use.
+
+        Raises:
+            ConfigError: ``people.yaml`` is invalid.
+        """
+        if self._people is None:
+            self._people = load_people(self.root / PEOPLE_FILE)
+        return self._people
 
     def names(self) -> list[str]:
         if not self.root.is_dir():
@@ -93,8 +109,18 @@ class AgentCatalog:
         if name not in self._loaded:
             if name not in self.names():
                 raise UnknownAgent(name, self.names())
-            self._loaded[name] = load_agent(self.root / name, channels=self.channels)
+            agent = load_agent(self.root / name, channels=self.channels)
+            if any(_counts_people(rule) for rule in agent.rules.rules):
+                # read only for agents whose rules count votes by person (cold starts)
+                check_policies(agent.rules.rules, self.people, str(agent.rules_file))
+                agent = replace(agent, people=self.people)
+            self._loaded[name] = agent
         return self._loaded[name]
+
+
+def _counts_people(rule: Rule) -> bool:
+    """Whether the rule's asks are decided by more than one person, or by named ones."""
+    return rule.approvals > 1 or rule.deny_quorum > 1 or bool(rule.from_)
 
 
 def load_agent(directory: Path, channels: ChannelsConfig | None = None) -> Agent:

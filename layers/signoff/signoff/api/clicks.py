@@ -24,7 +24,15 @@ from typing import TYPE_CHECKING, Literal
 from signoff.card import decided_line
 from signoff.durable.decide import Actor, not_sent_to, verdict_of
 from signoff.edits import describe_changes
-from signoff.errors import AlreadyResolved, Expired, Forbidden, SendFailed, SignoffError, UsageError
+from signoff.errors import (
+    AlreadyResolved,
+    AlreadyVoted,
+    Expired,
+    Forbidden,
+    SendFailed,
+    SignoffError,
+    UsageError,
+)
 
 if TYPE_CHECKING:
     from collections.abc import Callable, Sequence
@@ -99,10 +107,15 @@ def decide_click(
     except UsageError:
         need = "an answer" if item.kind == "question" else "Approve or Deny"
         return ClickOutcome(text=f"This request needs {need}.", decided=False)
+    except AlreadyVoted as exc:
+        return ClickOutcome(text=_already_voted(exc.current, exc.person), decided=False)
     except AlreadyResolved as exc:
         return ClickOutcome(text=f"Already decided: {_decided(exc.current)}.", decided=False)
     except Expired:
         return ClickOutcome(text="This request expired before it was decided.", decided=False)
+    if decided.item.status == "pending":
+        # a vote short of the quorum: the message keeps its buttons for the others
+        return ClickOutcome(text=_voted(decided.item), decided=True)
     outcome = _describe(decided.item)
     try:
         updater(channel)(outcome)
@@ -141,6 +154,18 @@ def _decided(item: PendingItem) -> str:
         decided_line(item.status, item.resolved_by, item.resolved_via, item.resolved_at)
         or item.status
     )
+
+
+def _voted(item: PendingItem) -> str:
+    """What a voter is told after a vote short of the quorum: the tally, and that it waits."""
+    return f"Your vote is recorded: {item.tally}. It waits for the other approvals."
+
+
+def _already_voted(item: PendingItem, person: str) -> str:
+    """``You already approved this (1 of 2 approvals — alice).``"""
+    voted = next((vote for vote in item.votes if vote.person == person), None)
+    verb = "approved" if voted is None or voted.decision == "approve" else "denied"
+    return f"You already {verb} this ({item.tally})."
 
 
 def _describe(item: PendingItem) -> str:

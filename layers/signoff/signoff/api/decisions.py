@@ -19,7 +19,7 @@ from signoff.api.authorize import decider_for
 from signoff.api.context import api_of
 from signoff.api.docs import APPROVE_RESPONSES, TURN_RESPONSES
 from signoff.api.models import AnswerBody, ApproveBody, DecisionBody, DenyBody
-from signoff.api.shapes import turn_response
+from signoff.api.shapes import turn_response, vote_response
 from signoff.durable.decide import verdict_of
 from signoff.errors import NotFound
 from signoff.telemetry import metrics_for_turn, resolve_latency
@@ -88,7 +88,11 @@ def _resolve(
         deadline=api.deadline(router.lambda_context, interactive=True),
     )
     result = decided.result
-    assert result is not None  # resumed here
+    if result is None:
+        # a vote short of its item's quorum: the turn waits for more
+        resolve_latency(started)
+        status, payload = vote_response(decided.item)
+        return Response(status_code=status, content_type="application/json", body=payload)
     metrics_for_turn("resumed", result)
     resolve_latency(started)
     status, payload = turn_response(result)

@@ -10,6 +10,7 @@ from aws_lambda_powertools.event_handler import Response
 from signoff.errors import (
     Absent,
     AlreadyResolved,
+    AlreadyVoted,
     AuthFailed,
     BadInput,
     ConfigError,
@@ -71,6 +72,7 @@ STATUS: dict[type[BaseException], tuple[int, str]] = {
     InvalidChanges: (422, "invalid_changes"),
     NotEditable: (422, "not_editable"),
     AlreadyResolved: (409, "already_resolved"),
+    AlreadyVoted: (409, "already_voted"),
     PayloadTooLarge: (413, "payload_too_large"),
     UnsupportedMediaType: (415, "unsupported_media_type"),
     ConfigError: (500, "agent_misconfigured"),
@@ -133,9 +135,10 @@ def validation_detail(errors: Iterable[Mapping[str, Any]]) -> str:
 
 def _extra(error: BaseException) -> dict[str, Any]:
     """Data a client needs to act on a conflict: the current state, what the session waits on."""
-    if isinstance(error, AlreadyResolved | Expired):
+    if isinstance(error, AlreadyResolved | Expired | AlreadyVoted):
         current = error.current
-        return {
+        voter = {"person": error.person} if isinstance(error, AlreadyVoted) else {}
+        return voter | {
             "current": {
                 "id": current.id,
                 "status": current.status,

@@ -11,7 +11,7 @@ A deny may carry a reason and, for an editable tool, an approval its changes
 from __future__ import annotations
 
 from datetime import UTC, datetime
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from aws_lambda_powertools.event_handler import Response
 from aws_lambda_powertools.event_handler.api_gateway import Router
@@ -24,6 +24,7 @@ from signoff.durable.decide import verdict_of
 from signoff.edits import MAX_REASON_CHARS
 from signoff.errors import (
     AlreadyResolved,
+    AlreadyVoted,
     BadForm,
     Expired,
     Forbidden,
@@ -32,10 +33,12 @@ from signoff.errors import (
     SignoffError,
     TokenExpired,
     TokenForged,
+    UsageError,
 )
 from signoff.web import (
     PAGE_HEADERS,
     already_resolved_page,
+    already_voted_page,
     chosen_answer,
     confirmation_page,
     error_page,
@@ -44,15 +47,29 @@ from signoff.web import (
     outcome_page,
     parse_form,
     view_page,
+    vote_page,
 )
 from signoff.web.decision_form import changes_from, reason_from
 
 if TYPE_CHECKING:
+    from signoff.api.context import Api
     from signoff.store.records import PendingItem
 
-__all__ = ["router"]
+__all__ = ["CARD_FORM", "editable", "form_decision", "router"]
 
 router = Router()
+
+# What a card's form POSTs (``signoff.web.pages``): here and on the inbox's cards.
+CARD_FORM = form_body(
+    {
+        "decision": {"type": "string", "enum": ["approve", "deny", "answer"]},
+        "choice": {"type": "string"},
+        "answer": {"type": "string"},
+        "token": {"type": "string"},
+        "reason": {"type": "string", "maxLength": MAX_REASON_CHARS},
+    },
+    patterns={"^arg\\.": {"type": "string"}},
+)
 
 
 def _html(status: int, page: str) -> Response[str]:
@@ -105,16 +122,35 @@ def show(token: str) -> Response[str]:
         token,
         action_path=f"/a/{token}",
         expires_text=expires,
-        editable=_editable(item),
+        editable=editable(api_of(router), item),
         now=now,
     )
     return _html(200, page)
 
 
-def _editable(item: PendingItem) -> bool:
+def form_decision(
+    item: PendingItem, body: str
+) -> tuple[str | None, str, str | None, dict[str, Any] | None]:
+    """What a card's form POSTed: the answer, the decision, the reason, the changes.
+
+    Raises:
+        BadForm: a malformed form, or a decision other than approve or deny.
+    """
+    form = parse_form(body)
+    if item.kind == "question":
+        return chosen_answer(form), "answer", None, None
+    decision = form.get("decision", "")
+    if decision not in ("approve", "deny"):
+        raise BadForm("decision", "must be approve or deny")
+    # a deny says why; an approval takes the fields changed (the reason is its note)
+    changes = changes_from(form, item) if decision == "approve" else None
+    return None, decision, reason_from(form), changes
+
+
+def editable(api: Api, item: PendingItem) -> bool:
     """Whether the item's tool takes changes, as its agent declares it now."""
     try:
-        tool = api_of(router).agents.get(item.agent).tools.get(item.tool or "")
+        tool = api.agents.get(item.agent).tools.get(item.tool or "")
     except SignoffError:
         return False
     return tool is not None and tool.editable
@@ -125,16 +161,7 @@ def _editable(item: PendingItem) -> bool:
     summary="Decide through a link's form",
     responses=page_responses(400, 403, 404, 409, 410, 413, 415, 422),
     tags=["links"],
-    openapi_extensions=form_body(
-        {
-            "decision": {"type": "string", "enum": ["approve", "deny", "answer"]},
-            "choice": {"type": "string"},
-            "answer": {"type": "string"},
-            "token": {"type": "string"},
-            "reason": {"type": "string", "maxLength": MAX_REASON_CHARS},
-        },
-        patterns={"^arg\\.": {"type": "string"}},
-    ),
+    openapi_extensions=CARD_FORM,
 )
 def decide(token: str) -> Response[str]:
     api = api_of(router)
@@ -152,17 +179,7 @@ def decide(token: str) -> Response[str]:
         page = error_page(403, "This link cannot decide", "It only shows the request.")
         return _html(403, page)
     try:
-        form = parse_form(event.decoded_body or "")
-        reason, changes = None, None
-        if item.kind == "question":
-            answer, decision = chosen_answer(form), "answer"
-        else:
-            answer, decision = None, form.get("decision", "")
-            if decision not in ("approve", "deny"):
-                raise BadForm("decision", "must be approve or deny")
-            # a deny says why; an approval takes the fields changed (the reason is its note)
-            reason = reason_from(form)
-            changes = changes_from(form, item) if decision == "approve" else None
+        answer, decision, reason, changes = form_decision(item, event.decoded_body or "")
         granted = api.signer.verify(token, api.clock.now().timestamp())
         check_token(api, item, granted, decision)  # type: ignore[arg-type]
     except BadForm as exc:
@@ -184,8 +201,15 @@ def decide(token: str) -> Response[str]:
     except InvalidChanges as invalid:
         # nothing was decided: the link still works, with other changes or none
         return _html(422, error_page(422, "These changes cannot be approved", str(invalid)))
+    except UsageError as refused:
+        # changes on an approval that needs several people: nothing was decided
+        return _html(400, error_page(400, "This cannot be approved with changes", str(refused)))
+    except AlreadyVoted as exc:
+        return _html(409, already_voted_page(exc.current, exc.person))
     except AlreadyResolved as exc:
         return _html(409, already_resolved_page(exc.current))
     except Expired as exc:
         return _html(410, expired_page(exc.current))
+    if decided.item.status == "pending":
+        return _html(200, vote_page(decided.item))
     return _html(200, outcome_page(decided.item))

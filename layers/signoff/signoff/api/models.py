@@ -13,16 +13,19 @@ from signoff.edits import MAX_REASON_CHARS
 __all__ = [
     "AgentSummary",
     "AnswerBody",
+    "ApprovalsState",
     "ApproveBody",
     "DecisionBody",
     "DenyBody",
     "ErrorBody",
+    "EscalationState",
     "FinishedBody",
     "MessageBody",
     "PendingBody",
     "ScheduledRun",
     "SessionDecision",
     "SessionStatusBody",
+    "VoteBody",
 ]
 
 MAX_MESSAGE_CHARS = 32_000
@@ -31,13 +34,15 @@ MAX_MESSAGE_CHARS = 32_000
 class _Wire(BaseModel):
     """camelCase on the wire, snake_case in Python."""
 
-    model_config = ConfigDict(alias_generator=to_camel, populate_by_name=True)
+    model_config = ConfigDict(defer_build=True, alias_generator=to_camel, populate_by_name=True)
 
 
 class MessageBody(_Wire):
     """``POST /agents/{name}/messages``; extra fields may carry the agent's session key."""
 
-    model_config = ConfigDict(extra="allow", alias_generator=to_camel, populate_by_name=True)
+    model_config = ConfigDict(
+        defer_build=True, extra="allow", alias_generator=to_camel, populate_by_name=True
+    )
 
     message: str = Field(min_length=1, max_length=MAX_MESSAGE_CHARS)
     # the one session id form, which a session_id_for hook's ids keep too
@@ -47,7 +52,7 @@ class MessageBody(_Wire):
 class DecisionBody(BaseModel):
     """``POST /pending-approvals/{id}/resolve``."""
 
-    model_config = ConfigDict(extra="forbid")
+    model_config = ConfigDict(defer_build=True, extra="forbid")
 
     decision: Literal["approve", "deny"]
     note: str | None = Field(default=None, max_length=2000)
@@ -56,7 +61,7 @@ class DecisionBody(BaseModel):
 class ApproveBody(BaseModel):
     """``POST /approvals/{id}/approve``: optionally, changes to the call's arguments."""
 
-    model_config = ConfigDict(extra="forbid")
+    model_config = ConfigDict(defer_build=True, extra="forbid")
 
     args: dict[str, Any] | None = Field(
         default=None,
@@ -71,7 +76,7 @@ class ApproveBody(BaseModel):
 class DenyBody(BaseModel):
     """``POST /approvals/{id}/deny``: optionally, why; the model reads it in the call's result."""
 
-    model_config = ConfigDict(extra="forbid")
+    model_config = ConfigDict(defer_build=True, extra="forbid")
 
     reason: str | None = Field(default=None, max_length=MAX_REASON_CHARS)
 
@@ -79,7 +84,7 @@ class DenyBody(BaseModel):
 class AnswerBody(BaseModel):
     """``POST /questions/{id}/answer`` and ``POST /pending-questions/{id}/answer``."""
 
-    model_config = ConfigDict(extra="forbid")
+    model_config = ConfigDict(defer_build=True, extra="forbid")
 
     answer: str = Field(min_length=1, max_length=MAX_MESSAGE_CHARS)
 
@@ -91,6 +96,43 @@ class FinishedBody(_Wire):
     session_id: str
     events: list[dict[str, Any]]
     stop_reason: Literal["max_turns", "denied"] | None = None
+
+
+class VoteBody(_Wire):
+    """One person's vote on an approval that needs several."""
+
+    person: str = Field(description="Who counts: a people.yaml name, or the actor id itself")
+    actor: str = Field(description="The identity it came through (as a decision's actor)")
+    channel: str
+    decision: Literal["approve", "deny"]
+    at: str = Field(description="RFC 3339")
+    note: str | None = None
+
+
+class ApprovalsState(_Wire):
+    """What an approval needs before its turn continues, and the votes so far."""
+
+    needed: int = Field(description="Approvals by different people that approve it")
+    deny_quorum: int = Field(description="Denies by different people that deny it")
+    approvers: list[str] = Field(
+        default_factory=list,
+        description="The people and groups who may vote (the rule's from); empty: anyone",
+    )
+    votes: list[VoteBody] = Field(default_factory=list)
+    line: str = Field(description="The tally as the cards show it: 1 of 2 approvals — alice")
+
+
+class EscalationState(_Wire):
+    """Where a waiting item stands on its escalation ladder, once a step was taken."""
+
+    step: int = Field(description="Steps taken so far (from 1)")
+    steps: int = Field(description="Steps in the ladder, its final then included")
+    at: str | None = Field(default=None, description="When the last step was taken, RFC 3339")
+    to: list[str] = Field(description="The channels the last step asked")
+    asked: list[str] = Field(description="Every channel the steps taken asked, in order")
+    line: str = Field(
+        description="As the card shows it: Escalated to slack-leads 2 hours ago (step 1 of 3)"
+    )
 
 
 class PendingBody(_Wire):
@@ -118,6 +160,11 @@ class PendingBody(_Wire):
     summary: str | None = None
     request: str | None = None
     said: str | None = None
+    # Where it stands on its escalation ladder, once a step was taken. Additive to v1.
+    escalation: EscalationState | None = None
+    # An approval its rule gives to more than one person, or to named ones
+    # (signoff.gate.policy): the quorum and the votes so far. Additive to v1.
+    approvals: ApprovalsState | None = None
 
 
 class SessionDecision(_Wire):
@@ -152,12 +199,16 @@ class SessionStatusBody(_Wire):
 class AgentSummary(BaseModel):
     """One entry of ``GET /agents``; a ``misconfigured`` agent's requests fail until fixed."""
 
+    model_config = ConfigDict(defer_build=True)
+
     name: str
     description: str
     status: Literal["ready", "misconfigured"] = "ready"
 
 
 class ErrorBody(BaseModel):
+    model_config = ConfigDict(defer_build=True)
+
     error: str
     detail: str
     # 422 on an approval with changes: the argument fields the tool refused
@@ -167,7 +218,7 @@ class ErrorBody(BaseModel):
 class ScheduledRun(BaseModel):
     """An EventBridge schedule's input for the message function."""
 
-    model_config = ConfigDict(extra="forbid")
+    model_config = ConfigDict(defer_build=True, extra="forbid")
 
     agent: str
     message: str = Field(min_length=1, max_length=MAX_MESSAGE_CHARS)

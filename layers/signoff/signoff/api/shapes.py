@@ -2,19 +2,22 @@
 
 from __future__ import annotations
 
+from time import time
 from typing import TYPE_CHECKING, Any
 from urllib.parse import quote
 
-from signoff.api.models import FinishedBody, PendingBody
+from signoff.api.models import ApprovalsState, FinishedBody, PendingBody, VoteBody
 from signoff.clock import iso
+from signoff.escalation import escalation_of
 
 if TYPE_CHECKING:
     from datetime import datetime
 
+    from signoff.api.models import EscalationState
     from signoff.durable.results import TurnResult
     from signoff.store.records import PendingItem
 
-__all__ = ["pending_body", "status_url", "turn_response"]
+__all__ = ["approvals_state", "pending_body", "status_url", "turn_response", "vote_response"]
 
 
 def status_url(agent: str, session_id: str) -> str:
@@ -35,6 +38,7 @@ def pending_body(item: PendingItem, events: list[dict[str, Any]]) -> PendingBody
         "summary": item.summary,
         "request": item.request,
         "said": item.said,
+        "escalation": escalation_state(item, now=time()),
     }
     if item.kind == "question":
         return PendingBody(
@@ -52,7 +56,61 @@ def pending_body(item: PendingItem, events: list[dict[str, Any]]) -> PendingBody
         reason=item.reason,
         approve_url=f"/approvals/{quote(item.id)}/approve",
         deny_url=f"/approvals/{quote(item.id)}/deny",
+        approvals=approvals_state(item),
         **common,
+    )
+
+
+def approvals_state(item: PendingItem) -> ApprovalsState | None:
+    """The quorum and votes of an approval whose rule gives it to several or named people."""
+    from datetime import UTC, datetime
+
+    policy = item.policy
+    if policy is None or not (policy.counts_votes or policy.approvers):
+        return None
+    votes = [
+        VoteBody(
+            person=vote.person,
+            actor=vote.actor,
+            channel=vote.channel,
+            decision=vote.decision,
+            at=iso(datetime.fromtimestamp(vote.at, tz=UTC)),
+            note=vote.note,
+        )
+        for vote in item.votes
+    ]
+    return ApprovalsState(
+        needed=policy.approvals,
+        deny_quorum=policy.deny_quorum,
+        approvers=list(policy.approvers),
+        votes=votes,
+        line=policy.tally(item.votes),
+    )
+
+
+def vote_response(item: PendingItem) -> tuple[int, dict[str, Any]]:
+    """202 after a vote short of the quorum: the turn still waits on ``item``, which
+    now carries the vote (``approvals``)."""
+    return 202, pending_body(item, []).model_dump(by_alias=True, exclude_none=True)
+
+
+def escalation_state(item: PendingItem, *, now: float) -> EscalationState | None:
+    """Where ``item`` stands on its escalation ladder, or None before its first step."""
+    from datetime import UTC, datetime
+
+    from signoff.api.models import EscalationState
+
+    escalation = escalation_of(item)
+    if escalation is None:
+        return None
+    at = escalation.at
+    return EscalationState(
+        step=escalation.step,
+        steps=escalation.steps,
+        at=None if at is None else iso(datetime.fromtimestamp(at, tz=UTC)),
+        to=list(escalation.to),
+        asked=list(escalation.asked),
+        line=escalation.line(now),
     )
 
 

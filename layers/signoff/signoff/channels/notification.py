@@ -38,7 +38,11 @@ class Notification(BaseModel):
     """
 
     model_config = ConfigDict(
-        frozen=True, extra="forbid", alias_generator=to_camel, populate_by_name=True
+        defer_build=True,
+        frozen=True,
+        extra="forbid",
+        alias_generator=to_camel,
+        populate_by_name=True,
     )
 
     kind: Kind
@@ -83,6 +87,8 @@ class Notification(BaseModel):
     escalation_steps: int | None = None
     escalated_at: str | None = None
     escalated_to: list[str] | None = None
+    # An approval that needs several people: the tally, "1 of 2 approvals — alice".
+    approvals: str | None = None
 
     def card(self) -> Card | None:
         """The decision card of an approval or a question (None for the other kinds)."""
@@ -105,6 +111,7 @@ class Notification(BaseModel):
             request=self.request,
             said=self.said,
             escalation=self._escalation(),
+            approvals=self.approvals,
         )
 
     def _escalation(self) -> Escalation | None:

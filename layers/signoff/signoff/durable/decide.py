@@ -11,6 +11,12 @@ arguments the tool will run with. The state change is one conditional
 write on the item that carries its audit entry in the same transaction
 (``PendingItems.resolve``), so no crash can leave a decision without its entry.
 Continuing the turn is ``Turns.decide``'s part.
+
+An item whose policy (``signoff.gate.policy``) names who may decide (``from``)
+refuses anyone else the same way; one that needs more than one approval or deny
+takes a person's approve / deny as a vote (``signoff.durable.votes``), and the
+vote that reaches the quorum decides it. The sweeper's moves (channels in
+``SYSTEM_CHANNELS``) decide outright.
 """
 
 from __future__ import annotations
@@ -18,18 +24,20 @@ from __future__ import annotations
 import json
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, Literal
+from typing import TYPE_CHECKING, Any, Final, Literal
 
 from signoff.card import relative
+from signoff.durable.votes import cast
 from signoff.edits import apply_changes, describe_changes
 from signoff.errors import Forbidden, NotFound, UsageError
 from signoff.escalation import escalated_to
 from signoff.ids import new_id
-from signoff.store.records import AuditEntry
+from signoff.store.records import AuditEntry, Vote
 
 if TYPE_CHECKING:
     from signoff.agents import Agent
     from signoff.clock import Clock
+    from signoff.people import People
     from signoff.store.base import Audit, Outbox, PendingItems
     from signoff.store.records import PendingItem, PendingStatus
     from signoff.tools import Tool
@@ -37,6 +45,7 @@ if TYPE_CHECKING:
 __all__ = [
     "ESCALATION",
     "EXPIRY",
+    "SYSTEM_CHANNELS",
     "Actor",
     "Answer",
     "Approve",
@@ -68,6 +77,9 @@ class Actor:
 EXPIRY = Actor(id="sweeper", channel="expiry")
 # The sweeper taking an escalation ladder's final ``then`` (``signoff.durable.escalation``).
 ESCALATION = Actor(id="sweeper", channel="escalation")
+# The channels of the sweeper's own decisions: no person, so never a vote nor
+# refused by a rule's ``from``.
+SYSTEM_CHANNELS: Final = frozenset({"expiry", "escalation"})
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -176,14 +188,22 @@ class Decisions:
         actor: Actor,
         check: Check | None = None,
         tool: Tool | None = None,
+        people: People | None = None,
     ) -> PendingItem:
         """Apply ``verdict`` by ``actor`` to ``item``, once; the item as decided.
 
-        ``tool`` is the item's tool as its agent declares it, for an approval with changes.
+        ``tool`` is the item's tool as its agent declares it, for an approval with
+        changes; ``people`` who ``actor`` is, for an item that counts votes by person
+        or names its approvers (None: every actor is a person of its own). On an item
+        that needs several votes, the item returned is still ``pending`` until the
+        vote that reaches its quorum.
 
         Raises:
-            UsageError: an answer for an approval, or approve / deny for a question.
-            Forbidden: ``check`` refused the actor (the refusal is audited first).
+            UsageError: an answer for an approval, or approve / deny for a question;
+                changes on an item that needs several approvals.
+            Forbidden: ``check`` refused the actor, or the item names its approvers
+                and the actor is none of them (the refusal is audited first).
+            AlreadyVoted: this person voted on it before.
             NotEditable, InvalidChanges: changes the tool does not take (nothing is written).
             AlreadyResolved: somebody decided first (carries the current item).
             Expired: its time ran out (carries the item, status ``expired``).
@@ -192,6 +212,10 @@ class Decisions:
         if check is not None and (reason := check(item, actor)) is not None:
             self.refuse(item, actor, reason)
             raise Forbidden(reason)
+        if item.policy is not None and actor.channel not in SYSTEM_CHANNELS:
+            voted = self._by_policy(item, verdict, actor, people)
+            if voted is not None:
+                return voted
         note = None if isinstance(verdict, Answer) else verdict.note
         answer = verdict.answer if isinstance(verdict, Answer) else None
         reason, edited = note or "", None
@@ -207,6 +231,33 @@ class Decisions:
         return self._write(
             item, status, actor, answer=answer, note=note, reason=reason, edited=edited
         )
+
+    def _by_policy(
+        self, item: PendingItem, verdict: Verdict, actor: Actor, people: People | None
+    ) -> PendingItem | None:
+        """Apply ``item``'s policy to a person's verdict: refuse whom its ``from`` leaves
+        out, cast a vote where it needs several; None when one decision decides it."""
+        policy = item.policy
+        assert policy is not None
+        person = people.person_of(actor.id) if people is not None else actor.id
+        if policy.approvers:
+            named = people.expand(policy.approvers) if people is not None else policy.approvers
+            if person not in named:
+                refused = "not one of the approvers this request names"
+                self.refuse(item, actor, refused)
+                raise Forbidden(refused)
+        if not policy.counts_votes or isinstance(verdict, Answer):
+            return None
+        vote = Vote(
+            person=person,
+            actor=actor.id,
+            channel=actor.channel,
+            at=self.clock.now().timestamp(),
+            decision="approve" if isinstance(verdict, Approve) else "deny",
+            note=verdict.note,
+        )
+        edits = changes_of(verdict) is not None
+        return cast(self.pending, item, vote, retention=self.retention, changes=edits)
 
     def expire(self, item: PendingItem) -> PendingItem:
         """Mark a due item expired (the sweeper's move), once.
@@ -303,4 +354,6 @@ def _entry(
         pending_id=item.id,
         tool=item.tool,
         reason=reason,
+        tenant=item.tenant,
+        agent=item.agent,
     )

@@ -136,6 +136,7 @@ class Turns:
             first_seq=first_seq,
             next_seq=first_seq,
             run_start_seq=first_seq,
+            event_count=0,
             expires_at=now + self.retention,
         )
         record = self._claim(fresh, "message")
@@ -189,16 +190,26 @@ class Turns:
         goes on through ``schedule``; without it (a chat click) all of it does.
         ``schedule=None`` leaves a yielded turn to the sweeper's re-drive.
 
+        A vote short of its item's quorum (``Decisions.decide``) returns the item
+        still pending, with no result: nothing is resumed nor scheduled.
+
         Raises:
             NotFound, UsageError, AlreadyResolved, Expired: as ``Decisions.decide``.
-            Forbidden: ``check`` refused ``actor`` (audited).
+            AlreadyVoted: this person voted on the item before.
+            Forbidden: ``check`` refused ``actor``, or the item's approvers do not
+                include them (audited).
             NotEditable, InvalidChanges: changes the item's tool does not take.
         """
         item = self.decisions.item(pending_id)
         # changes are checked against the tool as the agent declares it now
         edits = changes_of(verdict) is not None and item.tool is not None
         tool = self.catalog.get(item.agent).tools.get(item.tool or "") if edits else None
-        decided = self.decisions.decide(item, verdict, actor, check, tool)
+        # who the actor is, for an item that counts votes by person or names its approvers
+        people = self.catalog.get(item.agent).people if item.policy is not None else None
+        decided = self.decisions.decide(item, verdict, actor, check, tool, people)
+        if decided.status == "pending":
+            # a vote short of the quorum: the turn waits for the vote that reaches it
+            return Decided(item=decided)
         result = self.resume(decided, deadline=deadline) if resume else None
         if schedule is not None and (result is None or result.status == "running"):
             schedule(decided.session_id)

@@ -24,12 +24,16 @@ from __future__ import annotations
 
 import re
 from itertools import pairwise
-from typing import Annotated, Any, Literal
+from typing import TYPE_CHECKING, Annotated, Any, Literal, Protocol
 
 from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, model_validator
 
+if TYPE_CHECKING:
+    from collections.abc import Sequence
+
 __all__ = [
     "ApprovalPolicy",
+    "Ballot",
     "Duration",
     "EscalationStep",
     "Names",
@@ -64,7 +68,7 @@ Names = Annotated[tuple[str, ...], BeforeValidator(_names)]
 
 
 class _Policy(BaseModel):
-    model_config = ConfigDict(frozen=True, extra="forbid", populate_by_name=True)
+    model_config = ConfigDict(defer_build=True, frozen=True, extra="forbid", populate_by_name=True)
 
 
 class EscalationStep(_Policy):
@@ -122,8 +126,42 @@ class ApprovalPolicy(_Policy):
 
     @property
     def plain(self) -> bool:
-        """Whether it asks nothing beyond a single decision (what an item without one does)."""
-        return self.approvals == 1 and self.deny_quorum == 1 and not self.escalate
+        """Whether it asks only for one decision, by anyone (what an item without one does)."""
+        simple = self.approvals == 1 and self.deny_quorum == 1
+        return simple and not self.approvers and not self.escalate
+
+    @property
+    def counts_votes(self) -> bool:
+        """Whether a decision is a vote: more than one approval, or deny, decides it."""
+        return self.approvals > 1 or self.deny_quorum > 1
+
+    def outcome(self, votes: Sequence[Ballot]) -> Literal["approved", "denied"] | None:
+        """What ``votes`` (one per person) decide, or None while they decide nothing."""
+        approvals = sum(vote.decision == "approve" for vote in votes)
+        if len(votes) - approvals >= self.deny_quorum:
+            return "denied"
+        return "approved" if approvals >= self.approvals else None
+
+    def tally(self, votes: Sequence[Ballot]) -> str:
+        """``1 of 2 approvals — alice`` (and the denies so far, when there are any)."""
+        approvers = [vote.person for vote in votes if vote.decision == "approve"]
+        deniers = [vote.person for vote in votes if vote.decision != "approve"]
+        line = f"{len(approvers)} of {self.approvals} approvals"
+        if approvers:
+            line += f" — {', '.join(approvers)}"
+        if deniers:
+            line += f"; {len(deniers)} of {self.deny_quorum} denies — {', '.join(deniers)}"
+        return line
+
+
+class Ballot(Protocol):
+    """A vote as a policy counts it (``signoff.store.records.Vote``)."""
+
+    @property
+    def person(self) -> str: ...
+
+    @property
+    def decision(self) -> str: ...
 
 
 def policy_of(

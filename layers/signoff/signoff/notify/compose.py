@@ -75,6 +75,8 @@ class Composer:
         }
         if card.escalation is not None:
             common |= _escalation_fields(card.escalation)
+        if card.approvals is not None:
+            common["approvals"] = card.approvals
         if deciding:
             common["resume_token"] = token
         if item.kind == "question":
@@ -125,6 +127,7 @@ def card_of(item: PendingItem) -> Card:
         request=item.request,
         said=item.said,
         escalation=escalation_of(item),
+        approvals=item.tally,
     )
 
 

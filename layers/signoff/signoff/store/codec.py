@@ -13,6 +13,9 @@ lock, or DynamoDB calls). An item is::
     gsi2*         sparse index: outbox rows not sent (``outbox-unsent``), in three
                   partitions: unsent, failed with a retry due (by ``retry_at``), failed for good
     gsi3*         sparse index: running sessions by lease expiry (``leases-by-expiry``)
+    gsi4*         sparse index: one tenant's pending items by request time, and its
+                  audit entries of people, expiry and refusals by time (``by-tenant``),
+                  for the approvals inbox
 
 An API key is stored three times, written together: under its hash (the lookup
 of a request), under its key id (revocation) and in one listing partition; no
@@ -46,12 +49,16 @@ from signoff.store.records import (
 from signoff.store.table import Index, Item, Key
 
 if TYPE_CHECKING:
+    from collections.abc import Sequence
+
     from signoff.store.base import Blobs
+    from signoff.store.records import Vote
 
 __all__ = [
     "BLOB_PREFIX",
     "FAILED_PARTITION",
     "ITEM_LIMIT",
+    "JSON_LIVE",
     "LEASE_INDEX",
     "LIVE",
     "LOCK_REMOVES",
@@ -61,6 +68,7 @@ __all__ = [
     "RESOLUTION_REMOVES",
     "SETTLED_REMOVES",
     "TABLE_KEY",
+    "TENANT_INDEX",
     "UNSENT_INDEX",
     "Codec",
     "Item",
@@ -89,9 +97,13 @@ __all__ = [
     "retry_due_by",
     "session_key",
     "stalled_before",
+    "tenant_audit",
+    "tenant_pending",
+    "time_key",
     "ttl_at",
     "ttl_of",
     "unsent_before",
+    "votes_json",
     "waiting_after",
 ]
 
@@ -111,6 +123,7 @@ TABLE_KEY: Final = Index(None, "pk", "sk")
 PENDING_INDEX: Final = Index("pending-by-expiry", "gsi1pk", "gsi1sk")
 UNSENT_INDEX: Final = Index("outbox-unsent", "gsi2pk", "gsi2sk")
 LEASE_INDEX: Final = Index("leases-by-expiry", "gsi3pk", "gsi3sk")
+TENANT_INDEX: Final = Index("by-tenant", "gsi4pk", "gsi4sk")
 _PENDING_PARTITION: Final = "PENDING"
 _UNSENT_PARTITION: Final = "UNSENT"
 _RETRY_PARTITION: Final = "RETRY"
@@ -148,6 +161,8 @@ LIVE: Final[dict[type[Record], tuple[str, ...]]] = {
         "reminded_at",
         "escalation_step",
         "escalated_at",
+        "votes",
+        "vote_count",
     ),
     OutboxRow: (
         "created_at",
@@ -165,8 +180,12 @@ LIVE: Final[dict[type[Record], tuple[str, ...]]] = {
     ApiKey: ("revoked_at",),
 }
 
-# A resolved item leaves the sweeper's index.
-RESOLUTION_REMOVES: Final = ("gsi1pk", "gsi1sk")
+# Live attributes holding a list of records, stored as one JSON string (a nested
+# map would need DynamoDB's number types inside it).
+JSON_LIVE: Final = frozenset({"votes"})
+
+# A resolved item leaves the sweeper's index and its tenant's pending list.
+RESOLUTION_REMOVES: Final = ("gsi1pk", "gsi1sk", "gsi4pk", "gsi4sk")
 # Sending is over for a row (sent or failed for good): it leaves the unsent
 # index and its lock.
 SETTLED_REMOVES: Final = ("gsi2pk", "gsi2sk", "lock_owner", "lock_until")
@@ -209,9 +228,14 @@ def outbox_prefix(pending_id: str) -> Key:
     return f"P#{pending_id}", "O#"
 
 
-def audit_key(subject: str, at: float, entry_id: str) -> Key:
-    """The key of an audit entry; ``at`` first so entries sort by time."""
-    return f"A#{subject}", f"{at:020.6f}#{entry_id}"
+def audit_key(subject: str, at: float, entry_id: str, *, rule: bool = False) -> Key:
+    """The key of an audit entry; ``at`` first so entries sort by time.
+
+    A gate rule's entries (one per tool call) have a partition of their own, so
+    a session's decisions are read without them: the status route reads the
+    decisions on every answer, a long-poll's too.
+    """
+    return f"{'AR' if rule else 'A'}#{subject}", f"{at:020.6f}#{entry_id}"
 
 
 def api_key_key(key_hash: str) -> Key:
@@ -280,7 +304,7 @@ def key_of(record: Record) -> Key:
         case OutboxRow():
             return outbox_key(record.pending_id, record.channel)
         case AuditEntry():
-            return audit_key(record.subject, record.at, record.id)
+            return audit_key(record.subject, record.at, record.id, rule=record.kind == "rule")
         case ApiKey():
             return api_key_key(record.key_hash)
 
@@ -324,6 +348,34 @@ def outbox_index(row: OutboxRow | tuple[str, str], *, state: str, at: float) -> 
 def stalled_before(before: float) -> tuple[str, str]:
     """Partition and exclusive upper sort key of running sessions stalled by ``before``."""
     return _RUNNING_PARTITION, f"{before:020.6f}$"
+
+
+def time_key(at: float, record_id: str = "") -> str:
+    """A sort key that orders by time, then id: ``<at zero-padded>#<id>``."""
+    return f"{at:020.6f}#{record_id}"
+
+
+def tenant_pending(tenant: str) -> str:
+    """The ``by-tenant`` partition of a tenant's items still pending."""
+    return f"T#{tenant}#PENDING"
+
+
+def tenant_audit(tenant: str) -> str:
+    """The ``by-tenant`` partition of a tenant's audit entries (no rule decisions)."""
+    return f"T#{tenant}#AUDIT"
+
+
+def _tenant_attrs(record: Record) -> Item:
+    """A record's place in the ``by-tenant`` index, if it has one."""
+    if isinstance(record, PendingItem) and record.status == "pending":
+        return {
+            "gsi4pk": tenant_pending(record.tenant),
+            "gsi4sk": time_key(record.requested_at, record.id),
+        }
+    # Rule decisions stay out: one per tool call, they would bury the people's.
+    if isinstance(record, AuditEntry) and record.tenant is not None and record.kind != "rule":
+        return {"gsi4pk": tenant_audit(record.tenant), "gsi4sk": time_key(record.at, record.id)}
+    return {}
 
 
 def lease_index(session_id: str, since: float) -> Item:
@@ -423,9 +475,13 @@ class Codec:
         item: Item = {"pk": pk, "sk": sk, "kind": _KIND[type(record)]}
         for name in live:
             value = getattr(record, name)
+            if name in JSON_LIVE:
+                # a list of records: one JSON string, read and written whole
+                value = votes_json(value) if value else None
             if value is not None:
                 item[name] = value
         item.update(_index_attrs(record))
+        item.update(_tenant_attrs(record))
         ttl = ttl_of(record)
         if ttl is not None:
             item["ttl"] = ttl
@@ -457,8 +513,13 @@ class Codec:
         data = json.loads(body)
         for name in LIVE[model]:
             if name in item:
-                data[name] = item[name]
+                data[name] = json.loads(item[name]) if name in JSON_LIVE else item[name]
         return model.model_validate(data)
+
+
+def votes_json(votes: Sequence[Vote]) -> str:
+    """An item's votes as its ``votes`` attribute holds them."""
+    return json.dumps([vote.model_dump(mode="json") for vote in votes], separators=(",", ":"))
 
 
 def api_key_items(coder: Codec, key: ApiKey) -> list[Item]:

@@ -33,7 +33,7 @@ PendingStatus = Literal["pending", "approved", "denied", "answered", "expired"]
 
 
 class _Record(BaseModel):
-    model_config = ConfigDict(extra="forbid")
+    model_config = ConfigDict(defer_build=True, extra="forbid")
 
 
 class SessionRecord(_Record):
@@ -146,9 +146,21 @@ class PendingItem(_Record):
     policy: ApprovalPolicy | None = None
     # Votes so far on an item whose policy asks for more than one approval.
     votes: list[Vote] = Field(default_factory=list)
+    # len(votes): each vote is written on the condition that the count is still the
+    # one its voter read (``signoff.store.rules.votable``), so no vote is lost and
+    # exactly one vote reaches the quorum.
+    vote_count: int = 0
     # Escalation steps taken so far (0: none), and when the last one was taken.
     escalation_step: int = 0
     escalated_at: float | None = None
+
+    @property
+    def tally(self) -> str | None:
+        """The votes as the cards show them ("1 of 2 approvals — alice"), or None when
+        one decision decides the item."""
+        if self.policy is None or not self.policy.counts_votes or self.kind != "approval":
+            return None
+        return self.policy.tally(self.votes)
 
     @property
     def edited_args(self) -> dict[str, Any] | None:
@@ -202,12 +214,15 @@ class OutboxRow(_Record):
 
 
 class AuditEntry(_Record):
-    """One decision: by a rule, by a human (with channel), or by expiry."""
+    """One decision: by a rule, by a human (with channel), or by expiry; or one
+    person's vote on an item that needs several (``vote``: its decision is the
+    vote's, ``approve`` or ``deny``; the vote that reaches the quorum is the
+    ``human`` entry that resolves the item, naming every voter)."""
 
     id: str
     subject: str  # the session id
     at: float
-    kind: Literal["rule", "human", "expiry", "escalation", "refusal"]
+    kind: Literal["rule", "human", "expiry", "escalation", "refusal", "vote"]
     decision: str
     actor: str
     channel: str | None = None

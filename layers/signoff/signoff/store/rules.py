@@ -12,12 +12,21 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Final
 
 from signoff.errors import AlreadyResolved, Expired, NotFound, SessionBusy, SignoffError, UsageError
-from signoff.store.codec import LEASE_INDEX, MAX_RESOLUTION_TEXT, lease_index, ttl_at
+from signoff.store.codec import LEASE_INDEX, MAX_RESOLUTION_TEXT, lease_index, ttl_at, votes_json
 from signoff.store.table import Attr
 
 if TYPE_CHECKING:
+    from collections.abc import Sequence
+
     from signoff.store.base import ClaimFor
-    from signoff.store.records import ApiKey, Commit, PendingItem, PendingStatus, SessionRecord
+    from signoff.store.records import (
+        ApiKey,
+        Commit,
+        PendingItem,
+        PendingStatus,
+        SessionRecord,
+        Vote,
+    )
     from signoff.store.table import Condition, Item
 
 __all__ = [
@@ -47,12 +56,15 @@ __all__ = [
     "sendable",
     "stalled",
     "unsent",
+    "votable",
+    "vote_attrs",
     "waiting",
 ]
 
 PK, TTL, STATUS = Attr("pk"), Attr("ttl"), Attr("status")
 LEASE_OWNER, LEASE_UNTIL = Attr("lease_owner"), Attr("lease_until")
 EXPIRES_AT, REMINDERS = Attr("expires_at"), Attr("reminders")
+VOTE_COUNT = Attr("vote_count")
 ESCALATION_STEP = Attr("escalation_step")
 LOCK_OWNER, LOCK_UNTIL = Attr("lock_owner"), Attr("lock_until")
 
@@ -158,6 +170,27 @@ def waiting(now: float) -> Condition:
 def resolvable(status: PendingStatus, now: float) -> Condition:
     """The item may move to ``status`` at ``now``: the expiry once due, a human in time."""
     return live(now) & (due(now) if status == "expired" else waiting(now))
+
+
+def votable(seen: int, now: float) -> Condition:
+    """A vote may be added: the item waits for a human, and nobody voted since its
+    voter read ``seen`` votes (so each vote is counted once, and exactly one vote
+    reaches the quorum)."""
+    # an item with no votes has no count
+    unseen = VOTE_COUNT.eq(seen) if seen else VOTE_COUNT.missing() | VOTE_COUNT.eq(0)
+    return resolvable("approved", now) & unseen
+
+
+def vote_attrs(votes: Sequence[Vote]) -> Item:
+    """The live attributes holding ``votes`` (the item's votes, the new one last).
+
+    Raises:
+        UsageError: their notes together exceed ``MAX_RESOLUTION_TEXT`` bytes.
+    """
+    text = votes_json(votes)
+    if len(text.encode()) > MAX_RESOLUTION_TEXT:
+        raise UsageError(f"the votes' notes exceed {MAX_RESOLUTION_TEXT} bytes together")
+    return {"votes": text, "vote_count": len(votes)}
 
 
 def remindable(count: int, now: float) -> Condition:

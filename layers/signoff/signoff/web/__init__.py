@@ -6,16 +6,19 @@ from signoff.web.forms import chosen_answer, is_cross_site, parse_form
 from signoff.web.pages import (
     PAGE_HEADERS,
     already_resolved_page,
+    already_voted_page,
     confirmation_page,
     error_page,
     expired_page,
     outcome_page,
     view_page,
+    vote_page,
 )
 
 __all__ = [
     "PAGE_HEADERS",
     "already_resolved_page",
+    "already_voted_page",
     "chosen_answer",
     "confirmation_page",
     "error_page",
@@ -24,4 +27,5 @@ __all__ = [
     "outcome_page",
     "parse_form",
     "view_page",
+    "vote_page",
 ]

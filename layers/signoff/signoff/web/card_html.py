@@ -92,6 +92,8 @@ def approval_card(card: Card, *, now: float | None, expires_text: str, session_i
         ("Expires", f"{e(left)} — {time_html(card.expires_at)}"),
         ("Requested", f"{time_html(card.requested_at)}, session <code>{e(session_id)}</code>"),
     ]
+    if card.approvals is not None:
+        rows.insert(1, ("Approvals", e(card.approvals)))
     facts = "".join(f"<dt>{label}</dt><dd>{value}</dd>\n" for label, value in rows)
     return (
         f'<p class="eyebrow">Approval needed · {e(card.agent)}</p>\n'

@@ -38,12 +38,14 @@ if TYPE_CHECKING:
 __all__ = [
     "PAGE_HEADERS",
     "already_resolved_page",
+    "already_voted_page",
     "confirmation_page",
     "decided_by",
     "error_page",
     "expired_page",
     "outcome_page",
     "view_page",
+    "vote_page",
 ]
 
 # Contrast: body text 16:1, muted text 9.7:1, every button's white text ≥ 6.5:1.
@@ -300,6 +302,29 @@ def outcome_page(item: PendingItem) -> str:
     body = f"<p>{_subject(item)}</p>\n{_details(_resolution(item))}"
     body += '<p class="muted">The agent continues from here. You can close this page.</p>\n'
     return _page(title, body)
+
+
+def vote_page(item: PendingItem) -> str:
+    """A vote was recorded on an approval that needs more: the tally, and that it waits."""
+    body = (
+        f"<p>{_subject(item)}</p>\n"
+        f"<p>Your vote is recorded: {_e(item.tally or '')}.</p>\n"
+        '<p class="muted">The agent continues once the request has all its approvals. '
+        "You can close this page.</p>\n"
+    )
+    return _page("Vote recorded", body)
+
+
+def already_voted_page(item: PendingItem, person: str) -> str:
+    """This person voted on the item before: what they voted, and the tally now."""
+    voted = next((vote for vote in item.votes if vote.person == person), None)
+    verb = "approved" if voted is None or voted.decision == "approve" else "denied"
+    body = (
+        f"<p>{_subject(item)}</p>\n"
+        f"<p>You already {verb} this; a person counts once. "
+        f"{_e(item.tally or '')}.</p>\n"
+    )
+    return _page(f"You already {verb} this", body)
 
 
 def already_resolved_page(item: PendingItem) -> str:

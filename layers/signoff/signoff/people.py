@@ -1,0 +1,172 @@
+"""``people.yaml``: who is one person, whatever channel they decide through.
+
+::
+
+    people:
+      alice: {email: alice@example.com, slack: U0ALICE, lark: ou_alice, apiKeys: [k-alice]}
+      bob: {email: bob@example.com, slack: U0BOB}
+    groups:
+      finance-leads: [alice, bob]
+
+It lives beside ``channels.yaml`` (a file of its own: the notifier reads
+``channels.yaml`` on every send and never needs people, and a deployment
+without multi-person rules never reads this one). An item whose policy needs
+more than one approval (``signoff.gate.policy``) counts votes by person: the
+Slack user id, the Lark open id, the email address a link was made for and an
+API key (``apikey:<key id>@<tenant>``) of one entry are one person. An identity
+in no entry counts as itself (its actor id). A rule's ``from`` names people
+and groups; ``check_policies`` refuses unknown names and a quorum the names
+cannot reach (``signoff check``, a cold start).
+"""
+
+from __future__ import annotations
+
+from functools import cached_property
+from typing import TYPE_CHECKING, Annotated, Final
+
+import yaml
+from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, ValidationError, model_validator
+
+from signoff.errors import ConfigError
+
+if TYPE_CHECKING:
+    from collections.abc import Iterable
+    from pathlib import Path
+
+    from signoff.gate.rules import Rule
+
+__all__ = ["PEOPLE_FILE", "People", "Person", "check_policies", "load_people"]
+
+PEOPLE_FILE: Final = "people.yaml"
+
+
+def _listed(value: object) -> object:
+    return [value] if isinstance(value, str) else value
+
+
+class _Entry(BaseModel):
+    model_config = ConfigDict(frozen=True, extra="forbid", populate_by_name=True)
+
+
+class Person(_Entry):
+    """One person's identities on the channels (any of them may be absent)."""
+
+    email: str | None = None
+    slack: str | None = None
+    lark: str | None = None
+    api_keys: Annotated[tuple[str, ...], BeforeValidator(_listed)] = Field(
+        default=(), alias="apiKeys"
+    )
+
+    def identities(self) -> list[str]:
+        """The actor ids this person decides as (an API key under any tenant: see ``person_of``)."""
+        found = [self.slack, self.lark, self.email.lower() if self.email else None]
+        return [identity for identity in found if identity] + [
+            f"apikey:{key}" for key in self.api_keys
+        ]
+
+
+class People(_Entry):
+    """The deployment's people and groups; empty when there is no ``people.yaml``."""
+
+    people: dict[str, Person] = Field(default_factory=dict)
+    groups: dict[str, Annotated[tuple[str, ...], BeforeValidator(_listed)]] = Field(
+        default_factory=dict
+    )
+
+    @model_validator(mode="after")
+    def _consistent(self) -> People:
+        for group, members in self.groups.items():
+            if group in self.people:
+                raise ValueError(f"groups.{group}: a group and a person share the name")
+            unknown = [name for name in members if name not in self.people]
+            if unknown:
+                raise ValueError(f"groups.{group}: no person named {', '.join(unknown)}")
+        owner: dict[str, str] = {}
+        for name, person in self.people.items():
+            for identity in person.identities():
+                if owner.setdefault(identity, name) != name:
+                    # one identity must name one person, or a vote would count for either
+                    raise ValueError(f"people.{name}: {identity} is {owner[identity]}'s too")
+        return self
+
+    @cached_property
+    def _by_identity(self) -> dict[str, str]:
+        return {
+            identity: name
+            for name, person in self.people.items()
+            for identity in person.identities()
+        }
+
+    def person_of(self, actor_id: str) -> str:
+        """Who ``actor_id`` is: the person's name, or the actor id itself when unknown."""
+        key = actor_id
+        if actor_id.startswith("apikey:"):
+            # ``apikey:<key id>@<tenant>``: a key id is unique in the deployment
+            key = actor_id.rsplit("@", 1)[0]
+        elif "@" in actor_id:
+            key = actor_id.lower()
+        return self._by_identity.get(key, actor_id)
+
+    def unknown(self, names: Iterable[str]) -> list[str]:
+        """The names that are neither a person nor a group."""
+        return [name for name in names if name not in self.people and name not in self.groups]
+
+    def expand(self, names: Iterable[str]) -> frozenset[str]:
+        """The people ``names`` (people and groups) stand for."""
+        found: set[str] = set()
+        for name in names:
+            found.update(self.groups.get(name, (name,)))
+        return frozenset(found)
+
+
+def load_people(path: Path) -> People:
+    """Load and validate ``people.yaml``; a missing file is a deployment without a directory.
+
+    Raises:
+        ConfigError: the file is unreadable or invalid.
+    """
+    file = str(path)
+    try:
+        raw = yaml.safe_load(path.read_text(encoding="utf-8"))
+    except FileNotFoundError:
+        return People()
+    except OSError as exc:
+        raise ConfigError(file, "", f"cannot be read: {exc.strerror or exc}") from exc
+    except yaml.YAMLError as exc:
+        raise ConfigError(file, "", f"invalid YAML: {exc}") from exc
+    if raw is None:
+        return People()
+    try:
+        return People.model_validate(raw)
+    except ValidationError as exc:
+        error = exc.errors(include_url=False)[0]
+        field = ".".join(str(part) for part in error["loc"])
+        raise ConfigError(file, field, str(error["msg"]).removeprefix("Value error, ")) from exc
+
+
+def check_policies(rules: Iterable[Rule], people: People, rules_file: str) -> None:
+    """Refuse a rule whose ``from`` names nobody known, or fewer people than it needs.
+
+    Raises:
+        ConfigError: names the rule (by name or place) and the problem.
+    """
+    for number, rule in enumerate(rules, start=1):
+        where = f"rules.{rule.name or number}"
+        if not rule.from_:
+            continue
+        unknown = people.unknown(rule.from_)
+        if unknown:
+            raise ConfigError(
+                rules_file,
+                f"{where}.from",
+                f"no person or group named {', '.join(unknown)} in {PEOPLE_FILE}",
+            )
+        voters = len(people.expand(rule.from_))
+        needed = max(rule.approvals, rule.deny_quorum)
+        if needed > voters:
+            raise ConfigError(
+                rules_file,
+                f"{where}",
+                f"needs {needed} different people and 'from' names only {voters}",
+            )
