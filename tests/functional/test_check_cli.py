@@ -185,3 +185,21 @@ def test_rules_actauth_accepts_pass_with_warnings_and_ambiguous_ones_fail(
         "'production', never to 'daily-digest'; write '*/production/*' for that tenant and "
         "environment under every agent"
     )
+
+
+def test_an_escalation_step_past_the_approval_timeout_is_a_warning(tmp_path: Path) -> None:
+    # Given a ladder whose last step comes after approvalTimeout (the item expires
+    # first), then the check passes and warns which step is never reached.
+    root = agents_copy(tmp_path)
+    config = root / "customer-service" / "agent.yaml"
+    config.write_text(
+        config.read_text(encoding="utf-8").replace("approvalTimeout: 24h", "approvalTimeout: 4h")
+        + "escalate:\n  - {after: 1h, notify: local-webhook}\n  - {after: 6h, then: deny}\n",
+        encoding="utf-8",
+    )
+    done = check("check", "--agents", str(root))
+    assert done.returncode == 0, done.stderr
+    assert done.stderr.splitlines() == [
+        f"signoff check: warning: customer-service: {config}: escalate: step 2 (after 6h) "
+        "comes after approvalTimeout (4h): the item expires first, so it is never reached"
+    ]

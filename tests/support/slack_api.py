@@ -1,10 +1,11 @@
 """A Slack Web API on loopback that keeps what is posted and lists it back.
 
 ``chat.postMessage`` stores the message (with its ``metadata``) and answers its
-``ts``; ``conversations.history`` lists the stored messages newest first, as
-Slack does with ``include_all_metadata``. ``fail_next`` makes the next posts fail,
-transiently (HTTP 503) or for good (``channel_not_found``). Every request is in
-``server.requests`` for a test to check the exact calls.
+``ts``; ``chat.update`` keeps each redraw in ``updates``; ``conversations.history``
+lists the stored messages newest first, as Slack does with ``include_all_metadata``.
+``fail_next`` makes the next posts fail, transiently (HTTP 503) or for good
+(``channel_not_found``). Every request is in ``server.requests`` for a test to
+check the exact calls.
 """
 
 from __future__ import annotations
@@ -28,10 +29,12 @@ class FakeSlack:
     def __init__(self) -> None:
         self.server = RecordingServer()
         self.messages: list[dict[str, Any]] = []
+        self.updates: list[dict[str, Any]] = []
         self._failures: list[bool] = []
         self._lock = threading.Lock()
         self.server.script([self._post] * _ANSWERS, path="/chat.postMessage")
         self.server.script([self._history] * _ANSWERS, path="/conversations.history")
+        self.server.script([self._update] * _ANSWERS, path="/chat.update")
 
     @property
     def url(self) -> str:
@@ -60,6 +63,12 @@ class FakeSlack:
             ts = f"1700000000.{len(self.messages) + 1:06d}"
             self.messages.append({"type": "message", "ts": ts, **body})
         return Reply(json={"ok": True, "channel": body["channel"], "ts": ts})
+
+    def _update(self, request: Recorded) -> Reply:
+        body = request.json()
+        with self._lock:
+            self.updates.append(body)
+        return Reply(json={"ok": True, "channel": body["channel"], "ts": body["ts"]})
 
     def _history(self, request: Recorded) -> Reply:
         with self._lock:

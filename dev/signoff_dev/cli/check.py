@@ -163,12 +163,16 @@ def rule_warnings_of(
     """``<agent>: <file>:<line>: <warning>`` for each agent's rules (``agents`` load): its
     ``actauth.yml``, or loopengine's inline ``rules`` in its ``agent.yaml``; checked
     against its tools and the deployment's ``environments`` (None: any)."""
-    from signoff.agents.lint import rule_warnings_for
+    from signoff.agents.lint import ladder_warnings, rule_warnings_for
     from signoff.gate import read_rules_file, rule_warnings
 
     lines = []
     for name in agents:
         agent = catalog.get(name)
+        config = agent.config
+        late = ladder_warnings(agent.rules.rules, config.escalate, config.approval_timeout)
+        # approvalTimeout is agent.yaml's: a ladder past it is that file's concern
+        lines += [f"{name}: {catalog.root / name / 'agent.yaml'}: {w}" for w in late]
         path = catalog.root / name / "actauth.yml"
         if path.exists():
             found = rule_warnings(read_rules_file(path))

@@ -27,7 +27,8 @@
    others);
 7. serves the template's ``HttpApi`` routes and the local-only ones: the
    sink's, the mailbox's ``GET /_local/emails``, ``POST /_local/trigger`` (an
-   agent's schedule run once: ``signoff trigger``), the SSE stream
+   agent's schedule run once: ``signoff trigger``), ``POST /_local/sweep`` (one
+   sweep on a clock a test moves ahead: ``signoff_dev.local.sweep``), the SSE stream
    ``POST /agents/{name}/messages/stream`` and the ``/playground`` page, all
    behind ``signoff_dev.local.guard``, which refuses what a web page could send
    (another ``Host``, cross-site requests, non-JSON bodies); and starts the
@@ -59,6 +60,7 @@ from signoff_dev.local.mailbox import Mailbox, emulator_sent_messages
 from signoff_dev.local.router import Route, RouteTable, routes_from
 from signoff_dev.local.sink import NotificationSink
 from signoff_dev.local.sources import EventSources, triggering_queues
+from signoff_dev.local.sweep import sweep_routes
 from signoff_dev.local.template import (
     ACCOUNT_ID,
     REGION,
@@ -272,6 +274,7 @@ class LocalStack:
             **self.sink.routes(),
             **self.mailbox.routes(),
             **trigger_routes(scheduled_function(self.functions)),
+            **sweep_routes(),
         }
         self._serve_stream_and_playground(self._gateway)
         self._gateway.guard = RequestGuard(self._gateway.port, self._served(self._gateway))

@@ -23,10 +23,11 @@ if TYPE_CHECKING:
     from collections.abc import Collection, Iterator, Mapping
 
     from signoff.gate.conditions import Condition
+    from signoff.gate.policy import EscalationStep
     from signoff.gate.rules import Rule
     from signoff.tools import Tool
 
-__all__ = ["SYSTEM_TOOLS", "rule_warnings_for"]
+__all__ = ["SYSTEM_TOOLS", "ladder_warnings", "rule_warnings_for"]
 
 # The engine's own tools: a rule may gate them, and their arguments are not the
 # agent's to check.
@@ -58,6 +59,36 @@ def rule_warnings_for(
                     f"({', '.join(sorted(environments))}); the rule applies only where it is"
                 )
     return found
+
+
+def ladder_warnings(
+    rules: tuple[Rule, ...], agent_ladder: tuple[EscalationStep, ...], approval_timeout: float
+) -> list[str]:
+    """``<where>: <what>`` for each escalation step that comes at or after the agent's
+    ``approvalTimeout``: the item expires first (the sweeper expires it before it
+    climbs), so the step is never reached."""
+    found: list[str] = []
+    ladders = [("escalate", agent_ladder)] + [
+        (f"rules[{index}]" + (f" {rule.name!r}" if rule.name else "") + ".escalate", rule.escalate)
+        for index, rule in enumerate(rules)
+        if rule.escalate
+    ]
+    for where, ladder in ladders:
+        late = [n for n, step in enumerate(ladder, start=1) if step.after >= approval_timeout]
+        if late:
+            found.append(
+                f"{where}: step {late[0]} (after {_span(ladder[late[0] - 1].after)}) comes "
+                f"after approvalTimeout ({_span(approval_timeout)}): the item expires "
+                "first, so it is never reached"
+            )
+    return found
+
+
+def _span(seconds: float) -> str:
+    for size, unit in ((86400, "d"), (3600, "h"), (60, "m")):
+        if seconds >= size and seconds % size == 0:
+            return f"{int(seconds // size)}{unit}"
+    return f"{seconds:g}s"
 
 
 def _tool_warnings(

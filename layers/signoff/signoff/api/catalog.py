@@ -120,7 +120,8 @@ def _owned(api: Any, name: str, id: str, tenant: str) -> SessionRecord:
 
 
 def _decisions(api: Any, record: SessionRecord) -> list[SessionDecision]:
-    """The session's decisions from its audit trail (refusals and gate rules left out)."""
+    """The session's decisions from its audit trail (refusals and gate rules left out):
+    people's, the expiry's and an escalation ladder's final step's."""
     return [
         SessionDecision(
             pending_id=entry.pending_id or "",
@@ -129,10 +130,10 @@ def _decisions(api: Any, record: SessionRecord) -> list[SessionDecision]:
             channel=entry.channel or "",
             at=iso(datetime.fromtimestamp(entry.at, tz=UTC)),
             tool=entry.tool,
-            note=entry.reason or None if entry.kind == "human" else None,
+            note=entry.reason or None if entry.kind in ("human", "escalation") else None,
         )
         for entry in api.turns.audit.for_subject(record.session_id)
-        if entry.kind in ("human", "expiry")
+        if entry.kind in ("human", "expiry", "escalation")
     ]
 
 
