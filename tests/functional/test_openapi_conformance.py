@@ -57,6 +57,9 @@ class World:
         clear, record = new_api_key("another-tenant", "conformance", time.time())
         lambdas.api.api_keys.add(record)
         self.other_tenant_key = clear
+        later = time.time() + 3600
+        self.inbox_token = lambdas.api.signer.issue_inbox("default", "alice@example.com", later)
+        self.other_inbox = lambdas.api.signer.issue_inbox("another-tenant", "bob", later)
 
 
 # (route, method, function, the request given the world); every documented route appears.
@@ -67,6 +70,8 @@ RESOLVE, PENDING_ANSWER = "/pending-approvals/{id}/resolve", "/pending-questions
 LINK, AGENTS = "/a/{token}", "/agents"
 CONFIG, SESSION = "/agents/{name}/config", "/agents/{name}/sessions/{id}"
 SLACK, LARK = "/slack/interactions", "/lark/callback"
+INBOX, CARD = "/inbox", "/inbox/items/{id}"
+AUDIT_JSON, AUDIT_CSV = "/inbox/audit.json", "/inbox/audit.csv"
 CASES: list[Case] = [
     (MESSAGES, "post", "message", lambda w: load_event("message_post")),
     (MESSAGES, "post", "message", lambda w: with_body(load_event("message_post"), "{")),
@@ -190,6 +195,45 @@ CASES: list[Case] = [
     (SLACK, "post", "resolve", lambda w: typed(load_event("slack_interaction"), "text/plain")),
     (LARK, "post", "resolve", lambda w: load_event("lark_callback", PENDING_ID=w.pending_id)),
     (LARK, "post", "resolve", lambda w: with_body(load_event("lark_callback"), "[")),
+    (INBOX, "get", "resolve", lambda w: load_event("inbox_get")),
+    (INBOX, "get", "resolve", lambda w: keyed(load_event("inbox_get"), "sk_bogus")),
+    (INBOX, "get", "resolve", lambda w: query(load_event("inbox_get"), limit="0")),
+    (INBOX, "get", "resolve", lambda w: query(load_event("inbox_get"), token="forged")),
+    (INBOX, "get", "resolve", lambda w: query(load_event("inbox_get"), token=w.inbox_token)),
+    (AUDIT_JSON, "get", "resolve", lambda w: load_event("inbox_audit_json")),
+    (AUDIT_JSON, "get", "resolve", lambda w: query(load_event("inbox_audit_json"), cursor="x")),
+    (AUDIT_CSV, "get", "resolve", lambda w: load_event("inbox_audit_csv")),
+    (AUDIT_CSV, "get", "resolve", lambda w: keyed(load_event("inbox_audit_csv"), "sk_bogus")),
+    (
+        CARD,
+        "get",
+        "resolve",
+        lambda w: load_event("inbox_card_get", PENDING_ID=w.pending_id, INBOX_TOKEN=w.inbox_token),
+    ),
+    (
+        CARD,
+        "get",
+        "resolve",
+        lambda w: load_event("inbox_card_get", PENDING_ID=w.pending_id, INBOX_TOKEN=w.other_inbox),
+    ),
+    (
+        CARD,
+        "get",
+        "resolve",
+        lambda w: load_event("inbox_card_get", PENDING_ID=w.pending_id, INBOX_TOKEN="forged"),
+    ),
+    (
+        CARD,
+        "post",
+        "resolve",
+        lambda w: load_event("inbox_card_post", PENDING_ID=w.pending_id, INBOX_TOKEN="forged"),
+    ),
+    (
+        CARD,
+        "post",
+        "resolve",
+        lambda w: load_event("inbox_card_post", PENDING_ID=w.pending_id, INBOX_TOKEN=w.inbox_token),
+    ),
 ]
 
 

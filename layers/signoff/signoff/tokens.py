@@ -36,6 +36,13 @@ Actions — one token per pending item, chosen by its kind:
 pending item's state machine makes the first resolution win. ``h`` binds the token
 to the arguments it was issued for, so the resolver can refuse a token whose item
 was re-asked with different arguments.
+
+Inbox tokens (``issue_inbox`` / ``verify_inbox``) open one approver's approvals
+inbox (``GET /inbox?token=``): ``i1.<key_id>.<payload>.<signature>`` with the
+payload ``{"e": expires_at, "k": "inbox", "t": tenant, "u": approver}``, signed
+over ``"i1." + key_id + "." + payload``. The other version tag is signed too, and
+each kind's payload keys are exact, so an inbox token never verifies as a resume
+token nor a resume token as an inbox token, under the same keys.
 """
 
 from __future__ import annotations
@@ -59,6 +66,7 @@ __all__ = [
     "RESUME_SIGNING_SECRET",
     "Action",
     "Decision",
+    "InboxGrant",
     "KeySet",
     "ResumeToken",
     "Signer",
@@ -74,6 +82,8 @@ Decision = Literal["approve", "deny", "answer"]
 RESUME_SIGNING_SECRET: Final = "resume-signing"  # noqa: S105 - a name, not a value
 
 _VERSION: Final = "v1"
+_INBOX_VERSION: Final = "i1"
+_INBOX_KEYS: Final = frozenset({"e", "k", "t", "u"})
 _ACTIONS: Final[frozenset[str]] = frozenset(get_args(Action))
 _PERMITS: Final[dict[str, frozenset[str]]] = {
     "decide": frozenset({"approve", "deny"}),
@@ -112,6 +122,16 @@ class ResumeToken:
     def permits(self, decision: Decision) -> bool:
         """Whether this token may make ``decision`` (``decide`` covers approve and deny)."""
         return decision in _PERMITS[self.action]
+
+
+@dataclass(frozen=True, kw_only=True)
+class InboxGrant:
+    """What a verified inbox token grants: one approver's view of one tenant's inbox."""
+
+    tenant: str
+    approver: str  # an email address or a person's id: who decides through it
+    expires_at: int
+    key_id: str
 
 
 def args_hash(args: Mapping[str, Any] | None) -> str:
@@ -220,10 +240,59 @@ class Signer:
         }
         if recipient is not None:
             payload |= {"c": channel, "r": recipient}
+        return self._sign(_VERSION, payload)
+
+    def issue_inbox(self, tenant: str, approver: str, expires_at: float) -> str:
+        """An inbox token for ``approver`` of ``tenant``, valid until ``expires_at``.
+
+        Raises:
+            UsageError: an empty tenant or approver.
+        """
+        if not tenant or not approver:
+            raise UsageError("an inbox link names its tenant and its approver")
+        payload = {"e": int(expires_at), "k": "inbox", "t": tenant, "u": approver}
+        return self._sign(_INBOX_VERSION, payload)
+
+    def verify_inbox(self, token: str, now: float) -> InboxGrant:
+        """The inbox token's grant, once its signature holds and ``now`` is before its expiry.
+
+        Raises:
+            TokenForged: malformed, tampered with, of an unknown key, or no inbox token
+                (a resume token is refused here, as an inbox token is by ``verify``).
+            TokenExpired: a genuine inbox token whose expiry is at or before ``now``.
+        """
+        try:
+            payload = self._payload(token, _INBOX_VERSION)
+            if (
+                not isinstance(payload, dict)
+                or set(payload) != _INBOX_KEYS
+                or payload["k"] != "inbox"
+                or type(payload["e"]) is not int
+                or not isinstance(payload["t"], str)
+                or not isinstance(payload["u"], str)
+                or not payload["t"]
+                or not payload["u"]
+            ):
+                raise TokenForged
+            grant = InboxGrant(
+                tenant=payload["t"],
+                approver=payload["u"],
+                expires_at=payload["e"],
+                key_id=token.split(".")[1],
+            )
+        except TokenForged:
+            raise
+        except Exception as exc:
+            raise TokenForged from exc
+        if now >= grant.expires_at:
+            raise TokenExpired(grant.expires_at)
+        return grant
+
+    def _sign(self, version: str, payload: dict[str, Any]) -> str:
         text = json.dumps(payload, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
         # One snapshot for the id and the key: a rotation in between cannot split them.
         key_set = self._keys_now()
-        signed = f"{_VERSION}.{key_set.current}.{_b64encode(text.encode('utf-8'))}"
+        signed = f"{version}.{key_set.current}.{_b64encode(text.encode('utf-8'))}"
         return f"{signed}.{self._signature(key_set.keys[key_set.current], signed)}"
 
     def verify(self, token: str, now: float) -> ResumeToken:
@@ -249,10 +318,14 @@ class Signer:
         return _b64encode(hmac.new(key, signed.encode("ascii"), hashlib.sha256).digest())
 
     def _open(self, token: str) -> ResumeToken:
+        return _grant(self._payload(token, _VERSION), token.split(".")[1])
+
+    def _payload(self, token: str, version: str) -> Any:
+        """The signed payload of a ``version`` token, once its signature holds."""
         if not isinstance(token, str) or len(token) > _MAX_TOKEN_CHARS:
             raise TokenForged
         parts = token.split(".")
-        if len(parts) != 4 or parts[0] != _VERSION:
+        if len(parts) != 4 or parts[0] != version:
             raise TokenForged
         _, key_id, payload_b64, signature = parts
         if not _KEY_ID.fullmatch(key_id) or not _BASE64URL.fullmatch(payload_b64):
@@ -260,11 +333,11 @@ class Signer:
         key = self._key_for(key_id)
         if key is None:
             raise TokenForged
-        expected = self._signature(key, f"{_VERSION}.{key_id}.{payload_b64}")
+        expected = self._signature(key, f"{version}.{key_id}.{payload_b64}")
         # Compared as canonical text: any other spelling of the same bytes is refused too.
         if not hmac.compare_digest(expected.encode("ascii"), signature.encode("utf-8")):
             raise TokenForged
-        return _grant(json.loads(_b64decode(payload_b64).decode("utf-8")), key_id)
+        return json.loads(_b64decode(payload_b64).decode("utf-8"))
 
 
 def _grant(payload: Any, key_id: str) -> ResumeToken:

@@ -7,7 +7,7 @@ from typing import Any
 
 from aws_lambda_powertools.event_handler.api_gateway import Router
 
-from signoff.api import catalog, chat, decisions, links, messages
+from signoff.api import catalog, chat, decisions, inbox, links, messages
 from signoff.api.app import openapi_document
 
 __all__ = ["MESSAGE_ROUTERS", "RESOLVE_ROUTERS", "document", "router"]
@@ -16,7 +16,14 @@ router = Router()
 
 # The message function runs turns; the resolve function decides and reads.
 MESSAGE_ROUTERS = (messages.router,)
-RESOLVE_ROUTERS = (decisions.router, links.router, catalog.router, chat.router, router)
+RESOLVE_ROUTERS = (
+    decisions.router,
+    links.router,
+    catalog.router,
+    chat.router,
+    inbox.router,
+    router,
+)
 
 
 @cache

@@ -27,7 +27,6 @@ if TYPE_CHECKING:
         PendingItem,
         PendingStatus,
         SessionRecord,
-        Vote,
     )
 
 __all__ = [
@@ -131,24 +130,6 @@ class PendingItems(Protocol):
             UsageError: ``status="expired"`` before the item is due.
         """
 
-    def vote(
-        self,
-        item: PendingItem,
-        vote: Vote,
-        *,
-        audit: AuditEntry,
-        status: PendingStatus | None = None,
-        retain_until: float | None = None,
-    ) -> PendingItem | None:
-        """Add ``vote`` to ``item`` with ``audit``, in one conditional write that holds
-        only while the item waits for a human and still has the votes ``item`` (as
-        the voter read it) has; with ``status``, that write also resolves it, by the
-        voter. The item as the vote left it; None: somebody voted first.
-
-        Raises:
-            NotFound, AlreadyResolved, Expired: as ``resolve``.
-        """
-
     def mark_resumed(self, pending_id: str) -> None:
         """Record that the turn was resumed after the resolution; NotFound if no such item."""
 
@@ -157,6 +138,15 @@ class PendingItems(Protocol):
 
     def waiting(self, now: float) -> Iterator[PendingItem]:
         """Items still pending and not yet due at ``now``, soonest expiry first, paged lazily."""
+
+    def of_tenant(
+        self, tenant: str, now: float, *, after: tuple[float, str] | None = None
+    ) -> Iterator[PendingItem]:
+        """A tenant's items waiting at ``now`` (pending, not due), oldest request first.
+
+        Read from the tenant's own index partition, paged lazily; ``after`` is the
+        ``(requested_at, id)`` of the last item a previous page showed.
+        """
 
     def note_reminder(self, pending_id: str, count: int, *, now: float) -> PendingItem | None:
         """Record that reminder number ``count + 1`` went out at ``now``; one conditional write.
@@ -276,6 +266,21 @@ class Audit(Protocol):
 
     def for_subject(self, subject: str) -> list[AuditEntry]:
         """Every entry about one session, oldest first."""
+
+    def of_tenant(
+        self,
+        tenant: str,
+        *,
+        since: float,
+        until: float,
+        before: tuple[float, str] | None = None,
+    ) -> Iterator[AuditEntry]:
+        """A tenant's entries with ``since <= at < until``, newest first, paged lazily.
+
+        Only entries that name their tenant, and no rule decisions (people, expiry,
+        refusals). ``before`` is the ``(at, id)`` of the last entry a previous page
+        showed: only older entries follow.
+        """
 
 
 class Blobs(Protocol):

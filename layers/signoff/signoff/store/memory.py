@@ -101,6 +101,7 @@ class MemoryTable:
         *,
         index: Index,
         limit: int | None = None,
+        descending: bool = False,
     ) -> Iterator[list[Item]]:
         """Items of one partition of ``index`` whose sort key meets ``sort``, page by page."""
         size = limit or self.page_size
@@ -119,7 +120,15 @@ class MemoryTable:
                 return row[index.sk], row["pk"], row["sk"]
 
             # the next page starts right after the last key read, like ExclusiveStartKey
-            page = sorted((row for row in rows if after is None or place(row) > after), key=place)
+            page = sorted(
+                (
+                    row
+                    for row in rows
+                    if after is None or (place(row) < after if descending else place(row) > after)
+                ),
+                key=place,
+                reverse=descending,
+            )
             page = page[:size]
             yield page
             if len(page) < size:

@@ -12,6 +12,8 @@ from signoff.store.stored import Stored
 from signoff.store.table import Attr, ConditionFailed, Put, Update
 
 if TYPE_CHECKING:
+    from collections.abc import Iterator
+
     from signoff.store.table import Item
 
 __all__ = ["TableAudit", "TableOutbox"]
@@ -189,3 +191,26 @@ class TableAudit(Stored):
         """Every entry about one session, oldest first."""
         pk = codec.audit_key(subject, 0.0, "")[0]
         return list(self._found(self._items.query(pk, index=codec.TABLE_KEY), AuditEntry))
+
+    def of_tenant(
+        self,
+        tenant: str,
+        *,
+        since: float,
+        until: float,
+        before: tuple[float, str] | None = None,
+    ) -> Iterator[AuditEntry]:
+        """A tenant's entries with ``since <= at < until``, newest first, paged lazily.
+
+        Rule decisions are left out. ``before`` is the ``(at, id)`` of the last entry
+        a previous page showed: only older ones follow.
+        """
+        index = codec.TENANT_INDEX
+        # "#" sorts below every id character, so "<until>#" bounds out entries at ``until``
+        high = codec.time_key(*before) if before is not None else codec.time_key(until)
+        sort = Attr(index.sk).between(codec.time_key(since), high)
+        pages = self._items.query(codec.tenant_audit(tenant), sort, index=index, descending=True)
+        for entry in self._found(pages, AuditEntry):
+            # BETWEEN is inclusive: the cursor's own entry came on the page before
+            if before is None or (entry.at, entry.id) != before:
+                yield entry

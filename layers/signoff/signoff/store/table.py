@@ -330,12 +330,13 @@ class Table(Protocol):
         *,
         index: Index,
         limit: int | None = None,
+        descending: bool = False,
     ) -> Iterator[list[Item]]:
         """Items of one partition of ``index`` whose sort key meets ``sort``, page by page.
 
         Pages hold at most ``limit`` (else ``page_size``) items, in sort-key order,
-        and are fetched as the caller iterates. Items past their ttl are included,
-        as DynamoDB deletes them lazily.
+        and are fetched as the caller iterates (``descending``: last sort key
+        first). Items past their ttl are included, as DynamoDB deletes them lazily.
         """
 
     def transact(self, writes: Sequence[Put | Update]) -> None:

@@ -166,6 +166,7 @@ class DynamoTable:
         *,
         index: Index,
         limit: int | None = None,
+        descending: bool = False,
     ) -> Iterator[list[Item]]:
         """Items of one partition of ``index`` whose sort key meets ``sort``, page by page."""
         slots = Placeholders()
@@ -178,6 +179,8 @@ class DynamoTable:
             "Limit": limit or self.page_size,
             **_expressions(slots, KeyConditionExpression=condition),
         }
+        if descending:
+            args["ScanIndexForward"] = False
         if index.name is None:
             args["ConsistentRead"] = True
         else:
