@@ -24,6 +24,7 @@ from signoff.durable.decide import verdict_of
 from signoff.edits import MAX_REASON_CHARS
 from signoff.errors import (
     AlreadyResolved,
+    AlreadyVoted,
     BadForm,
     Expired,
     Forbidden,
@@ -32,10 +33,12 @@ from signoff.errors import (
     SignoffError,
     TokenExpired,
     TokenForged,
+    UsageError,
 )
 from signoff.web import (
     PAGE_HEADERS,
     already_resolved_page,
+    already_voted_page,
     chosen_answer,
     confirmation_page,
     error_page,
@@ -44,6 +47,7 @@ from signoff.web import (
     outcome_page,
     parse_form,
     view_page,
+    vote_page,
 )
 from signoff.web.decision_form import changes_from, reason_from
 
@@ -197,8 +201,15 @@ def decide(token: str) -> Response[str]:
     except InvalidChanges as invalid:
         # nothing was decided: the link still works, with other changes or none
         return _html(422, error_page(422, "These changes cannot be approved", str(invalid)))
+    except UsageError as refused:
+        # changes on an approval that needs several people: nothing was decided
+        return _html(400, error_page(400, "This cannot be approved with changes", str(refused)))
+    except AlreadyVoted as exc:
+        return _html(409, already_voted_page(exc.current, exc.person))
     except AlreadyResolved as exc:
         return _html(409, already_resolved_page(exc.current))
     except Expired as exc:
         return _html(410, expired_page(exc.current))
+    if decided.item.status == "pending":
+        return _html(200, vote_page(decided.item))
     return _html(200, outcome_page(decided.item))

@@ -11,6 +11,12 @@ arguments the tool will run with. The state change is one conditional
 write on the item that carries its audit entry in the same transaction
 (``PendingItems.resolve``), so no crash can leave a decision without its entry.
 Continuing the turn is ``Turns.decide``'s part.
+
+An item whose policy (``signoff.gate.policy``) names who may decide (``from``)
+refuses anyone else the same way; one that needs more than one approval or deny
+takes a person's approve / deny as a vote (``signoff.durable.votes``), and the
+vote that reaches the quorum decides it. The sweeper's moves (channels in
+``SYSTEM_CHANNELS``) decide outright.
 """
 
 from __future__ import annotations
@@ -18,22 +24,28 @@ from __future__ import annotations
 import json
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, Literal
+from typing import TYPE_CHECKING, Any, Final, Literal
 
+from signoff.card import relative
+from signoff.durable.votes import cast
 from signoff.edits import apply_changes, describe_changes
 from signoff.errors import Forbidden, NotFound, UsageError
+from signoff.escalation import escalated_to
 from signoff.ids import new_id
-from signoff.store.records import AuditEntry
+from signoff.store.records import AuditEntry, Vote
 
 if TYPE_CHECKING:
     from signoff.agents import Agent
     from signoff.clock import Clock
+    from signoff.people import People
     from signoff.store.base import Audit, Outbox, PendingItems
     from signoff.store.records import PendingItem, PendingStatus
     from signoff.tools import Tool
 
 __all__ = [
+    "ESCALATION",
     "EXPIRY",
+    "SYSTEM_CHANNELS",
     "Actor",
     "Answer",
     "Approve",
@@ -63,6 +75,11 @@ class Actor:
 
 # The sweeper's expiry, as the audit trail records it.
 EXPIRY = Actor(id="sweeper", channel="expiry")
+# The sweeper taking an escalation ladder's final ``then`` (``signoff.durable.escalation``).
+ESCALATION = Actor(id="sweeper", channel="escalation")
+# The channels of the sweeper's own decisions: no person, so never a vote nor
+# refused by a rule's ``from``.
+SYSTEM_CHANNELS: Final = frozenset({"expiry", "escalation"})
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -125,7 +142,14 @@ def not_sent_to(item: PendingItem, channel: str, *, agent: Agent, outbox: Outbox
     channel for this kind of item, and the item has an outbox row for it (written
     with the pause, under the item's tenant). An item of another agent, another
     tenant or another channel has neither, whatever pending id a request names.
+
+    A channel an escalation step of the item notified counts as sent to once the
+    step was taken (the item's own ``escalation_step``, moved by the sweeper's
+    conditional write after the step's rows were written): a channel of a step
+    still to come, or of another item's ladder, was sent nothing and decides nothing.
     """
+    if channel in escalated_to(item):
+        return None
     # the agent sends this kind of item to the channel (today's config, not only the past)
     if item.kind not in agent.config.notify.get(channel, ()):
         return f"{channel} is not notified of this agent's {item.kind}s"
@@ -164,14 +188,22 @@ class Decisions:
         actor: Actor,
         check: Check | None = None,
         tool: Tool | None = None,
+        people: People | None = None,
     ) -> PendingItem:
         """Apply ``verdict`` by ``actor`` to ``item``, once; the item as decided.
 
-        ``tool`` is the item's tool as its agent declares it, for an approval with changes.
+        ``tool`` is the item's tool as its agent declares it, for an approval with
+        changes; ``people`` who ``actor`` is, for an item that counts votes by person
+        or names its approvers (None: every actor is a person of its own). On an item
+        that needs several votes, the item returned is still ``pending`` until the
+        vote that reaches its quorum.
 
         Raises:
-            UsageError: an answer for an approval, or approve / deny for a question.
-            Forbidden: ``check`` refused the actor (the refusal is audited first).
+            UsageError: an answer for an approval, or approve / deny for a question;
+                changes on an item that needs several approvals.
+            Forbidden: ``check`` refused the actor, or the item names its approvers
+                and the actor is none of them (the refusal is audited first).
+            AlreadyVoted: this person voted on it before.
             NotEditable, InvalidChanges: changes the tool does not take (nothing is written).
             AlreadyResolved: somebody decided first (carries the current item).
             Expired: its time ran out (carries the item, status ``expired``).
@@ -180,6 +212,10 @@ class Decisions:
         if check is not None and (reason := check(item, actor)) is not None:
             self.refuse(item, actor, reason)
             raise Forbidden(reason)
+        if item.policy is not None and actor.channel not in SYSTEM_CHANNELS:
+            voted = self._by_policy(item, verdict, actor, people)
+            if voted is not None:
+                return voted
         note = None if isinstance(verdict, Answer) else verdict.note
         answer = verdict.answer if isinstance(verdict, Answer) else None
         reason, edited = note or "", None
@@ -196,6 +232,33 @@ class Decisions:
             item, status, actor, answer=answer, note=note, reason=reason, edited=edited
         )
 
+    def _by_policy(
+        self, item: PendingItem, verdict: Verdict, actor: Actor, people: People | None
+    ) -> PendingItem | None:
+        """Apply ``item``'s policy to a person's verdict: refuse whom its ``from`` leaves
+        out, cast a vote where it needs several; None when one decision decides it."""
+        policy = item.policy
+        assert policy is not None
+        person = people.person_of(actor.id) if people is not None else actor.id
+        if policy.approvers:
+            named = people.expand(policy.approvers) if people is not None else policy.approvers
+            if person not in named:
+                refused = "not one of the approvers this request names"
+                self.refuse(item, actor, refused)
+                raise Forbidden(refused)
+        if not policy.counts_votes or isinstance(verdict, Answer):
+            return None
+        vote = Vote(
+            person=person,
+            actor=actor.id,
+            channel=actor.channel,
+            at=self.clock.now().timestamp(),
+            decision="approve" if isinstance(verdict, Approve) else "deny",
+            note=verdict.note,
+        )
+        edits = changes_of(verdict) is not None
+        return cast(self.pending, item, vote, retention=self.retention, changes=edits)
+
     def expire(self, item: PendingItem) -> PendingItem:
         """Mark a due item expired (the sweeper's move), once.
 
@@ -205,6 +268,28 @@ class Decisions:
             UsageError: it is not due yet.
         """
         return self._write(item, "expired", EXPIRY, reason="no decision before expiresAt")
+
+    def escalate(
+        self, item: PendingItem, then: Literal["approve", "deny"], *, after: float
+    ) -> PendingItem:
+        """Take the final step of ``item``'s escalation ladder (the sweeper's move), once.
+
+        Decides the item as nobody did within ``after`` seconds: ``then``, with the
+        actor ``ESCALATION`` and an audit entry of kind ``escalation``; a deny's note
+        tells the model why. A question has no approve: its ladder can only deny it.
+
+        Raises:
+            AlreadyResolved: somebody decided it first (carries the current item).
+            Expired: its time ran out first.
+            NotFound: it is gone.
+        """
+        waited = relative(after).removeprefix("in ")
+        approve = then == "approve" and item.kind == "approval"
+        status: PendingStatus = "approved" if approve else "denied"
+        denial = f"nobody decided within {waited}; the escalation policy denies it"
+        note = None if approve else denial
+        reason = f"escalation policy: {status} after {waited} without a decision"
+        return self._write(item, status, ESCALATION, reason=reason, note=note, kind="escalation")
 
     def refuse(self, item: PendingItem, actor: Actor, reason: str) -> None:
         """Record that ``actor`` tried to decide ``item`` and was refused, and why."""
@@ -221,9 +306,11 @@ class Decisions:
         answer: str | None = None,
         note: str | None = None,
         edited: str | None = None,
+        kind: Literal["human", "expiry", "escalation"] | None = None,
     ) -> PendingItem:
         now = self.clock.now().timestamp()
-        kind: Literal["human", "expiry"] = "expiry" if status == "expired" else "human"
+        if kind is None:
+            kind = "expiry" if status == "expired" else "human"
         return self.pending.resolve(
             item.id,
             status=status,
@@ -251,7 +338,7 @@ def _status(item: PendingItem, verdict: Verdict) -> Literal["approved", "denied"
 def _entry(
     item: PendingItem,
     now: float,
-    kind: Literal["human", "expiry", "refusal"],
+    kind: Literal["human", "expiry", "escalation", "refusal"],
     decision: str,
     actor: Actor,
     reason: str,

@@ -27,6 +27,7 @@ if TYPE_CHECKING:
         PendingItem,
         PendingStatus,
         SessionRecord,
+        Vote,
     )
 
 __all__ = [
@@ -128,6 +129,24 @@ class PendingItems(Protocol):
             AlreadyResolved: it left ``pending`` before; carries the current item.
             Expired: its time ran out (even if no sweep has marked it yet).
             UsageError: ``status="expired"`` before the item is due.
+        """
+
+    def vote(
+        self,
+        item: PendingItem,
+        vote: Vote,
+        *,
+        audit: AuditEntry,
+        status: PendingStatus | None = None,
+        retain_until: float | None = None,
+    ) -> PendingItem | None:
+        """Add ``vote`` to ``item`` with ``audit``, in one conditional write that holds
+        only while the item waits for a human and still has the votes ``item`` (as
+        the voter read it) has; with ``status``, that write also resolves it, by the
+        voter. The item as the vote left it; None: somebody voted first.
+
+        Raises:
+            NotFound, AlreadyResolved, Expired: as ``resolve``.
         """
 
     def mark_resumed(self, pending_id: str) -> None:

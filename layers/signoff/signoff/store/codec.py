@@ -49,12 +49,16 @@ from signoff.store.records import (
 from signoff.store.table import Index, Item, Key
 
 if TYPE_CHECKING:
+    from collections.abc import Sequence
+
     from signoff.store.base import Blobs
+    from signoff.store.records import Vote
 
 __all__ = [
     "BLOB_PREFIX",
     "FAILED_PARTITION",
     "ITEM_LIMIT",
+    "JSON_LIVE",
     "LEASE_INDEX",
     "LIVE",
     "LOCK_REMOVES",
@@ -99,6 +103,7 @@ __all__ = [
     "ttl_at",
     "ttl_of",
     "unsent_before",
+    "votes_json",
     "waiting_after",
 ]
 
@@ -156,6 +161,8 @@ LIVE: Final[dict[type[Record], tuple[str, ...]]] = {
         "reminded_at",
         "escalation_step",
         "escalated_at",
+        "votes",
+        "vote_count",
     ),
     OutboxRow: (
         "created_at",
@@ -172,6 +179,10 @@ LIVE: Final[dict[type[Record], tuple[str, ...]]] = {
     AuditEntry: (),
     ApiKey: ("revoked_at",),
 }
+
+# Live attributes holding a list of records, stored as one JSON string (a nested
+# map would need DynamoDB's number types inside it).
+JSON_LIVE: Final = frozenset({"votes"})
 
 # A resolved item leaves the sweeper's index and its tenant's pending list.
 RESOLUTION_REMOVES: Final = ("gsi1pk", "gsi1sk", "gsi4pk", "gsi4sk")
@@ -217,9 +228,14 @@ def outbox_prefix(pending_id: str) -> Key:
     return f"P#{pending_id}", "O#"
 
 
-def audit_key(subject: str, at: float, entry_id: str) -> Key:
-    """The key of an audit entry; ``at`` first so entries sort by time."""
-    return f"A#{subject}", f"{at:020.6f}#{entry_id}"
+def audit_key(subject: str, at: float, entry_id: str, *, rule: bool = False) -> Key:
+    """The key of an audit entry; ``at`` first so entries sort by time.
+
+    A gate rule's entries (one per tool call) have a partition of their own, so
+    a session's decisions are read without them: the status route reads the
+    decisions on every answer, a long-poll's too.
+    """
+    return f"{'AR' if rule else 'A'}#{subject}", f"{at:020.6f}#{entry_id}"
 
 
 def api_key_key(key_hash: str) -> Key:
@@ -288,7 +304,7 @@ def key_of(record: Record) -> Key:
         case OutboxRow():
             return outbox_key(record.pending_id, record.channel)
         case AuditEntry():
-            return audit_key(record.subject, record.at, record.id)
+            return audit_key(record.subject, record.at, record.id, rule=record.kind == "rule")
         case ApiKey():
             return api_key_key(record.key_hash)
 
@@ -459,6 +475,9 @@ class Codec:
         item: Item = {"pk": pk, "sk": sk, "kind": _KIND[type(record)]}
         for name in live:
             value = getattr(record, name)
+            if name in JSON_LIVE:
+                # a list of records: one JSON string, read and written whole
+                value = votes_json(value) if value else None
             if value is not None:
                 item[name] = value
         item.update(_index_attrs(record))
@@ -494,8 +513,13 @@ class Codec:
         data = json.loads(body)
         for name in LIVE[model]:
             if name in item:
-                data[name] = item[name]
+                data[name] = json.loads(item[name]) if name in JSON_LIVE else item[name]
         return model.model_validate(data)
+
+
+def votes_json(votes: Sequence[Vote]) -> str:
+    """An item's votes as its ``votes`` attribute holds them."""
+    return json.dumps([vote.model_dump(mode="json") for vote in votes], separators=(",", ":"))
 
 
 def api_key_items(coder: Codec, key: ApiKey) -> list[Item]:

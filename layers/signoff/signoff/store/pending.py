@@ -1,5 +1,5 @@
-"""Pending items over a ``Table``: each resolution is one conditional update, in one
-transaction with its audit entry."""
+"""Pending items over a ``Table``: each resolution, and each vote on an item that
+needs several, is one conditional update, in one transaction with its audit entry."""
 
 from __future__ import annotations
 
@@ -10,12 +10,12 @@ from signoff.errors import NotFound, StoreUnavailable
 from signoff.store import codec, rules
 from signoff.store.records import PendingItem
 from signoff.store.stored import Stored
-from signoff.store.table import Attr, ConditionFailed, Put, Update
+from signoff.store.table import Attr, ConditionFailed, Item, Put, Update
 
 if TYPE_CHECKING:
     from collections.abc import Iterator
 
-    from signoff.store.records import AuditEntry, PendingStatus
+    from signoff.store.records import AuditEntry, PendingStatus, Vote
 
 __all__ = ["TablePendingItems"]
 
@@ -61,6 +61,65 @@ class TablePendingItems(Stored):
         )
         key = codec.pending_key(pending_id)
         change = Update(key, attrs, codec.RESOLUTION_REMOVES, rules.resolvable(status, now))
+        self._transact(pending_id, change, audit, status, now)
+        # a transaction returns no attributes: read the item back (strongly consistent)
+        resolved = self._items.get(key)
+        if resolved is None:
+            raise StoreUnavailable(f"pending item {pending_id} vanished after its resolution")
+        return self._codec.decode(resolved, PendingItem)
+
+    def vote(
+        self,
+        item: PendingItem,
+        vote: Vote,
+        *,
+        audit: AuditEntry,
+        status: PendingStatus | None = None,
+        retain_until: float | None = None,
+    ) -> PendingItem | None:
+        """Add ``vote`` to ``item`` (as its voter read it) with ``audit``, in one
+        transaction; with ``status`` the same write resolves the item (the vote
+        that reaches the quorum), by the voter. The item as this vote left it.
+
+        None: another vote was written since the voter read ``item``: read it
+        again and decide anew.
+
+        Raises:
+            NotFound: no such item.
+            AlreadyResolved: it left ``pending`` before; carries the current item.
+            Expired: its time ran out (even if no sweep has marked it yet).
+            UsageError: the votes' notes are too long.
+        """
+        votes = [*item.votes, vote]
+        attrs, removes = rules.vote_attrs(votes), tuple[str, ...]()
+        resolution: Item = {}
+        if status is not None:
+            resolution = rules.resolution_attrs(
+                status=status,
+                actor=vote.actor,
+                channel=vote.channel,
+                now=vote.at,
+                answer=None,
+                note=vote.note,
+                retain_until=retain_until,
+            )
+            removes = codec.RESOLUTION_REMOVES
+        condition = rules.votable(len(item.votes), vote.at)
+        change = Update(codec.pending_key(item.id), attrs | resolution, removes, condition)
+        if not self._transact(item.id, change, audit, status or "approved", vote.at):
+            return None
+        # what this write set, not a read back: a later vote may have landed already
+        fields = {name: value for name, value in resolution.items() if name != "ttl"}
+        return item.model_copy(update={"votes": votes, "vote_count": len(votes)} | fields)
+
+    def _transact(
+        self, pending_id: str, change: Update, audit: AuditEntry, status: PendingStatus, now: float
+    ) -> bool:
+        """Apply ``change`` to the item with ``audit``, in one transaction.
+
+        False: the item still waits for a human, so what refused ``change`` (a
+        vote's) is its votes, changed since the voter read them.
+        """
         # each entry is new: a write never replaces an entry already stored
         entry = Put(self._codec.encode(audit), rules.absent(now))
         try:
@@ -77,14 +136,12 @@ class TablePendingItems(Stored):
             current = self._read(failed.item, PendingItem, now)
             refusal = rules.resolution_refusal(pending_id, current, status, now)
             if refusal is None:
+                if "vote_count" in change.set_attrs:
+                    return False  # somebody voted first: the voter reads the votes again
                 # both rules read the same item, so this means they disagree: a bug
                 refusal = StoreUnavailable(f"pending item {pending_id} changed; retry")
             raise refusal from failed
-        # a transaction returns no attributes: read the item back (strongly consistent)
-        resolved = self._items.get(key)
-        if resolved is None:
-            raise StoreUnavailable(f"pending item {pending_id} vanished after its resolution")
-        return self._codec.decode(resolved, PendingItem)
+        return True
 
     def mark_resumed(self, pending_id: str) -> None:
         """Record that the turn was resumed after the resolution.
