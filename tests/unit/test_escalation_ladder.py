@@ -21,7 +21,6 @@ from signoff.durable.decide import not_sent_to
 from signoff.durable.sweeper import Sweeper
 from signoff.errors import AlreadyResolved
 from signoff.escalation import escalation_of
-from signoff.messages import ModelRequest, ModelResponse
 from signoff.models.scripted import ScriptedModel
 from signoff.notify import lifecycle
 from signoff.notify.compose import Composer, card_of
@@ -30,6 +29,7 @@ from signoff.queue.memory import MemoryQueue
 from signoff.secrets.memory import MemorySecrets
 from signoff.tokens import signer_from
 from signoff.tools import tool
+from signoff.web.card_html import approval_card
 from tests.support.agents import answer, calls, make_agent, playing
 from tests.support.durable import StaticAgents, Store, turns_over
 from tests.support.durable import clock as clock
@@ -39,6 +39,7 @@ if TYPE_CHECKING:
     from signoff.agents import Agent
     from signoff.clock import ManualClock
     from signoff.durable.turns import Turns
+    from signoff.messages import ModelRequest, ModelResponse
     from signoff.store.records import PendingItem
 
 MINUTE, HOUR = 60.0, 3600.0
@@ -462,3 +463,5 @@ def test_the_card_says_where_the_item_stands(
     assert escalation is not None
     assert escalation.line(now) == "Escalated to leads 2 minutes ago (step 1 of 3)"
     assert "Escalated: to leads 2 minutes ago (step 1 of 3)" in card_of(current).text(now)
+    page = approval_card(card_of(current), now=now, expires_text="", session_id="s")
+    assert "<dt>Escalated</dt><dd>to leads 2 minutes ago (step 1 of 3)</dd>" in page

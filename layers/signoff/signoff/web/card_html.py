@@ -94,6 +94,10 @@ def approval_card(card: Card, *, now: float | None, expires_text: str, session_i
     ]
     if card.approvals is not None:
         rows.insert(1, ("Approvals", e(card.approvals)))
+    if card.escalation is not None:
+        # without the server's clock, when it was taken, absolutely
+        escalated = card.escalation.where(card.requested_at if now is None else now)
+        rows.insert(1, ("Escalated", e(escalated)))
     facts = "".join(f"<dt>{label}</dt><dd>{value}</dd>\n" for label, value in rows)
     return (
         f'<p class="eyebrow">Approval needed · {e(card.agent)}</p>\n'
