@@ -34,7 +34,7 @@ from signoff.errors import ConfigError, SignoffError, UnknownAgent, UsageError
 from signoff.events import ErrorEvent
 from signoff.ids import new_id
 from signoff.messages import Message
-from signoff_dev.cli import check, dev, keys, new, outbox, rules, send, template
+from signoff_dev.cli import check, dev, inbox, keys, new, outbox, rules, send, template
 
 if TYPE_CHECKING:
     from collections.abc import Sequence
@@ -131,6 +131,7 @@ def _parser() -> argparse.ArgumentParser:
 
     send.register(commands)
     keys.register(commands)
+    inbox.register(commands)
     rules.register(commands)
     outbox.register(commands)
     template.register(commands)

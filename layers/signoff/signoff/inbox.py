@@ -55,6 +55,7 @@ __all__ = [
     "inbox_page",
     "inbox_row",
     "parse_cursor",
+    "parse_duration",
     "parse_moment",
     "pending_rows",
 ]
@@ -353,6 +354,12 @@ def history_csv(rows: Iterable[HistoryEntry]) -> str:
     return out.getvalue()
 
 
+def parse_duration(text: str) -> float | None:
+    """Seconds in ``7d`` / ``12h`` / ``30m`` / ``45s`` / ``2w``; None for another form."""
+    duration = _DURATION.match(text.strip())
+    return None if duration is None else int(duration.group(1)) * _UNITS[duration.group(2)]
+
+
 def parse_moment(text: str | None, now: float, *, field: str) -> float | None:
     """Epoch seconds from ``7d`` / ``12h`` / ``30m`` (that long before ``now``), an ISO
     date or time (UTC when it names no zone), or epoch seconds; None for none.
@@ -362,9 +369,9 @@ def parse_moment(text: str | None, now: float, *, field: str) -> float | None:
     """
     if text is None or text == "":
         return None
-    duration = _DURATION.match(text.strip())
-    if duration:
-        return now - int(duration.group(1)) * _UNITS[duration.group(2)]
+    duration = parse_duration(text)
+    if duration is not None:
+        return now - duration
     try:
         return float(text)
     except ValueError:

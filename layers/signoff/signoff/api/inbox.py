@@ -32,6 +32,7 @@ from signoff.api.models import ErrorBody
 from signoff.durable.decide import Actor, verdict_of
 from signoff.errors import (
     AlreadyResolved,
+    AlreadyVoted,
     BadForm,
     Expired,
     Forbidden,
@@ -39,6 +40,7 @@ from signoff.errors import (
     NotFound,
     TokenExpired,
     TokenForged,
+    UsageError,
 )
 from signoff.inbox import (
     MAX_PAGE,
@@ -55,12 +57,14 @@ from signoff.inbox import (
 from signoff.web import (
     PAGE_HEADERS,
     already_resolved_page,
+    already_voted_page,
     confirmation_page,
     error_page,
     expired_page,
     is_cross_site,
     outcome_page,
     view_page,
+    vote_page,
 )
 from signoff.web.inbox_html import INBOX_HEADERS, inbox_html
 
@@ -445,8 +449,16 @@ def decide(id: str, token: _Text = None) -> Response[str]:
         return _html(403, error_page(403, "You cannot decide this request", str(refused)))
     except InvalidChanges as invalid:
         return _html(422, error_page(422, "These changes cannot be approved", str(invalid)))
+    except UsageError as refused:
+        # changes on an approval that needs several people: nothing was decided
+        return _html(400, error_page(400, "This cannot be approved with changes", str(refused)))
+    except AlreadyVoted as exc:
+        return _html(409, already_voted_page(exc.current, exc.person))
     except AlreadyResolved as exc:
         return _html(409, already_resolved_page(exc.current))
     except Expired as exc:
         return _html(410, expired_page(exc.current))
+    if decided.item.status == "pending":
+        # a vote on an item that needs more approvals: the tally, and who voted
+        return _html(200, vote_page(decided.item))
     return _html(200, outcome_page(decided.item))
