@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     from tests.contract.conftest import Records, Store
@@ -23,6 +23,29 @@ def test_entries_of_a_session_come_back_oldest_first(
     assert store.audit.for_subject("s1") == [early, middle, late, latest]
     assert store.audit.for_subject("s2") == [elsewhere]
     assert store.audit.for_subject("s3") == []
+
+
+def test_a_sessions_decisions_are_read_without_its_rule_entries(
+    store: Store, records: Records, t0: float
+) -> None:
+    rules = [records.audit(f"r{i:03d}", at=t0 + i) for i in range(1, 40)]
+    human = records.audit("h1", at=t0 + 20.5, kind="human", decision="approve", actor="alice")
+    expiry = records.audit("x1", at=t0 + 50, kind="expiry", decision="expired", actor="sweeper")
+    store.audit.record([*rules, human, expiry])
+    queried: list[str] = []
+    query = store.table.query
+
+    def counted(partition: str, *args: Any, **kwargs: Any) -> Any:
+        for page in query(partition, *args, **kwargs):
+            queried.extend(item["sk"] for item in page)
+            yield page
+
+    store.table.query = counted  # type: ignore[method-assign]
+
+    assert store.audit.for_subject("s1", rules=False) == [human, expiry]
+    # a gate's rule entries, one per tool call, are not read for the decisions
+    assert len(queried) == 2
+    assert store.audit.for_subject("s1") == [*rules[:20], human, *rules[20:], expiry]
 
 
 def test_entries_at_the_same_moment_keep_their_id_order(

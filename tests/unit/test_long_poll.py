@@ -2,16 +2,18 @@
 
 from __future__ import annotations
 
+import threading
 from typing import Any
 
 from signoff.api.waiting import MAX_WAIT, wait_for_chunk
-from signoff.clock import ManualClock
+from signoff.clock import ManualClock, SystemClock
+from signoff.store.signal import Commits
 
 
 class Log:
     """A session log that gets its next chunk at ``chunk_at``; counts the reads."""
 
-    def __init__(self, clock: ManualClock, chunk_at: float | None) -> None:
+    def __init__(self, clock: ManualClock | SystemClock, chunk_at: float | None) -> None:
         self.clock = clock
         self.start = clock.monotonic()
         self.chunk_at = chunk_at
@@ -57,3 +59,51 @@ def test_a_watcher_minute_costs_about_one_read_a_second() -> None:
     # Two waits of 25 s and one of 10 s, each asked again at once: the README's figure.
     total = sum(waited(None, wait)[0] for wait in (MAX_WAIT, MAX_WAIT, 10))
     assert total == 72
+
+
+def test_a_commit_in_this_process_ends_the_pause_at_once() -> None:
+    # A chunk is committed 0.8 s into the wait: the pauses (0.05, 0.1, 0.2, 0.4, 0.8)
+    # alone would read it at 1.55 s; the commit's signal has it read right away.
+    clock = SystemClock()
+    commits = Commits()
+    log = Log(clock, chunk_at=None)
+
+    def commit() -> None:
+        log.chunk_at = 0.0
+        commits.committed("s-1")
+
+    committer = threading.Timer(0.8, commit)
+    committer.start()
+    start = clock.monotonic()
+    reads = wait_for_chunk(
+        log,  # type: ignore[arg-type]
+        "s-1",
+        7,
+        until=start + MAX_WAIT,
+        clock=clock,
+        commits=commits,
+    )
+    committer.join()
+    assert 0.8 <= clock.monotonic() - start < 1.4
+    assert reads == len(log.reads) <= 5
+
+
+def test_another_sessions_commit_does_not_end_the_pause() -> None:
+    clock = SystemClock()
+    commits = Commits()
+    log = Log(clock, chunk_at=None)
+    others = [threading.Timer(0.1 * i, commits.committed, args=("s-2",)) for i in range(1, 8)]
+    for other in others:
+        other.start()
+    reads = wait_for_chunk(
+        log,  # type: ignore[arg-type]
+        "s-1",
+        7,
+        until=clock.monotonic() + 1.0,
+        clock=clock,
+        commits=commits,
+    )
+    for other in others:
+        other.join()
+    # the same reads as the pauses alone make in a second: 0.05, 0.1, 0.2, 0.4, then the rest
+    assert reads == 5

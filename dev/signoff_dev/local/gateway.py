@@ -215,6 +215,9 @@ class Gateway:
         class Handler(BaseHTTPRequestHandler):
             # Keep-alive: clients reuse one connection; every answer has a Content-Length.
             protocol_version = "HTTP/1.1"
+            # An answer's headers and body are two writes: with Nagle's algorithm the body
+            # waits for the client's delayed ACK of the headers, about 40 ms per answer.
+            disable_nagle_algorithm = True
             # Seconds a socket read or write may block: a client that announces more body
             # than it sends, or stops mid-request, ties up its thread no longer.
             timeout = 30

@@ -78,8 +78,8 @@ def session_status(
     api = api_of(router)
     tenant = api.tenant(router.current_event.headers, name)
     record = _owned(api, name, id, tenant)
-    events = _events(api, record)
-    if wait > 0 and len(events) <= after and record.status in ("running", "paused"):
+    events, count = _events_after(api, record, after)
+    if wait > 0 and not events and record.status in ("running", "paused"):
         # Nothing new yet and more may come: wait for the next chunk, within the
         # invocation's own time too, then answer with the session as it is then.
         until = min(
@@ -87,7 +87,7 @@ def session_status(
         )
         wait_for_chunk(api.sessions, id, record.next_seq, until=until, clock=api.clock)
         record = _owned(api, name, id, tenant)
-        events = _events(api, record)
+        events, count = _events_after(api, record, after)
     pending = None
     if record.status == "paused" and record.pending_id:
         item = api.pending.get(record.pending_id)
@@ -101,8 +101,8 @@ def session_status(
         decisions=_decisions(api, record),
         text=record.text,
         stop_reason=record.stop_reason,
-        events=events[after:],
-        next=len(events),
+        events=events,
+        next=count,
     )
     return body.model_dump(by_alias=True, exclude_none=True)
 
@@ -132,14 +132,35 @@ def _decisions(api: Any, record: SessionRecord) -> list[SessionDecision]:
             tool=entry.tool,
             note=entry.reason or None if entry.kind in ("human", "escalation") else None,
         )
-        for entry in api.turns.audit.for_subject(record.session_id)
+        for entry in api.turns.audit.for_subject(record.session_id, rules=False)
         if entry.kind in ("human", "expiry", "escalation")
     ]
 
 
-def _events(api: Any, record: SessionRecord) -> list[dict[str, Any]]:
-    return [
-        event
-        for chunk in api.sessions.read_log(record.session_id, from_seq=record.first_seq)
-        for event in chunk.events
-    ]
+def _events_after(api: Any, record: SessionRecord, after: int) -> tuple[list[dict[str, Any]], int]:
+    """The session's events after its ``after``-th, and how many it holds.
+
+    A session that counts its events is read from its newest chunk back, only as
+    far as the new events go (none: no read); an older one is read whole.
+    """
+    if record.event_count is None:
+        events = [
+            event
+            for chunk in api.sessions.read_log(record.session_id, from_seq=record.first_seq)
+            for event in chunk.events
+        ]
+        return events[after:], len(events)
+    wanted = record.event_count - after
+    newest_first: list[list[dict[str, Any]]] = []
+    if wanted > 0 and record.next_seq > record.first_seq:
+        found = 0
+        chunks = api.sessions.read_log_back(
+            record.session_id, from_seq=record.first_seq, to_seq=record.next_seq - 1
+        )
+        for chunk in chunks:
+            newest_first.append(chunk.events)
+            found += len(chunk.events)
+            if found >= wanted:
+                break
+    events = [event for chunk in reversed(newest_first) for event in chunk]
+    return events[max(0, len(events) - wanted) :] if wanted > 0 else [], record.event_count

@@ -5,21 +5,26 @@ the turn may still add events (``running`` or ``paused``), the route waits here:
 a strongly consistent ``Query`` of the session's log from its next chunk on,
 which finds nothing (one read unit) until a step commits a chunk. The pause
 between reads doubles from ``FIRST_PAUSE`` to ``LONGEST_PAUSE``: an event
-committed soon after the watcher arrived is seen within a fraction of a second,
-and a watcher of a turn that waits for a person costs about one read a second
-(tests/unit/test_long_poll.py counts them; the README states the figure).
+committed by another process (on Lambda, the message function's turn) is seen
+within one pause, and a watcher of a turn that waits for a person costs about
+one read a second (tests/unit/test_long_poll.py counts them; the README states
+the figure). A commit made in this process (the local stack runs every
+function in one) ends the pause at once (``signoff.store.signal``): one read
+confirms it.
 """
 
 from __future__ import annotations
 
-import time
 from typing import TYPE_CHECKING, Final
+
+from signoff.store.signal import COMMITS
 
 if TYPE_CHECKING:
     from collections.abc import Callable
 
     from signoff.clock import Clock
     from signoff.store.base import Sessions
+    from signoff.store.signal import Commits
 
 __all__ = ["FIRST_PAUSE", "LONGEST_PAUSE", "MAX_WAIT", "wait_for_chunk"]
 
@@ -36,22 +41,29 @@ def wait_for_chunk(
     *,
     until: float,
     clock: Clock,
-    sleep: Callable[[float], None] = time.sleep,
+    sleep: Callable[[float], None] | None = None,
+    commits: Commits = COMMITS,
 ) -> int:
     """Wait until the log holds a chunk at ``from_seq`` or later, or ``until`` passes.
 
-    ``until`` is a ``clock.monotonic()`` time. Returns the number of log reads made.
+    ``until`` is a ``clock.monotonic()`` time. A pause is ``sleep`` when given (a
+    test's clock), else a wait that this process's next commit to the session ends.
+    Returns the number of log reads made.
     """
     reads = 0
     pause = FIRST_PAUSE
-    while True:
-        left = until - clock.monotonic()
-        if left <= 0:
-            return reads
-        sleep(min(pause, left))
-        pause = min(pause * 2, LONGEST_PAUSE)
-        reads += 1
-        # Only the first chunk is wanted: the route reads the whole log again once
-        # something is there, as it answers without a wait.
-        if next(iter(sessions.read_log(session_id, from_seq=from_seq)), None) is not None:
-            return reads
+    with commits.watch(session_id) as committed:
+        while True:
+            left = until - clock.monotonic()
+            if left <= 0:
+                return reads
+            if sleep is None:
+                committed(min(pause, left))
+            else:
+                sleep(min(pause, left))
+            pause = min(pause * 2, LONGEST_PAUSE)
+            reads += 1
+            # Only the first chunk is wanted: the route reads what it answers with
+            # once something is there.
+            if next(iter(sessions.read_log(session_id, from_seq=from_seq)), None) is not None:
+                return reads

@@ -78,6 +78,9 @@ class Sessions(Protocol):
     def read_log(self, session_id: str, *, from_seq: int = 0) -> Iterator[LogChunk]:
         """The session's log chunks from ``from_seq`` on, in order, paging as it goes."""
 
+    def read_log_back(self, session_id: str, *, from_seq: int, to_seq: int) -> Iterator[LogChunk]:
+        """The chunks from ``to_seq`` down to ``from_seq``, newest first, a few per read."""
+
     def gated(
         self, agent: str, *, since: float, until: float, tenant: str | None = None
     ) -> Iterator[SessionRecord]:
@@ -283,8 +286,9 @@ class Outbox(Protocol):
 class Audit(Protocol):
     def record(self, entries: list[AuditEntry]) -> None: ...
 
-    def for_subject(self, subject: str) -> list[AuditEntry]:
-        """Every entry about one session, oldest first."""
+    def for_subject(self, subject: str, *, rules: bool = True) -> list[AuditEntry]:
+        """Every entry about one session, oldest first; ``rules=False``: without the
+        gate's rule decisions (which need not be read then)."""
 
     def of_tenant(
         self,

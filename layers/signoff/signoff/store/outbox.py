@@ -187,10 +187,18 @@ class TableAudit(Stored):
         for item in [self._codec.encode(entry) for entry in entries]:
             self._items.put(item)
 
-    def for_subject(self, subject: str) -> list[AuditEntry]:
-        """Every entry about one session, oldest first."""
-        pk = codec.audit_key(subject, 0.0, "")[0]
-        return list(self._found(self._items.query(pk, index=codec.TABLE_KEY), AuditEntry))
+    def for_subject(self, subject: str, *, rules: bool = True) -> list[AuditEntry]:
+        """Every entry about one session, oldest first; ``rules=False``: without the
+        gate's rule decisions, in one read of the other entries (entries stored
+        before rules had a partition of their own may still be among them)."""
+        partitions = [codec.audit_key(subject, 0.0, "", rule=rule)[0] for rule in (False, rules)]
+        entries = [
+            entry
+            for pk in dict.fromkeys(partitions)
+            for entry in self._found(self._items.query(pk, index=codec.TABLE_KEY), AuditEntry)
+        ]
+        # two partitions, each in time order: one list in time order
+        return sorted(entries, key=lambda entry: codec.audit_key(subject, entry.at, entry.id)[1])
 
     def of_tenant(
         self,

@@ -8,6 +8,7 @@ from typing import TYPE_CHECKING
 from signoff.errors import LeaseLost
 from signoff.store import codec, rules
 from signoff.store.records import LogChunk, SessionRecord
+from signoff.store.signal import COMMITS
 from signoff.store.stored import Stored
 from signoff.store.table import Attr, ConditionFailed, Put, Update
 
@@ -91,6 +92,7 @@ class TableSessions(Stored):
             self._items.transact(writes)
         except ConditionFailed as refused:
             raise LeaseLost(session.session_id) from refused
+        COMMITS.committed(session.session_id)
 
     def stalled(self, before: float, *, limit: int = 100) -> list[SessionRecord]:
         """Running sessions whose lease ran out by ``before``, longest stalled first."""
@@ -125,6 +127,16 @@ class TableSessions(Stored):
         """The session's log chunks from ``from_seq`` on, in order, paging as it goes."""
         pk, low, high = codec.chunk_range(session_id, from_seq)
         pages = self._items.query(pk, Attr("sk").between(low, high), index=codec.TABLE_KEY)
+        return self._found(pages, LogChunk)
+
+    def read_log_back(self, session_id: str, *, from_seq: int, to_seq: int) -> Iterator[LogChunk]:
+        """The chunks from ``to_seq`` down to ``from_seq``, newest first, a few per read."""
+        pk, low, _ = codec.chunk_range(session_id, from_seq)
+        high = codec.chunk_key(session_id, to_seq)[1]
+        # a watcher wants the last chunk or two: small pages, not the whole log in one read
+        pages = self._items.query(
+            pk, Attr("sk").between(low, high), index=codec.TABLE_KEY, limit=2, descending=True
+        )
         return self._found(pages, LogChunk)
 
 def _gates(chunk: LogChunk) -> bool:
