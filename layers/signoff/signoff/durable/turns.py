@@ -26,6 +26,7 @@ from signoff.durable.slots import RunCap, RunSlots, defer
 from signoff.engine import Engine, Finished, Paused
 from signoff.errors import NotFound, SessionBusy, SignoffError
 from signoff.ids import new_id
+from signoff.notify import lifecycle
 from signoff.settings import LAMBDA_MAX_TIMEOUT, LEASE_MARGIN
 from signoff.store.records import PendingItem, SessionRecord
 
@@ -208,7 +209,9 @@ class Turns:
         people = self.catalog.get(item.agent).people if item.policy is not None else None
         decided = self.decisions.decide(item, verdict, actor, check, tool, people)
         if decided.status == "pending":
-            # a vote short of the quorum: the turn waits for the vote that reaches it
+            # a vote short of the quorum: the turn waits for the vote that reaches it,
+            # and the chat messages sent about the item show the new tally
+            self._redraw(decided)
             return Decided(item=decided)
         result = self.resume(decided, deadline=deadline) if resume else None
         if schedule is not None and (result is None or result.status == "running"):
@@ -543,6 +546,15 @@ class Turns:
         return TurnResult(
             status="running", events=journal.run_events, session_id=session_id, agent=name
         )
+
+    def _redraw(self, item: PendingItem) -> None:
+        """Ask the notifier to redraw the messages sent about ``item`` (its votes changed)."""
+        subject = lifecycle.votes_subject(item.id, item.vote_count)
+        try:
+            self.queue.send({"pendingId": subject, "sessionId": item.session_id})
+        except SignoffError:
+            # the vote stands; only the chat messages show the older tally
+            log.warning("could not ask for a redraw of %s", item.id, exc_info=True)
 
     def _enqueue(self, record: SessionRecord, rows: list[OutboxRow]) -> None:
         """Tell the notifier about committed rows: one message per subject."""

@@ -120,6 +120,10 @@ class Notifier:
             SendFailed: a channel failed transiently (the others were recorded).
         """
         report = FanoutReport()
+        if lifecycle.is_votes(subject):
+            # a vote short of the quorum: the messages sent show the new tally
+            self.redraw(lifecycle.item_of(subject))
+            return report
         rows = [row for row in self.outbox.rows(subject) if row.notified_at is None]
         item = None
         if any(row.notification is None for row in rows):
@@ -239,6 +243,29 @@ class Notifier:
                 channel.refresh(row.receipt, notification)
             except SendFailed:
                 log.warning("could not show the escalation of %s on %s", pending_id, row.channel)
+
+    def redraw(self, pending_id: str) -> None:
+        """Redraw every message sent about ``pending_id`` (its own and its escalation
+        steps') from the item as it stands now, buttons kept, on the channels that can
+        change a sent message; best effort, a failure is logged. Nothing once decided:
+        the decision's own outcome update is what those messages show then."""
+        item = self.pending.get(pending_id)
+        if item is None or item.status != "pending":
+            return
+        subjects = [pending_id] + [
+            lifecycle.escalation_subject(pending_id, n) for n in range(1, item.escalation_step + 1)
+        ]
+        for row in (row for subject in subjects for row in self.outbox.rows(subject)):
+            if not row.receipt or row.notified_at is None:
+                continue  # nothing sent that could be changed
+            try:
+                channel = self.channels.get(row.channel)
+                if not isinstance(channel, Refreshes):
+                    continue  # email and webhooks cannot change what they delivered
+                notification = self._composer().for_item(item, deciding=_decides(channel))
+                channel.refresh(row.receipt, notification)
+            except SendFailed:
+                log.warning("could not redraw the message of %s on %s", pending_id, row.channel)
 
     def _give_up(self, row: OutboxRow, failure: SendFailed, report: FanoutReport) -> None:
         # Not at once: a slow retry (the sweeper's) lets a fixed configuration heal it.

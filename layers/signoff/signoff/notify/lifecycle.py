@@ -18,7 +18,12 @@ subject                                     kind              when
 ``stuck:<pendingId>:<n>``                   ``stuck``         the n-th reminder
 ``stalled:<sessionId>:<runId>``             ``stuck``         the run's lease ran out
 ``escalate:<pendingId>:<n>``                 the item's kind   escalation step n
+``votes:<pendingId>:<n>``                    (none)            the n-th vote, short of
+                                                              the quorum
 ==========================================  ================  =====================
+
+A vote's subject has no rows at all: it asks the notifier to redraw the messages
+already sent about the item (Slack, Lark) with the new tally, buttons kept.
 
 An escalation step's rows are the exception here: they carry no notification but
 are composed from their pending item when sent (``item_of``), like the item's own
@@ -48,6 +53,7 @@ __all__ = [
     "Trigger",
     "escalation_rows",
     "escalation_subject",
+    "is_votes",
     "item_of",
     "rows",
     "run_finish_subject",
@@ -59,10 +65,12 @@ __all__ = [
     "still_waiting",
     "stuck_subject",
     "subscribers",
+    "votes_subject",
 ]
 
 
 _ESCALATE = "escalate:"
+_VOTES = "votes:"
 
 
 def subscribers(notify: Mapping[str, Sequence[str]], event: str) -> list[str]:
@@ -91,11 +99,22 @@ def escalation_subject(pending_id: str, number: int) -> str:
     return f"{_ESCALATE}{pending_id}:{number}"
 
 
+def votes_subject(pending_id: str, count: int) -> str:
+    """The subject of the ``count``-th vote on a pending item (a redraw of its messages)."""
+    return f"{_VOTES}{pending_id}:{count}"
+
+
+def is_votes(subject: str) -> bool:
+    """Whether ``subject`` is a vote's: redraw the item's messages, send nothing new."""
+    return subject.startswith(_VOTES)
+
+
 def item_of(subject: str) -> str:
     """The pending item whose notification a subject's rows compose: the subject
-    itself, or the item an escalation step's subject names."""
-    if subject.startswith(_ESCALATE):
-        return subject.removeprefix(_ESCALATE).rpartition(":")[0]
+    itself, or the item an escalation step's (or a vote's) subject names."""
+    for prefix in (_ESCALATE, _VOTES):
+        if subject.startswith(prefix):
+            return subject.removeprefix(prefix).rpartition(":")[0]
     return subject
 
 
