@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING, Any
 import pytest
 
 from signoff.channels.memory import RecordingChannel, RecordingChat
+from signoff.channels.notification import idempotency_key, notification_key
 from signoff.durable.decide import not_sent_to
 from signoff.durable.sweeper import Sweeper
 from signoff.errors import AlreadyResolved
@@ -465,3 +466,13 @@ def test_the_card_says_where_the_item_stands(
     assert "Escalated: to leads 2 minutes ago (step 1 of 3)" in card_of(current).text(now)
     page = approval_card(card_of(current), now=now, expires_text="", session_id="s")
     assert "<dt>Escalated</dt><dd>to leads 2 minutes ago (step 1 of 3)</dd>" in page
+
+
+def test_an_escalation_steps_keys_are_its_own() -> None:
+    channel_key = idempotency_key("r1", lifecycle.escalation_subject("p1", 2), "leads")
+
+    assert channel_key == "r1:escalate:p1:2:leads"
+    assert notification_key(channel_key, run_id="r1", channel="leads") == "r1:escalate:p1:2"
+    assert notification_key("r1:p1:leads", run_id="r1", channel="leads") == "r1:p1"
+    assert lifecycle.item_of(lifecycle.escalation_subject("p:1", 3)) == "p:1"
+    assert lifecycle.item_of("stuck:p1:1") == "stuck:p1:1"

@@ -169,6 +169,7 @@ def notification_key(channel_key: str, *, run_id: str, channel: str) -> str:
     ``run:<runId>:run_finish``              ``<runId>:result``
     ``stuck:<pendingId>:<n>``               ``<runId>:<pendingId>:stuck:<n>``
     ``stalled:<sessionId>:<runId>``         ``<runId>:stalled``
+    ``escalate:<pendingId>:<n>``            ``<runId>:escalate:<pendingId>:<n>``
     ======================================  ====================================
 
     The same on every channel and every retry. A key of another shape (a caller
