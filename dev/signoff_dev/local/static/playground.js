@@ -167,7 +167,9 @@ function openApproval(event) {
   $("approval-summary").textContent = visible(event.tool);
   $("approval-meta").textContent = "";
   $("approval-expires").textContent = "";
-  for (const box of ["approval-request-box", "approval-said-box"]) $(box).hidden = true;
+  for (const box of ["approval-request-box", "approval-said-box", "approval-votes-box"]) {
+    $(box).hidden = true;
+  }
   $("approval-details").open = false;
   $("approval-tool").textContent = visible(event.tool);
   $("approval-args").textContent = visible(JSON.stringify(event.args, null, 2));
@@ -214,6 +216,7 @@ async function showCard(event) {
   }
   if (!pending || pending.id !== event.id || $("approval").dataset.item !== event.id) return;
   if (pending.summary) $("approval-summary").textContent = visible(pending.summary);
+  showVotes(pending.approvals);
   for (const [field, box] of [["request", "approval-request"], ["said", "approval-said"]]) {
     $(box).textContent = visible(pending[field] || "");
     $(`${box}-box`).hidden = !pending[field];
@@ -303,6 +306,12 @@ function openQuestion(event) {
 
 // The decision goes through the API's own route; the open stream (or the long-poll) carries
 // what follows.
+// An approval that needs several people: "1 of 2 approvals — alice" (none: hidden).
+function showVotes(approvals) {
+  $("approval-votes").textContent = approvals ? visible(approvals.line) : "";
+  $("approval-votes-box").hidden = !approvals;
+}
+
 async function decide(dialog, route, body, errorField, buttons) {
   const item = dialog.dataset.item;
   for (const button of buttons) button.disabled = true;
@@ -312,6 +321,13 @@ async function decide(dialog, route, body, errorField, buttons) {
       headers: requestHeaders(true),
       body: JSON.stringify(body),
     });
+    // 202 with the item itself: a vote short of its quorum, the turn waits for more
+    const voted = response.status === 202 ? await response.clone().json().catch(() => ({})) : {};
+    if (voted.approvals && voted.id === item) {
+      showVotes(voted.approvals);
+      $(errorField).textContent = "Your vote is recorded; it waits for the other approvals.";
+      return; // the buttons stay disabled: a person votes once
+    }
     // 409: someone decided first (a link, Slack): the stream shows what they chose.
     if (response.ok || response.status === 409) {
       if (dialog.open && dialog.dataset.item === item) dialog.close();
