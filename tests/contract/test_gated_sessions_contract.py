@@ -32,7 +32,12 @@ def step(
     events = [DECISION] if gated else [{"type": "assistant:text", "text": "hi"}]
     chunk = LogChunk(session_id=session_id, seq=seq, run_id="r", events=events, at=at)
     done = (current or session).model_copy(
-        update={"status": "done", "next_seq": seq + 1, "expires_at": s.get("expires_at")}
+        update={
+            "status": "done",
+            "next_seq": seq + 1,
+            "expires_at": s.get("expires_at"),
+            "updated_at": at,  # as the journal stamps each commit
+        }
     )
     store.sessions.commit(Commit(session=done, chunk=chunk, release=True), owner=owner)
 
@@ -90,3 +95,15 @@ def test_a_session_past_its_retention_is_not_listed(
     step(store, records, "gone", t0, expires_at=t0 + DAY)
     clock.advance(2 * DAY)
     assert listed(store, t0, t0 + 2 * DAY) == ["kept"]
+
+
+def test_written_since_reads_every_session_written_since_a_time_across_pages(
+    store: Store, records: Records, t0: float
+) -> None:
+    step(store, records, "before", t0 - 10)
+    names = [f"s{n}" for n in range(7)]  # more than a page of 3, among other items
+    for n, name in enumerate(names):
+        step(store, records, name, t0 + n, gated=n % 2 == 0, agent=f"agent-{n % 3}")
+    found = {s.session_id: s.agent for s in store.sessions.written_since(t0)}
+    assert found == {name: f"agent-{n % 3}" for n, name in enumerate(names)}
+    assert [s.session_id for s in store.sessions.written_since(t0 + 6)] == ["s6"]

@@ -21,6 +21,7 @@ import pytest
 
 from signoff.clock import ManualClock
 from signoff.store.dynamodb import DynamoStore
+from signoff.store.memory import MemoryStore
 from tests.conftest import ROOT
 from tests.support.aws import moto_server as moto_server
 from tests.support.replay_history import (
@@ -59,14 +60,14 @@ def signoff(*args: str, env: dict[str, str], unset: tuple[str, ...] = ()) -> Any
 
 
 @pytest.fixture
-def history(moto_server: dict[str, str]) -> list[Made]:
+def history(moto_server: dict[str, str], tmp_path_factory: pytest.TempPathFactory) -> list[Made]:
     """Real turns an hour ago, 150 written calls over the last ten days."""
     store = DynamoStore.from_env()
     clock = ManualClock(datetime.fromtimestamp(time.time() - 3600, UTC))
     made = drive_turns(store, clock)
     now = time.time()
     written = random_calls(150, start=now - 10 * DAY, end=now - 60, seed=5)
-    write_calls(store, written, gate(OLD_RULES, ROOT / ".pytest_cache"))
+    write_calls(store, written, gate(OLD_RULES, tmp_path_factory.mktemp("rules")))
     return made + written
 
 
@@ -169,3 +170,29 @@ def test_other_usage_errors_exit_2(
     done = signoff(AGENT, "--rules", str(path), *args, env=env, unset=unset)
     assert done.returncode == 2
     assert says in done.stderr
+
+
+def test_scan_reads_calls_recorded_before_the_table_listed_them_by_day(
+    moto_server: dict[str, str], tmp_path: Path
+) -> None:
+    now = time.time()
+    made = random_calls(40, start=now - DAY, end=now - 60, seed=11)
+    old = gate(OLD_RULES, tmp_path)
+    written = MemoryStore(clock=ManualClock())
+    write_calls(written, made, old)
+    table = DynamoStore.from_env().table
+    for page in written.table.scan():  # the items, as a version without the listing wrote them
+        for item in page:
+            if item["kind"] != "gated":
+                table.put(item)
+    path = rules_file(tmp_path, LOOSER_RULES)
+
+    plain = signoff(AGENT, "--rules", str(path), "--json", env=moto_server)
+    assert plain.returncode == 0 and json.loads(plain.stdout)["calls"] == 0
+    scanned = signoff(AGENT, "--rules", str(path), "--json", "--scan", env=moto_server)
+    document = json.loads(scanned.stdout)
+    expected = expected_changes(made, old, gate(LOOSER_RULES, tmp_path), since=now - DAY)
+    assert document["calls"] == sum(1 for call in made if call.gated)
+    assert as_set(document) == expected
+    assert ("ask", "allow") in {(was, then) for _, _, was, then in expected}
+    assert scanned.returncode == 1, scanned.stderr

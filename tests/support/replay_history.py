@@ -288,5 +288,5 @@ def write_calls(store: Any, made: list[Made], old: actauth.Gate) -> None:
             events=events,
             at=first.at,
         )
-        done = session.model_copy(update={"status": "done", "next_seq": 1})
+        done = session.model_copy(update={"status": "done", "next_seq": 1, "updated_at": first.at})
         store.sessions.commit(Commit(session=done, chunk=chunk, release=True), owner=owner)

@@ -78,6 +78,12 @@ def register(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> N
         help=f"changed calls shown per kind of change (default: {EXAMPLES}); "
         "with --json, every change unless given",
     )
+    replay.add_argument(
+        "--scan",
+        action="store_true",
+        help="also read sessions recorded before the table listed them by agent and day "
+        "(a Scan: reads the whole table)",
+    )
     replay.add_argument("--json", action="store_true", help="print one JSON document")
     replay.set_defaults(command=_replay)
 
@@ -133,7 +139,14 @@ def _replay(args: argparse.Namespace) -> int:
         raise UsageError(f"--since {args.since!r} is not in the past")
     store = _store()
     replay = replay_rules(
-        store.sessions, store.pending, args.agent, rules, since=since, until=now, tenant=args.tenant
+        store.sessions,
+        store.pending,
+        args.agent,
+        rules,
+        since=since,
+        until=now,
+        tenant=args.tenant,
+        scan=args.scan,
     )
     if args.json:
         document = replay.to_json(examples=args.examples)

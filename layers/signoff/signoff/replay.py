@@ -22,12 +22,14 @@ change, and a lower one is less guarded. When the item is gone (its retention
 passed), the recorded quorum is unknown and only the decision is compared.
 
 The sessions read are those the store lists for the agent's days
-(``Sessions.gated``); the log of a session written before that listing existed
-is not listed, so its calls are not replayed.
+(``Sessions.gated``). A session whose calls were recorded before that listing
+existed is not listed; ``scan=True`` also reads every session written since the
+window opened (``Sessions.written_since``, a Scan of the whole table) to find them.
 """
 
 from __future__ import annotations
 
+import itertools
 import re
 from collections import Counter
 from dataclasses import dataclass, field, replace
@@ -40,7 +42,7 @@ from signoff.gate import Scope, decide
 from signoff.messages import AssistantMessage
 
 if TYPE_CHECKING:
-    from collections.abc import Iterable
+    from collections.abc import Iterable, Iterator
 
     from signoff.gate import Decision, GateDecision, RuleSet
     from signoff.messages import ToolCall
@@ -225,15 +227,18 @@ def replay_rules(
     since: float,
     until: float,
     tenant: str | None = None,
+    scan: bool = False,
 ) -> Replay:
     """Decide every call the gate decided for ``agent`` from ``since`` to ``until``
     (of ``tenant`` only, if given) again with ``rules``, and list what changes.
 
-    ``pending`` holds the items of the calls that were asked about: their quorum."""
+    ``pending`` holds the items of the calls that were asked about: their quorum.
+    ``scan``: also find sessions by reading the whole table (see the module's notes).
+    """
     calls = 0
     unmatched = 0
     changes: list[Change] = []
-    for session in sessions.gated(agent, since=since, until=until, tenant=tenant):
+    for session in _sessions(sessions, agent, since=since, until=until, tenant=tenant, scan=scan):
         chunks = sessions.read_log(session.session_id, from_seq=session.first_seq)
         found, missing, asked = recorded_calls(session, chunks, since=since, until=until)
         unmatched += missing
@@ -263,6 +268,29 @@ def replay_rules(
         unmatched=unmatched,
         changes=tuple(changes),
     )
+
+
+def _sessions(
+    sessions: Sessions,
+    agent: str,
+    *,
+    since: float,
+    until: float,
+    tenant: str | None,
+    scan: bool,
+) -> Iterator[SessionRecord]:
+    """The agent's sessions to read, each once: those listed by day, then (``scan``)
+    those of the agent and tenant written since ``since`` that no day listed."""
+    seen: set[str] = set()
+    listed = sessions.gated(agent, since=since, until=until, tenant=tenant)
+    scanned = sessions.written_since(since) if scan else iter(())
+    for session in itertools.chain(listed, scanned):
+        if session.session_id in seen or session.agent != agent:
+            continue
+        if tenant is not None and session.tenant != tenant:
+            continue
+        seen.add(session.session_id)
+        yield session
 
 
 def recorded_calls(

@@ -91,6 +91,13 @@ class Sessions(Protocol):
         Whole days: the caller keeps the chunks inside its exact window.
         """
 
+    def written_since(self, since: float) -> Iterator[SessionRecord]:
+        """Every session last written at or after ``since``, whatever its agent.
+
+        It reads the whole table (a Scan): for offline tools that must also see
+        sessions ``gated`` does not list (written before that listing existed).
+        """
+
     def stalled(self, before: float, *, limit: int = 100) -> list[SessionRecord]:
         """Running sessions whose turn stopped moving by ``before``, longest stalled first.
 

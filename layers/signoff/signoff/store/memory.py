@@ -135,6 +135,18 @@ class MemoryTable:
                 return
             after = place(page[-1])
 
+    def scan(self, keep: Condition | None = None) -> Iterator[list[Item]]:
+        """Every item meeting ``keep``, by key, page by page."""
+        with self.lock:
+            rows = sorted(
+                (dict(row) for row in self._rows.values() if keep is None or keep.holds(row)),
+                key=lambda row: (row["pk"], row["sk"]),
+            )
+        for start in range(0, len(rows), self.page_size):
+            yield rows[start : start + self.page_size]
+        if not rows:
+            yield []
+
 
 class MemoryStore:
     """Every store port over one ``MemoryTable``, with large values in ``MemoryBlobs``."""

@@ -123,6 +123,12 @@ class TableSessions(Stored):
                     if record is not None:
                         yield record
 
+    def written_since(self, since: float) -> Iterator[SessionRecord]:
+        """Every session last written at or after ``since``: a Scan of the whole table."""
+        updated = Attr("updated_at")
+        keep = Attr("kind").eq("session") & (updated.gt(since) | updated.eq(since))
+        return self._found(self._items.scan(keep), SessionRecord)
+
     def read_log(self, session_id: str, *, from_seq: int = 0) -> Iterator[LogChunk]:
         """The session's log chunks from ``from_seq`` on, in order, paging as it goes."""
         pk, low, high = codec.chunk_range(session_id, from_seq)
@@ -138,6 +144,7 @@ class TableSessions(Stored):
             pk, Attr("sk").between(low, high), index=codec.TABLE_KEY, limit=2, descending=True
         )
         return self._found(pages, LogChunk)
+
 
 def _gates(chunk: LogChunk) -> bool:
     """Whether the step decided a tool call by the rules (an ``actauth:decision``)."""

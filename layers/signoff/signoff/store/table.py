@@ -345,3 +345,11 @@ class Table(Protocol):
         Raises:
             ConditionFailed: the condition of write number ``write`` did not hold.
         """
+
+    def scan(self, keep: Condition | None = None) -> Iterator[list[Item]]:
+        """Every item of the table (no index) that meets ``keep``, page by page.
+
+        A read of the whole table (DynamoDB's Scan, ``keep`` its filter), so only
+        offline tools use it (``signoff rules replay --scan``), never a request.
+        Items past their ttl are included, as in ``query``.
+        """

@@ -193,6 +193,21 @@ class DynamoTable:
                 return
             args["ExclusiveStartKey"] = last
 
+    def scan(self, keep: Condition | None = None) -> Iterator[list[Item]]:
+        """Every item meeting ``keep`` (Scan with a FilterExpression), page by page."""
+        args: dict[str, Any] = {"TableName": self.name, "Limit": self.page_size}
+        args["ConsistentRead"] = True
+        if keep is not None:
+            slots = Placeholders()
+            args |= _expressions(slots, FilterExpression=keep.render(slots))
+        while True:
+            page = self._call(self._client.scan, **args)
+            yield [load(cast("dict[str, Any]", item)) for item in page.get("Items", [])]
+            last = page.get("LastEvaluatedKey")
+            if not last:
+                return
+            args["ExclusiveStartKey"] = last
+
 
 def _translate(exc: ClientError) -> Exception:
     response = cast("dict[str, Any]", exc.response)
