@@ -19,7 +19,8 @@ at ``POST /_local/trigger``. A page could reach all of that two ways:
   which no page can send cross-site without a preflight; and ``/_local/*`` is
   refused to other origins even for GET.
 
-Two routes take forms. The link page's form (``POST /a/{token}``) must show
+Two kinds of route take forms. A card page's form (the link page's
+``POST /a/{token}``, the approvals inbox's ``POST /inbox/items/{id}``) must show
 that it came from the page itself: a same-origin ``Origin``, or — from a
 browser that sent none — a same-origin ``Referer`` or ``Sec-Fetch-Site:
 same-origin``; no marker at all is refused. Slack's interaction callback is a
@@ -60,7 +61,8 @@ _SAFE: Final = frozenset({"GET", "HEAD", "OPTIONS"})
 _JSON: Final = "application/json"
 _LOCAL_ONLY: Final = "/_local/"
 # (method, path template) of the link page's form.
-_LINK_FORM: Final = ("POST", "/a/{token}")
+# The card pages' forms: a link's, and an inbox item's (signoff.api.inbox).
+_PAGE_FORMS: Final = frozenset({("POST", "/a/{token}"), ("POST", "/inbox/items/{id}")})
 # Form posts a vendor's servers sign; the route checks the signature.
 _SIGNED_FORMS: Final = frozenset({("POST", "/slack/interactions")})
 # Characters no Host of ours contains; urlsplit would read "a@b" as user "a" at host "b".
@@ -130,7 +132,7 @@ class RequestGuard:
         if found is None:
             return None  # no route runs: the gateway's own 404 / 405
         key = (request.method.upper(), found[0].path)
-        if key == _LINK_FORM:
+        if key in _PAGE_FORMS:
             return _form_refusal() if cross_site or not _from_its_page(headers, host) else None
         if cross_site:
             return _refusal(Forbidden("a request from another site may not change anything here"))
