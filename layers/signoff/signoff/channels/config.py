@@ -198,6 +198,9 @@ class EmailSettings(ChannelSettings):
     to: list[EmailAddress] = Field(min_length=1)
     sender: EmailAddress = Field(alias="from")
     approvers: list[EmailAddress] = Field(default_factory=list)
+    # Each approver's approval mail also links their approvals inbox (``GET /inbox``),
+    # signed for their address: every waiting item of the tenant, not only this one.
+    inbox_link: bool = False
 
     def mails(self, address: str) -> bool:
         """Whether ``address`` is one of this channel's recipients (case-insensitively)."""

@@ -89,8 +89,11 @@ class EmailChannel:
         *,
         client: SESV2Client,
         approvers: list[str] | None = None,
+        inbox_link: bool = False,
     ) -> None:
         self.name = name
+        # Whether each approver's mail links their approvals inbox too (``inboxLink``).
+        self.inbox_link = inbox_link
         self.to = list(to)
         self.sender = sender
         # Who may decide from a link in this mailbox (empty: anyone who has the link).
@@ -115,6 +118,7 @@ class EmailChannel:
             settings.sender,
             client=lazy_client("sesv2"),
             approvers=settings.approvers,
+            inbox_link=settings.inbox_link,
         )
 
     def allows(self, address: str) -> bool:
@@ -294,10 +298,14 @@ def render(notification: Notification) -> tuple[str, str]:
         text_lines += ["", f"Arguments ({scrub(notification.tool or '')}):", arguments]
     if link:
         text_lines += ["", f"{action}: {link}"]
+    inbox = _safe_link(notification.inbox_url)
+    if inbox:
+        text_lines += [f"Your approvals inbox: {inbox}"]
     text_lines += ["", "-- ", footer]
     text = "\n".join(text_lines).strip() + "\n"
     tool = scrub(notification.tool or "")
-    return text, _html(title, lead, options, rows, (tool, arguments), link, action, footer)
+    call = (tool, arguments)
+    return text, _html(title, lead, options, rows, call, link, action, footer, inbox=inbox)
 
 
 # Inline styles (mail clients drop <style>); the <style> block only adds dark mode
@@ -322,6 +330,8 @@ def _html(
     link: str | None,
     action: str,
     footer: str,
+    *,
+    inbox: str | None = None,
 ) -> str:
     e = html.escape
     tool, arguments = call
@@ -358,6 +368,12 @@ def _html(
             '<pre class="code" style="margin:0 0 12px;padding:12px;background:#f3f4f6;'
             "color:#1a1a1a;border-radius:6px;white-space:pre-wrap;word-break:break-word;"
             f'font-size:13px;font-family:ui-monospace,Menlo,Consolas,monospace">{e(arguments)}</pre>'
+        )
+    if inbox:
+        # a text link after the card: the card keeps its one button
+        parts.append(
+            f'<p class="muted" style="margin:16px 0 0;font-size:13px;color:#4a4a4a">'
+            f'<a href="{e(inbox, quote=True)}" style="color:#1f4e99">Your approvals inbox</a></p>'
         )
     parts.append(
         f'<p class="muted" style="margin:16px 0 0;font-size:12px;color:#4a4a4a">{e(footer)}</p>'

@@ -89,6 +89,9 @@ class Notification(BaseModel):
     escalated_to: list[str] | None = None
     # An approval that needs several people: the tally, "1 of 2 approvals — alice".
     approvals: str | None = None
+    # The recipient's own approvals inbox (``GET /inbox?token=``), where an email
+    # channel sets ``inboxLink``: every item of the tenant waiting for them.
+    inbox_url: str | None = None
 
     def card(self) -> Card | None:
         """The decision card of an approval or a question (None for the other kinds)."""

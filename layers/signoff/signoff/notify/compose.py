@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from datetime import UTC, datetime
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Final
 from urllib.parse import quote
 
 from signoff.card import Card, Escalation, readable_args
@@ -16,7 +16,10 @@ if TYPE_CHECKING:
     from signoff.store.records import PendingItem
     from signoff.tokens import Action, Signer
 
-__all__ = ["Composer", "card_of"]
+__all__ = ["INBOX_LINK_TTL", "Composer", "card_of"]
+
+# How long an approval mail's inbox link works, from the ask (seconds).
+INBOX_LINK_TTL: Final = 7 * 86400
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -33,6 +36,7 @@ class Composer:
         recipient: str | None = None,
         channel: str | None = None,
         deciding: bool = True,
+        inbox: bool = False,
     ) -> Notification:
         """The approval or question notification of ``item``.
 
@@ -44,6 +48,9 @@ class Composer:
         item and takes no decision. That is what a chat channel listing ``approvers``
         gets: a token naming nobody decides as whoever holds it, and everyone who
         reads the chat message would hold it, approvers or not.
+
+        With ``inbox`` (and a ``recipient``) it also links the recipient's approvals
+        inbox (``inboxUrl``), signed for them until ``INBOX_LINK_TTL`` after the ask.
         """
         base = self.public_url.rstrip("/")
         pid = quote(item.id)
@@ -79,6 +86,11 @@ class Composer:
             common["approvals"] = card.approvals
         if deciding:
             common["resume_token"] = token
+        if inbox and recipient is not None:
+            # from the ask, not the send: a retried mail carries the same link
+            until = item.requested_at + INBOX_LINK_TTL
+            opened = self.signer.issue_inbox(item.tenant, recipient, until)
+            common["inbox_url"] = f"{base}/inbox?token={quote(opened)}"
         if item.kind == "question":
             options = f"\n\nSuggested answers: {', '.join(item.options)}" if item.options else ""
             if deciding:

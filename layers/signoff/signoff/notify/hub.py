@@ -168,8 +168,12 @@ class Notifier:
             ):
                 # each recipient's own links: a decision through one names its person
                 composer = self._composer()
+                # an approver's own inbox link too, where the channel says so (inboxLink)
+                inbox = _inbox_linked(channel)
                 letters = {
-                    address: composer.for_item(item, recipient=address, channel=row.channel)
+                    address: composer.for_item(
+                        item, recipient=address, channel=row.channel, inbox=inbox(address)
+                    )
                     for address in channel.recipients
                 }
                 delivery = channel.notify_each(letters, claimed.idempotency_key, previous)
@@ -281,6 +285,15 @@ class Notifier:
                 update={"failed": True, "failures": failures, "retry_at": retry_at}
             )
             self._on_permanent_failure(recorded, failure)
+
+
+def _inbox_linked(channel: object) -> Callable[[str], bool]:
+    """Which recipients' mails link their approvals inbox: the approvers', where the
+    channel sets ``inboxLink`` (``EmailChannel.inbox_link``); nobody's elsewhere."""
+    allows = getattr(channel, "allows", None)
+    if not getattr(channel, "inbox_link", False) or not callable(allows):
+        return lambda address: False
+    return lambda address: bool(allows(address))
 
 
 def _previous(row: OutboxRow) -> Delivery | None:
