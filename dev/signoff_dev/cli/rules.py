@@ -153,7 +153,8 @@ def _replay(args: argparse.Namespace) -> int:
         document["rules"] = str(args.rules)
         print(json.dumps(document, indent=2, ensure_ascii=False))
     else:
-        _print(replay, args.rules, EXAMPLES if args.examples is None else args.examples)
+        examples = EXAMPLES if args.examples is None else args.examples
+        _print(replay, args.rules, examples, scanned=args.scan)
     return EXIT_LESS_GUARDED if replay.less_guarded else EXIT_OK
 
 
@@ -165,7 +166,7 @@ def _rule(name: str | None) -> str:
     return "default" if name is None else f"'{name}'"
 
 
-def _print(replay: Replay, rules: Path, examples: int) -> None:
+def _print(replay: Replay, rules: Path, examples: int, *, scanned: bool) -> None:
     paint = style_for(sys.stdout)
     who = f" of tenant {replay.tenant}" if replay.tenant else ""
     print(
@@ -174,6 +175,9 @@ def _print(replay: Replay, rules: Path, examples: int) -> None:
     )
     if replay.unmatched:
         print(f"  {replay.unmatched} recorded decision(s) without their call in the log: skipped")
+    if not replay.calls and not scanned:
+        # sessions recorded before the table listed them by day are found only by a scan
+        print("  (none listed for these days; --scan also reads sessions recorded earlier)")
     if not replay.changes:
         print("no decision would change")
         return
