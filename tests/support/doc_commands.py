@@ -27,6 +27,12 @@ _SHELLS = ("sh", "bash", "shell")
 
 # (file, the block's first command line) → why a test does not run it as written.
 NOT_RUNNABLE: dict[tuple[str, str], str] = {
+    (
+        "README.md",
+        'curl -s "$API/inbox" -H "x-api-key: $KEY"   # pending items, oldest first',
+    ): "needs a deployed stack's $API and $KEY, and a table for the CLI; the routes run on the "
+    "handlers in tests/functional/test_inbox_routes.py and in a browser on the local stack in "
+    "tests/browser/test_inbox_page.py, the commands in tests/functional/test_inbox_cli.py",
     ("README.md", "make demo"): "make itself: installs the project; `signoff demo`, which it "
     "runs, is tests/e2e/test_local_stack.py's demo test, and `make test` is the test run",
     ("README.md", ". .venv/bin/activate"): "signoff dev serves until Ctrl-C; the stack it starts "
