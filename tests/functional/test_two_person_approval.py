@@ -193,7 +193,7 @@ def test_two_approvers_reach_the_quorum_and_the_turn_resumes_once(
 
     item = deployment.item(paused["id"])
     assert (item.status, item.resolved_by, item.resolved_via) == ("approved", "U0BOB", "fin-slack")
-    assert "Approved by U0BOB" in text
+    assert "Approved by U0BOB" in text and "(2 of 2 approvals — carol, bob)" in text
     status = deployment.status(paused)
     assert status["status"] == "done"
     assert refunds_run(status) == 1
@@ -213,6 +213,7 @@ def test_a_deny_by_either_stops_it(deployment: Deployment) -> None:
     denied = deployment.link(paused["id"], BOB, "deny")
 
     assert denied["statusCode"] == 200, denied["body"]
+    assert "1 of 2 approvals — alice; 1 of 1 denies — bob" in denied["body"]
     item = deployment.item(paused["id"])
     assert (item.status, item.resolved_by) == ("denied", BOB)
     status = deployment.status(paused)

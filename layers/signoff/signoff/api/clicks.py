@@ -173,6 +173,8 @@ def _describe(item: PendingItem) -> str:
     subject = item.summary or item.tool or item.question or "the request"
     answer = f" “{item.answer}”" if item.status == "answered" else ""
     told = f"{subject}{answer} — {_decided(item)}"
+    if item.tally is not None and item.votes:
+        told += f" ({item.tally})"
     if item.status == "approved" and item.edited_args is not None:
         told += f", with changes: {describe_changes(item.args or {}, item.edited_args)}"
     elif item.status == "denied" and item.note:

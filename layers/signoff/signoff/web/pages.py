@@ -287,6 +287,8 @@ def _resolution(item: PendingItem) -> list[tuple[str, str]]:
         rows.append(("Decided", f"{_e(who)}, {_time(item.resolved_at)}"))
     elif item.status == "expired":
         rows.append(("Expired at", _time(item.expires_at)))
+    if item.tally is not None and item.votes:
+        rows.append(("Approvals", _e(item.tally)))
     edited = item.edited_args
     if edited is not None and item.status == "approved":
         rows.append(("Changes", _e(describe_changes(item.args or {}, edited))))
