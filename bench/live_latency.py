@@ -17,6 +17,13 @@ the engine makes them, before their step commits, so its figures are at or below
 zero for the live part of a turn; the long-poll client can see an event only
 once it is committed.
 
+A waiting long-poll wakes when a commit to its session is made in the same
+process (``signoff.store.signal``): on the local stack the turn and the status
+route share one process, so it does. On Lambda they never share a sandbox and
+the wait finds a commit by its backed-off reads alone (50 ms, doubling to 1 s),
+so the long-poll is timed twice: as the local stack serves it, and with the
+wake-up switched off, as a deployed API would find the commits.
+
 **Reads per waiting minute**: a turn pauses for an approval (a ``hold`` tool the
 rules ask about) and a client watches it for ``WINDOW`` seconds: on SSE, the stream
 that started it, which follows the log once the turn paused; on long-poll, a loop
@@ -318,11 +325,30 @@ def bench_stack(steps: int) -> Iterator[str]:
             local.stop()
 
 
-def measure(steps: int = STEPS, window: float = WINDOW) -> tuple[Latency, Reads]:
+@contextmanager
+def no_wake_up() -> Iterator[None]:
+    """Commits wake no waiting long-poll while inside: as on Lambda, where the turn
+    runs in another sandbox than the status request that waits for it."""
+    from signoff.store.signal import COMMITS
+
+    committed = COMMITS.committed
+    COMMITS.committed = lambda session_id: None  # type: ignore[method-assign]
+    try:
+        yield
+    finally:
+        COMMITS.committed = committed  # type: ignore[method-assign]
+
+
+def measure(steps: int = STEPS, window: float = WINDOW) -> tuple[Latency, list[float], Reads]:
+    """The latencies as the local stack serves them, the long-poll's without the
+    in-process wake-up, and the reads per waiting minute."""
     with recording() as recorder, bench_stack(steps) as url:
         # a first turn warms the functions (imports, clients): its figures are not kept
         measure_latency(url, recorder)
-        return measure_latency(url, recorder), measure_reads(url, recorder, window)
+        local = measure_latency(url, recorder)
+        with no_wake_up():
+            polled = measure_latency(url, recorder).long_poll
+        return local, polled, measure_reads(url, recorder, window)
 
 
 def percentile(values: list[float], p: int) -> float:
@@ -334,8 +360,12 @@ def main() -> None:
     parser.add_argument("--steps", type=int, default=STEPS)
     parser.add_argument("--window", type=float, default=WINDOW)
     options = parser.parse_args()
-    latency, reads = measure(options.steps, options.window)
-    for name, values, target in (("SSE", latency.sse, 50), ("long-poll", latency.long_poll, 300)):
+    latency, polled, reads = measure(options.steps, options.window)
+    for name, values, target in (
+        ("SSE", latency.sse, 50),
+        ("long-poll", latency.long_poll, 300),
+        ("long-poll, no in-process wake-up (as deployed)", polled, 300),
+    ):
         p50, p95 = percentile(values, 50), percentile(values, 95)
         print(
             f"{name}: commit to client p50 {p50:.1f} ms, p95 {p95:.1f} ms over {len(values)} events"

@@ -34,7 +34,9 @@ def test_an_answer_reads_the_chunks_after_n_only(
 
     read: list[int] = []
     for name in ("read_log", "read_log_back"):
-        original = getattr(TableSessions, name)
+        original = getattr(TableSessions, name, None)
+        if original is None:
+            continue
 
         def counted(
             self: TableSessions, *args: Any, _read: Any = original, **kw: Any

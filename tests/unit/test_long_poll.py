@@ -5,7 +5,13 @@ from __future__ import annotations
 import threading
 from typing import Any
 
-from signoff.api.waiting import MAX_WAIT, wait_for_chunk
+from signoff.api.waiting import (
+    LONGEST_PAUSE,
+    MAX_WAIT,
+    RUNNING_PAUSE,
+    longest_pause,
+    wait_for_chunk,
+)
 from signoff.clock import ManualClock, SystemClock
 from signoff.store.signal import Commits
 
@@ -107,3 +113,23 @@ def test_another_sessions_commit_does_not_end_the_pause() -> None:
         other.join()
     # the same reads as the pauses alone make in a second: 0.05, 0.1, 0.2, 0.4, then the rest
     assert reads == 5
+
+
+def test_a_running_turns_watcher_reads_at_least_every_running_pause() -> None:
+    # A step of a running turn lands 2.0 s into the wait; paused-turn pauses (to 1 s)
+    # would read it at 2.55 s, a running turn's (to 0.2 s) within 0.2 s.
+    clock = ManualClock()
+    log = Log(clock, chunk_at=2.0)
+    start = clock.monotonic()
+    reads = wait_for_chunk(
+        log,  # type: ignore[arg-type]
+        "s-1",
+        7,
+        until=start + MAX_WAIT,
+        clock=clock,
+        sleep=clock.advance,
+        longest=longest_pause("running"),
+    )
+    assert 2.0 <= clock.monotonic() - start <= 2.0 + RUNNING_PAUSE
+    assert reads == len(log.reads) <= 2.2 / RUNNING_PAUSE + 3
+    assert longest_pause("paused") == LONGEST_PAUSE > RUNNING_PAUSE

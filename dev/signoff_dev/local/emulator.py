@@ -10,7 +10,14 @@ the local stack needs:
   atomically; moto's backend does not (two threads can both pass the same
   condition), and the local stack's resolve and sweep paths rely on conditional
   writes deciding races. Other services stay concurrent: an SQS long poll must
-  not hold up a table read.
+  not hold up a table read;
+- moto's DynamoDB models forget their instances after each request. moto
+  records every model object it makes for its dashboard, and a
+  ``TransactWriteItems`` deep-copies the table (its rollback) — each copy a
+  new table of every item, recorded and so never freed. A turn commits a
+  transaction per step: the process would grow by a table each step, and the
+  garbage collector's full passes over it stall every thread of the stack for
+  up to a second (what ``bench/live_latency.py``'s long-poll p95 measured).
 
 moto keeps its state per process, so ``stop`` resets it for the next emulator.
 """
@@ -53,7 +60,22 @@ class _OneDynamoRequestAtATime:
             return self._app(environ, start_response)
         with self._lock:
             # Read the whole body inside the lock: the request is done when it is sent.
-            return list(self._app(environ, start_response))
+            try:
+                return list(self._app(environ, start_response))
+            finally:
+                _forget_dynamodb_instances()
+
+
+def _forget_dynamodb_instances() -> None:
+    """Empty the lists in which moto records its DynamoDB model objects.
+
+    Only moto's dashboard (``/moto-api/data.json``) reads them; the tables
+    themselves live in the backend, which keeps what it holds.
+    """
+    from moto.core.model_instances import model_data
+
+    for model in model_data.get("dynamodb", {}).values():
+        model.instances_tracked.clear()  # type: ignore[attr-defined]
 
 
 class AwsEmulator:

@@ -18,7 +18,7 @@ import time
 from typing import TYPE_CHECKING, Any, Final
 from urllib.parse import urlencode
 
-from signoff.api.waiting import MAX_WAIT, wait_for_chunk
+from signoff.api.waiting import MAX_WAIT, longest_pause, wait_for_chunk
 
 if TYPE_CHECKING:
     from collections.abc import Callable
@@ -55,7 +55,8 @@ def waiting_invoke(
         return result
     until = started + wait
     sessions, clock = services.sessions, services.clock
-    wait_for_chunk(sessions, session_id, record.next_seq, until=until, clock=clock)
+    longest = longest_pause(record.status)
+    wait_for_chunk(sessions, session_id, record.next_seq, until=until, clock=clock, longest=longest)
     return invoke(unwaited)
 
 

@@ -42,6 +42,7 @@ all of it, the environment included.
 
 from __future__ import annotations
 
+import gc
 import os
 import signal
 import sys
@@ -290,6 +291,10 @@ class LocalStack:
         self.sources.add(self.resources, self.functions)
         self.sources.start()
         self.mailbox.start()
+        # What starting made (modules, boto3's models, the agents) lives as long as the
+        # stack: out of the collector's full passes, which otherwise walk it all and hold
+        # every thread meanwhile (a few hundred ms each, many a minute under a turn).
+        gc.freeze()
 
     def stop(self) -> None:
         """Stop serving, wait for running continuations, reset the emulator, restore the env."""

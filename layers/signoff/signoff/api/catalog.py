@@ -13,7 +13,7 @@ from signoff.api.context import api_of
 from signoff.api.docs import errors, json_response
 from signoff.api.models import AgentSummary, SessionDecision, SessionStatusBody
 from signoff.api.shapes import pending_body
-from signoff.api.waiting import MAX_WAIT, wait_for_chunk
+from signoff.api.waiting import MAX_WAIT, longest_pause, wait_for_chunk
 from signoff.clock import iso
 from signoff.errors import ConfigError, NotFound
 
@@ -85,7 +85,14 @@ def session_status(
         until = min(
             api.clock.monotonic() + wait, api.deadline(router.lambda_context, interactive=True)
         )
-        wait_for_chunk(api.sessions, id, record.next_seq, until=until, clock=api.clock)
+        wait_for_chunk(
+            api.sessions,
+            id,
+            record.next_seq,
+            until=until,
+            clock=api.clock,
+            longest=longest_pause(record.status),
+        )
         record = _owned(api, name, id, tenant)
         events, count = _events_after(api, record, after)
     pending = None
