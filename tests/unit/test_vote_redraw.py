@@ -100,3 +100,16 @@ def test_a_vote_short_of_the_quorum_redraws_the_sent_messages(world: Any) -> Non
     assert runs == [40.0], "the tool ran once"
     deliver_all(hub, queue)
     assert len(slack.refreshed) == 1, "a decided item's messages show its outcome, not a tally"
+
+
+def test_resolve_leaves_the_turn_paused_on_a_vote_short_of_the_quorum(world: Any) -> None:
+    turns, _, _, _, runs = world
+    paused = turns.send("refunder", "refund order 1", tenant="acme", environment="production")
+
+    waiting = turns.resolve(paused.pending.id, decision="approve", actor="alice", channel="api")
+
+    assert waiting.status == "paused"
+    assert waiting.pending is not None and waiting.pending.id == paused.pending.id
+    assert waiting.pending.tally == "1 of 2 approvals — alice"
+    done = turns.resolve(paused.pending.id, decision="approve", actor="bob", channel="api")
+    assert done.status == "finished" and runs == [40.0]

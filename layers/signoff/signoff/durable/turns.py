@@ -264,12 +264,20 @@ class Turns:
         note: str | None = None,
         deadline: float | None = None,
     ) -> TurnResult:
-        """``decide`` by ``actor`` through ``channel``, resuming the turn here (as ``decide``)."""
+        """``decide`` by ``actor`` through ``channel``, resuming the turn here (as ``decide``).
+
+        A vote short of its item's quorum leaves the turn paused on the same item.
+        """
         verdict = verdict_of(decision, answer, note)
         decided = self.decide(
             pending_id, verdict, Actor(id=actor, channel=channel), schedule=None, deadline=deadline
         )
-        assert decided.result is not None  # resumed here
+        item = decided.item
+        if decided.result is None:
+            assert item.status == "pending"  # only a vote short of the quorum runs nothing
+            return TurnResult(
+                status="paused", session_id=item.session_id, agent=item.agent, pending=item
+            )
         return decided.result
 
     def resume(self, item: PendingItem, *, deadline: float | None = None) -> TurnResult:
