@@ -27,20 +27,14 @@ from aws_lambda_powertools.event_handler.openapi.params import Query
 
 from signoff.api.context import api_of
 from signoff.api.docs import ERRORS, errors, json_response, page_responses
-from signoff.api.links import CARD_FORM, editable, form_decision
+from signoff.api.links import CARD_FORM, decision_page, editable, form_decision
 from signoff.api.models import ErrorBody
-from signoff.durable.decide import Actor, verdict_of
+from signoff.durable.decide import Actor
 from signoff.errors import (
-    AlreadyResolved,
-    AlreadyVoted,
     BadForm,
-    Expired,
-    Forbidden,
-    InvalidChanges,
     NotFound,
     TokenExpired,
     TokenForged,
-    UsageError,
 )
 from signoff.inbox import (
     MAX_PAGE,
@@ -57,14 +51,11 @@ from signoff.inbox import (
 from signoff.web import (
     PAGE_HEADERS,
     already_resolved_page,
-    already_voted_page,
     confirmation_page,
     error_page,
     expired_page,
     is_cross_site,
-    outcome_page,
     view_page,
-    vote_page,
 )
 from signoff.web.inbox_html import INBOX_HEADERS, inbox_html
 
@@ -436,29 +427,5 @@ def decide(id: str, token: _Text = None) -> Response[str]:
         return None if item.tenant == tenant else "the request belongs to another tenant"
 
     actor = Actor(id=viewer.approver or viewer.name, channel=INBOX_CHANNEL)
-    try:
-        decided = api.turns.decide(
-            item.id,
-            verdict_of(None if answer is not None else decision, answer, reason, changes),  # type: ignore[arg-type]
-            actor,
-            check=same_tenant,
-            schedule=api.continuations.schedule,
-            deadline=api.deadline(router.lambda_context, interactive=True),
-        )
-    except Forbidden as refused:
-        return _html(403, error_page(403, "You cannot decide this request", str(refused)))
-    except InvalidChanges as invalid:
-        return _html(422, error_page(422, "These changes cannot be approved", str(invalid)))
-    except UsageError as refused:
-        # changes on an approval that needs several people: nothing was decided
-        return _html(400, error_page(400, "This cannot be approved with changes", str(refused)))
-    except AlreadyVoted as exc:
-        return _html(409, already_voted_page(exc.current, exc.person))
-    except AlreadyResolved as exc:
-        return _html(409, already_resolved_page(exc.current))
-    except Expired as exc:
-        return _html(410, expired_page(exc.current))
-    if decided.item.status == "pending":
-        # a vote on an item that needs more approvals: the tally, and who voted
-        return _html(200, vote_page(decided.item))
-    return _html(200, outcome_page(decided.item))
+    form = (answer, decision, reason, changes)
+    return decision_page(api, item, form, actor, same_tenant, router.lambda_context)

@@ -53,9 +53,10 @@ from signoff.web.decision_form import changes_from, reason_from
 
 if TYPE_CHECKING:
     from signoff.api.context import Api
+    from signoff.durable.decide import Actor, Check
     from signoff.store.records import PendingItem
 
-__all__ = ["CARD_FORM", "editable", "form_decision", "router"]
+__all__ = ["CARD_FORM", "decision_page", "editable", "form_decision", "router"]
 
 router = Router()
 
@@ -187,6 +188,21 @@ def decide(token: str) -> Response[str]:
     except TokenForged:
         return _html(403, error_page(403, "This link is not valid", "Ask for a new link."))
     actor, check = link_decider(api, granted)
+    form = (answer, decision, reason, changes)
+    return decision_page(api, item, form, actor, check, router.lambda_context)
+
+
+def decision_page(
+    api: Api,
+    item: PendingItem,
+    form: tuple[str | None, str, str | None, dict[str, Any] | None],
+    actor: Actor,
+    check: Check,
+    lambda_context: Any,
+) -> Response[str]:
+    """Make a card form's decision (``form_decision``'s) as ``actor``; the page of what
+    happened: the outcome, a vote's tally, or why nothing was decided."""
+    answer, decision, reason, changes = form
     try:
         decided = api.turns.decide(
             item.id,
@@ -194,7 +210,7 @@ def decide(token: str) -> Response[str]:
             actor,
             check=check,
             schedule=api.continuations.schedule,
-            deadline=api.deadline(router.lambda_context, interactive=True),
+            deadline=api.deadline(lambda_context, interactive=True),
         )
     except Forbidden as refused:
         return _html(403, error_page(403, "You cannot decide this request", str(refused)))

@@ -8,13 +8,12 @@ Serve it with ``INBOX_HEADERS``: its policy allows this module's stylesheet by h
 
 from __future__ import annotations
 
-import base64
-import hashlib
 from typing import TYPE_CHECKING, Final
 from urllib.parse import urlencode
 
 from signoff.card import relative
-from signoff.web.card_html import LOCAL_TIME_JS, SCRIPT_HASH, e
+from signoff.web.card_html import LOCAL_TIME_JS, e
+from signoff.web.pages import page_headers
 
 if TYPE_CHECKING:
     from collections.abc import Mapping
@@ -57,21 +56,8 @@ _CSS: Final = (
     "a:focus-visible,button:focus-visible,input:focus-visible"
     "{outline:3px solid #000;outline-offset:2px}"
 )
-_CSS_HASH: Final = base64.b64encode(hashlib.sha256(_CSS.encode("utf-8")).digest()).decode()
-
-INBOX_HEADERS: Final[dict[str, str]] = {
-    "Content-Type": "text/html; charset=utf-8",
-    "Content-Security-Policy": (
-        f"default-src 'none'; style-src 'sha256-{_CSS_HASH}'; "
-        f"script-src 'sha256-{SCRIPT_HASH}'; form-action 'self'; "
-        "frame-ancestors 'none'; base-uri 'none'"
-    ),
-    # The inbox token is in the URL: no other origin may see it in a Referer.
-    "Referrer-Policy": "same-origin",
-    "X-Content-Type-Options": "nosniff",
-    "X-Frame-Options": "DENY",
-    "Cache-Control": "no-store",
-}
+# The link pages' headers, for this page's stylesheet: the inbox token is in its URL too.
+INBOX_HEADERS: Final[dict[str, str]] = page_headers(_CSS)
 
 _FILTERS: Final = ("agent", "tool", "decision", "actor", "channel", "since", "until")
 

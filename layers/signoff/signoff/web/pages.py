@@ -44,6 +44,7 @@ __all__ = [
     "error_page",
     "expired_page",
     "outcome_page",
+    "page_headers",
     "view_page",
     "vote_page",
 ]
@@ -73,23 +74,30 @@ _CSS: Final = (
     "{outline:3px solid #000;outline-offset:2px}"
     ".muted{color:#444}" + CARD_CSS
 )
-_CSS_HASH: Final = base64.b64encode(hashlib.sha256(_CSS.encode("utf-8")).digest()).decode()
 
-PAGE_HEADERS: Final[dict[str, str]] = {
-    "Content-Type": "text/html; charset=utf-8",
-    # Only our inline stylesheet (by hash), forms only to ourselves, no framing.
-    "Content-Security-Policy": (
-        f"default-src 'none'; style-src 'sha256-{_CSS_HASH}'; "
-        f"script-src 'sha256-{SCRIPT_HASH}'; form-action 'self'; "
-        "frame-ancestors 'none'; base-uri 'none'"
-    ),
-    # The token is in the URL: no other origin may see it in a Referer. Not
-    # no-referrer, under which browsers send ``Origin: null`` on our own POST.
-    "Referrer-Policy": "same-origin",
-    "X-Content-Type-Options": "nosniff",
-    "X-Frame-Options": "DENY",
-    "Cache-Control": "no-store",
-}
+
+def page_headers(css: str) -> dict[str, str]:
+    """The headers of a page whose one inline stylesheet is ``css`` (and whose one
+    script is the local-time one)."""
+    css_hash = base64.b64encode(hashlib.sha256(css.encode("utf-8")).digest()).decode()
+    return {
+        "Content-Type": "text/html; charset=utf-8",
+        # Only our inline stylesheet (by hash), forms only to ourselves, no framing.
+        "Content-Security-Policy": (
+            f"default-src 'none'; style-src 'sha256-{css_hash}'; "
+            f"script-src 'sha256-{SCRIPT_HASH}'; form-action 'self'; "
+            "frame-ancestors 'none'; base-uri 'none'"
+        ),
+        # The token is in the URL: no other origin may see it in a Referer. Not
+        # no-referrer, under which browsers send ``Origin: null`` on our own POST.
+        "Referrer-Policy": "same-origin",
+        "X-Content-Type-Options": "nosniff",
+        "X-Frame-Options": "DENY",
+        "Cache-Control": "no-store",
+    }
+
+
+PAGE_HEADERS: Final[dict[str, str]] = page_headers(_CSS)
 
 _OUTCOME_TITLES: Final = {
     "approved": "Approved",
