@@ -80,7 +80,9 @@ lint: install
 # why), SAM's own lint, and a build into .aws-sam/build (the engine
 # layer's wheels are fetched for python3.13 and ARCH,
 # x86_64 by default). sam needs a region for these, no credentials. --cached
-# rebuilds only what changed.
+# rebuilds only what changed. Then the agents layer goes into the build with the
+# parse of its YAML (dev/agents_layer.py: a deployed cold start reads that instead
+# of importing PyYAML; an edited file is parsed as ever).
 template: install $(SAM_VENV)/.installed $(CHECKOV_VENV)/.installed
 	$(BIN)/signoff check --strict --agents agents --layer-requirements layers/signoff/requirements.txt
 	$(BIN)/cfn-lint template.yaml
@@ -89,6 +91,7 @@ template: install $(SAM_VENV)/.installed $(CHECKOV_VENV)/.installed
 	@[ -n "$(PYTHON313)" ] || { echo "sam build needs python3.13 (the Lambda runtime): none found on PATH or under $(PYENV_ROOT)/versions" >&2; exit 1; }
 	PATH="$(dir $(PYTHON313)):$$PATH" $(SAM) build --cached --parameter-overrides Architecture=$(ARCH) $(SAM_BUILD_ARGS)
 	$(BIN)/python dev/pin_architecture.py .aws-sam/build/template.yaml $(ARCH)
+	$(BIN)/python dev/agents_layer.py .aws-sam/build agents
 	$(PYTHON313) -m compileall -q -f -j 0 --invalidation-mode unchecked-hash .aws-sam/build
 
 # What to deploy: `make deploy` (or `make build` then the pinned sam yourself). The template's checks and

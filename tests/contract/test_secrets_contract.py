@@ -187,6 +187,33 @@ def test_the_secret_id_variable_is_named_after_the_secret() -> None:
     assert secret_id_variable("resume-signing") == "SIGNOFF_RESUME_SIGNING_SECRET_ARN"
 
 
+def test_the_deployed_secrets_build_their_client_at_the_first_read(
+    sm_client: SecretsManagerClient, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A cold start builds no Secrets Manager client (tens of milliseconds) before a read."""
+    from signoff.aws.channels import deployment_secrets
+    from signoff.channels.config import ChannelsConfig
+    from signoff.settings import Deployment
+
+    sm_client.create_secret(Name="stack/resume-signing", SecretString=KEY_1)
+    built: list[str] = []
+    real = boto3.client
+    monkeypatch.setattr(
+        boto3, "client", lambda service, **kw: built.append(service) or real(service, **kw)
+    )
+    deployment = Deployment.from_env({"SIGNOFF_CHANNEL_SECRETS_PREFIX": "stack/"})
+
+    source = deployment_secrets(ChannelsConfig(), deployment)
+    from_env = SecretsManagerSecrets.from_env([RESUME_SIGNING_SECRET], deployment=deployment)
+    assert built == []
+
+    assert source.get(RESUME_SIGNING_SECRET) == KEY_1
+    assert built == ["secretsmanager"]
+    with pytest.raises(SecretMissing):
+        from_env.get(RESUME_SIGNING_SECRET)  # no SIGNOFF_RESUME_SIGNING_SECRET_ARN
+    assert built == ["secretsmanager"]
+
+
 def test_a_value_is_cached_for_max_age(sm_client: SecretsManagerClient) -> None:
     sm_client.create_secret(Name="signing", SecretString=KEY_1)
     cached = SecretsManagerSecrets(

@@ -51,7 +51,11 @@ Decision = Literal["allow", "ask", "deny"]
 
 class _Event(BaseModel):
     model_config = ConfigDict(
-        frozen=True, extra="forbid", alias_generator=to_camel, populate_by_name=True
+        defer_build=True,
+        frozen=True,
+        extra="forbid",
+        alias_generator=to_camel,
+        populate_by_name=True,
     )
 
 
@@ -217,7 +221,7 @@ ENGINE_EVENT_TYPES = frozenset(
     }
 )
 
-_ADAPTER: TypeAdapter[LoopEvent] = TypeAdapter(LoopEvent)
+_ADAPTER: TypeAdapter[LoopEvent] = TypeAdapter(LoopEvent, config=ConfigDict(defer_build=True))
 SCHEMA_ID = "https://signoff.dev/protocol/v1/loop-event.schema.json"
 
 

@@ -73,7 +73,7 @@ _FORMULA_START: Final = ("=", "+", "-", "@", "\t", "\r")
 class _Wire(BaseModel):
     """camelCase on the wire, snake_case in Python (as ``signoff.api.models``)."""
 
-    model_config = ConfigDict(alias_generator=to_camel, populate_by_name=True)
+    model_config = ConfigDict(defer_build=True, alias_generator=to_camel, populate_by_name=True)
 
 
 class InboxVote(_Wire):

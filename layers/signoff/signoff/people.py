@@ -24,9 +24,9 @@ from __future__ import annotations
 from functools import cached_property
 from typing import TYPE_CHECKING, Annotated, Final
 
-import yaml
 from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, ValidationError, model_validator
 
+from signoff import yamldocs
 from signoff.errors import ConfigError
 
 if TYPE_CHECKING:
@@ -45,7 +45,7 @@ def _listed(value: object) -> object:
 
 
 class _Entry(BaseModel):
-    model_config = ConfigDict(frozen=True, extra="forbid", populate_by_name=True)
+    model_config = ConfigDict(defer_build=True, frozen=True, extra="forbid", populate_by_name=True)
 
 
 class Person(_Entry):
@@ -128,12 +128,12 @@ def load_people(path: Path) -> People:
     """
     file = str(path)
     try:
-        raw = yaml.safe_load(path.read_text(encoding="utf-8"))
+        raw = yamldocs.safe_load(path.read_text(encoding="utf-8"))
     except FileNotFoundError:
         return People()
     except OSError as exc:
         raise ConfigError(file, "", f"cannot be read: {exc.strerror or exc}") from exc
-    except yaml.YAMLError as exc:
+    except yamldocs.YAMLError as exc:
         raise ConfigError(file, "", f"invalid YAML: {exc}") from exc
     if raw is None:
         return People()

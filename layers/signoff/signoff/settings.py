@@ -71,7 +71,9 @@ def secret_id_variable(name: str) -> str:
 class Deployment(BaseModel):
     """What the template tells a function about its deployment; a field's alias is its variable."""
 
-    model_config = ConfigDict(frozen=True, extra="ignore", protected_namespaces=())
+    model_config = ConfigDict(
+        defer_build=True, frozen=True, extra="ignore", protected_namespaces=()
+    )
 
     environment: str = Field("production", alias="SIGNOFF_ENVIRONMENT")
     table: str | None = Field(None, alias="SIGNOFF_TABLE")

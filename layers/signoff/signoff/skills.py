@@ -9,8 +9,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-import yaml
-
+from signoff import yamldocs
 from signoff.errors import ConfigError
 
 if TYPE_CHECKING:
@@ -60,8 +59,8 @@ def _parse(path: Path) -> Skill:
         )
     try:
         _, front, body = text.split("---", 2)
-        meta = yaml.safe_load(front) or {}
-    except (ValueError, yaml.YAMLError) as exc:
+        meta = yamldocs.safe_load(front) or {}
+    except (ValueError, yamldocs.YAMLError) as exc:
         raise ConfigError(str(path), "frontmatter", f"unreadable: {exc}") from exc
     if not isinstance(meta, dict):
         raise ConfigError(str(path), "frontmatter", "must be a mapping")

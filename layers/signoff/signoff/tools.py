@@ -163,7 +163,7 @@ def _build(
         fields[param.name] = (annotation, default)
     arguments = create_model(
         f"{fn.__name__}_arguments",
-        __config__=ConfigDict(extra="forbid"),
+        __config__=ConfigDict(defer_build=True, extra="forbid"),
         **fields,
     )
     doc = inspect.getdoc(fn) or ""

@@ -26,7 +26,11 @@ __all__ = [
 
 class _Config(BaseModel):
     model_config = ConfigDict(
-        extra="forbid", frozen=True, alias_generator=to_camel, populate_by_name=True
+        defer_build=True,
+        extra="forbid",
+        frozen=True,
+        alias_generator=to_camel,
+        populate_by_name=True,
     )
 
 

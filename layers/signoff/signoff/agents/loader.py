@@ -13,9 +13,9 @@ from __future__ import annotations
 from dataclasses import replace
 from typing import TYPE_CHECKING
 
-import yaml
 from pydantic import ValidationError
 
+from signoff import yamldocs
 from signoff.agents.agent import Agent
 from signoff.agents.config import AgentConfig
 from signoff.agents.hooks import load_hooks
@@ -164,10 +164,10 @@ def load_agent(directory: Path, channels: ChannelsConfig | None = None) -> Agent
 
 def _load_config(path: Path) -> AgentConfig:
     try:
-        raw = yaml.safe_load(path.read_text(encoding="utf-8"))
+        raw = yamldocs.safe_load(path.read_text(encoding="utf-8"))
     except FileNotFoundError as exc:
         raise ConfigError(str(path), "", "file not found") from exc
-    except yaml.YAMLError as exc:
+    except yamldocs.YAMLError as exc:
         # One line with where it is, as actauth.yml's errors say it.
         raise ConfigError(str(path), "", f"invalid YAML: {describe_yaml_error(exc)}") from exc
     if not isinstance(raw, dict):

@@ -48,7 +48,7 @@ def deployment_secrets(
     prefix = settings.channel_secrets_prefix
     names = [RESUME_SIGNING_SECRET, *channel_secret_names(config)]
     ids = {name: settings.secret_id(name) or f"{prefix}{name}" for name in names}
-    return SecretsManagerSecrets(ids, SecretsManagerSecrets.provider())
+    return SecretsManagerSecrets(ids)  # its client built at the first read
 
 
 def chat_from_env(deployment: Deployment, config: ChannelsConfig, clock: Clock) -> ChatChannels:

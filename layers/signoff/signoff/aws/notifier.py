@@ -17,6 +17,7 @@ from signoff.notify.hub import Notifier, RetrySchedule
 from signoff.settings import Deployment
 from signoff.store.dynamodb import DynamoStore
 from signoff.telemetry import notification_failed
+from signoff.yamldocs import SNAPSHOT_FILE, use_snapshot
 
 __all__ = ["notifier_from_env"]
 
@@ -28,6 +29,7 @@ def notifier_from_env(deployment: Deployment | None = None) -> Notifier:
     store = DynamoStore.from_env(clock=clock, deployment=settings)
     # What AgentCatalog.channels reads (channels.yaml and the agents' httpNotifier),
     # without loading the agents themselves.
+    use_snapshot(settings.agents_dir / SNAPSHOT_FILE)  # the build's parse of the YAML
     channels_config = deployment_channels(settings.agents_dir)
     secrets = deployment_secrets(channels_config, settings)
 

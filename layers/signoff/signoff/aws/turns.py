@@ -10,6 +10,7 @@ from signoff.durable.turns import Turns
 from signoff.models.factory import build_model
 from signoff.secrets.aws import ReferencedSecrets
 from signoff.telemetry import logger
+from signoff.yamldocs import SNAPSHOT_FILE, use_snapshot
 
 if TYPE_CHECKING:
     from signoff.clock import Clock
@@ -28,6 +29,7 @@ def checked_agents(deployment: Deployment) -> AgentCatalog:
     serving, and ``GET /agents`` marks the broken one); the log says which agent,
     which file and field, and what is wrong, before its first request does.
     """
+    use_snapshot(deployment.agents_dir / SNAPSHOT_FILE)  # the build's parse of the YAML
     agents = AgentCatalog(deployment.agents_dir)
     problems = agents.problems()
     for name, problem in sorted(problems.items()):

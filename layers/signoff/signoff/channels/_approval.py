@@ -29,7 +29,7 @@ __all__ = ["ApprovalScope", "PendingApprovalRow", "approval_row", "require_extra
 class ApprovalScope(BaseModel):
     """Where the approval was asked: the tenant, its environment and the agent."""
 
-    model_config = ConfigDict(frozen=True, extra="forbid")
+    model_config = ConfigDict(defer_build=True, frozen=True, extra="forbid")
 
     tenant: str | None
     environment: str | None
@@ -40,7 +40,11 @@ class PendingApprovalRow(BaseModel):
     """The seed's ``PendingApprovalRow``: what a dashboard needs to show one approval."""
 
     model_config = ConfigDict(
-        frozen=True, extra="forbid", alias_generator=to_camel, populate_by_name=True
+        defer_build=True,
+        frozen=True,
+        extra="forbid",
+        alias_generator=to_camel,
+        populate_by_name=True,
     )
 
     pending_id: str

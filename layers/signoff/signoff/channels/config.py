@@ -24,7 +24,6 @@ import re
 from typing import TYPE_CHECKING, Annotated, Any, Final, Literal
 from urllib.parse import urlsplit
 
-import yaml
 from pydantic import (
     AfterValidator,
     BaseModel,
@@ -38,6 +37,7 @@ from pydantic import (
 from pydantic.alias_generators import to_camel
 from pydantic_core import InitErrorDetails, PydanticCustomError
 
+from signoff import yamldocs
 from signoff.channels.addresses import private_webhooks_allowed, public_url_problem
 from signoff.channels.plugin import installed, plugin_class, plugin_options
 from signoff.channels.registry import CHANNEL_TYPES
@@ -81,7 +81,11 @@ DEFAULT_QUEUE_KEY: Final = "signoff:pending-approvals"
 
 class _Settings(BaseModel):
     model_config = ConfigDict(
-        extra="forbid", frozen=True, alias_generator=to_camel, populate_by_name=True
+        defer_build=True,
+        extra="forbid",
+        frozen=True,
+        alias_generator=to_camel,
+        populate_by_name=True,
     )
 
 
@@ -388,12 +392,12 @@ def load_channels(path: Path, *, environ: Mapping[str, str] | None = None) -> Ch
     """
     file = str(path)
     try:
-        raw = yaml.safe_load(path.read_text(encoding="utf-8"))
+        raw = yamldocs.safe_load(path.read_text(encoding="utf-8"))
     except FileNotFoundError:
         return ChannelsConfig()
     except OSError as exc:
         raise ConfigError(file, "", f"cannot be read: {exc.strerror or exc}") from exc
-    except yaml.YAMLError as exc:
+    except yamldocs.YAMLError as exc:
         raise ConfigError(file, "", f"invalid YAML: {exc}") from exc
     if raw is None:
         return ChannelsConfig()

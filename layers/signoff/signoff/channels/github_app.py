@@ -46,7 +46,11 @@ class GitHubAppSettings(BaseModel):
     """``{appId, installationId, privateKey: {secret: name}}`` (the key's PEM in the secret)."""
 
     model_config = ConfigDict(
-        extra="forbid", frozen=True, alias_generator=to_camel, populate_by_name=True
+        defer_build=True,
+        extra="forbid",
+        frozen=True,
+        alias_generator=to_camel,
+        populate_by_name=True,
     )
 
     # The App's id, or its client id (``Iv1.…``), which GitHub also takes as the issuer.

@@ -31,9 +31,9 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any, Final, Literal
 
-import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
+from signoff import yamldocs
 from signoff.channels.addresses import private_webhooks_allowed, public_url_problem
 from signoff.channels.config import (
     CHANNELS_FILE,
@@ -93,7 +93,7 @@ _APPROVAL_ONLY: Final = frozenset({"database", "redis"})
 class HttpNotifierConfig(BaseModel):
     """The seed's ``HttpNotifierConfig``, as written in ``agent.yaml``."""
 
-    model_config = ConfigDict(extra="forbid", frozen=True)
+    model_config = ConfigDict(defer_build=True, extra="forbid", frozen=True)
 
     channel: Literal["webhook", "slack", "lark", "email", "database", "redis"]
     config: dict[str, Any]
@@ -197,8 +197,8 @@ def deployment_channels(
 def _declared(file: Path) -> HttpNotifierConfig | None:
     """The ``httpNotifier`` of an ``agent.yaml``, if it has a valid one."""
     try:
-        raw = yaml.safe_load(file.read_text(encoding="utf-8"))
-    except (OSError, UnicodeDecodeError, yaml.YAMLError):
+        raw = yamldocs.safe_load(file.read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError, yamldocs.YAMLError):
         return None
     if not isinstance(raw, dict) or HTTP_NOTIFIER_KEY not in raw:
         return None

@@ -35,7 +35,7 @@ class ContinuationEvent(BaseModel):
     """The event a continuing invocation receives."""
 
     # Other fields are ignored: the Lambda runtime or a later version may add some.
-    model_config = ConfigDict(populate_by_name=True, extra="ignore", frozen=True)
+    model_config = ConfigDict(defer_build=True, populate_by_name=True, extra="ignore", frozen=True)
 
     signoff: Literal["continue"] = CONTINUE
     session_id: str = Field(alias="sessionId", min_length=1)

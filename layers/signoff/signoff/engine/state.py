@@ -47,7 +47,7 @@ CallStatus = Literal[
 class CallState(BaseModel):
     """One tool call of the current batch and how far it got."""
 
-    model_config = ConfigDict(extra="forbid")
+    model_config = ConfigDict(defer_build=True, extra="forbid")
 
     call: ToolCall
     status: CallStatus = "undecided"
@@ -68,7 +68,7 @@ class CallState(BaseModel):
 class TurnState(BaseModel):
     """Where a turn stands, without the conversation itself."""
 
-    model_config = ConfigDict(extra="forbid")
+    model_config = ConfigDict(defer_build=True, extra="forbid")
 
     version: int = STATE_VERSION
     agent: str

@@ -46,7 +46,7 @@ class Condition(BaseModel):
     ``signoff check`` warns about them.
     """
 
-    model_config = ConfigDict(frozen=True, extra="ignore", populate_by_name=True)
+    model_config = ConfigDict(defer_build=True, frozen=True, extra="ignore", populate_by_name=True)
 
     field: str | None = None
     op: Op | None = None

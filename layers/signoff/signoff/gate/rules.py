@@ -24,9 +24,9 @@ agent segment (``*/production`` applies, in actauth, only to an agent named
 from __future__ import annotations
 
 from collections.abc import Mapping
+from functools import cache
 from typing import TYPE_CHECKING, Any, Literal
 
-import yaml
 from pydantic import (
     AliasChoices,
     BaseModel,
@@ -38,6 +38,7 @@ from pydantic import (
     model_validator,
 )
 
+from signoff import yamldocs
 from signoff.errors import ConfigError, UsageError
 from signoff.gate.conditions import Condition  # noqa: TC001 - pydantic needs it at runtime
 from signoff.gate.policy import EscalationStep, Names, check_ladder
@@ -45,6 +46,7 @@ from signoff.gate.policy import EscalationStep, Names, check_ladder
 if TYPE_CHECKING:
     from pathlib import Path
 
+    import yaml
     from pydantic_core import ErrorDetails
 
 __all__ = [
@@ -73,7 +75,7 @@ _PROBLEMS = {
 class _Frozen(BaseModel):
     # Keys actauth does not know are ignored, as actauth ignores them (a
     # `description` is common); `signoff check` lists them.
-    model_config = ConfigDict(frozen=True, extra="ignore", populate_by_name=True)
+    model_config = ConfigDict(defer_build=True, frozen=True, extra="ignore", populate_by_name=True)
 
 
 class Rule(_Frozen):
@@ -185,8 +187,8 @@ def read_rules_file(path: Path) -> dict[str, Any]:
     except OSError as exc:
         raise ConfigError(file, "", f"cannot read the file: {exc.strerror}") from exc
     try:
-        raw = _parse_yaml(text)
-    except yaml.YAMLError as exc:
+        raw = yamldocs.parse(text, "unique-keys", _parse_yaml)
+    except yamldocs.YAMLError as exc:
         raise ConfigError(file, "", f"invalid YAML: {describe_yaml_error(exc)}") from exc
     if raw is None:
         return {}
@@ -217,42 +219,49 @@ def _check_agent(agent: str) -> None:
         raise UsageError(f"agent name {agent!r} cannot be a scope segment")
 
 
-class _UniqueKeyLoader(yaml.SafeLoader):
-    """A safe loader that refuses a key repeated in one mapping."""
-
-
-def _construct_unique_mapping(loader: yaml.SafeLoader, node: yaml.MappingNode) -> dict[Any, Any]:
-    # PyYAML (and so actauth) keeps the last of two equal keys; in a gate file
-    # that silently turns `decision: deny` into whatever follows it.
-    seen: set[Any] = set()
-    for key_node, _ in node.value:
-        key = loader.construct_object(key_node)
-        if key in seen:
-            raise yaml.constructor.ConstructorError(
-                None,
-                None,
-                f"duplicate key {key!r}; actauth would keep the last one",
-                key_node.start_mark,
-            )
-        seen.add(key)
-    return loader.construct_mapping(node)
-
-
-_UniqueKeyLoader.add_constructor(
-    yaml.resolver.BaseResolver.DEFAULT_MAPPING_TAG, _construct_unique_mapping
-)
-
-
 def _parse_yaml(text: str) -> Any:
-    loader = _UniqueKeyLoader(text)
+    loader = _unique_key_loader()(text)
     try:
         return loader.get_single_data()
     finally:
         loader.dispose()
 
 
+@cache
+def _unique_key_loader() -> type[yaml.SafeLoader]:
+    """A safe loader that refuses a key repeated in one mapping (PyYAML imported here:
+    a deployed cold start reads the build's snapshot, ``signoff.yamldocs``)."""
+    import yaml
+
+    class UniqueKeyLoader(yaml.SafeLoader):
+        pass
+
+    def construct_unique_mapping(loader: yaml.SafeLoader, node: yaml.MappingNode) -> dict[Any, Any]:
+        # PyYAML (and so actauth) keeps the last of two equal keys; in a gate file
+        # that silently turns `decision: deny` into whatever follows it.
+        seen: set[Any] = set()
+        for key_node, _ in node.value:
+            key = loader.construct_object(key_node)
+            if key in seen:
+                raise yaml.constructor.ConstructorError(
+                    None,
+                    None,
+                    f"duplicate key {key!r}; actauth would keep the last one",
+                    key_node.start_mark,
+                )
+            seen.add(key)
+        return loader.construct_mapping(node)
+
+    UniqueKeyLoader.add_constructor(
+        yaml.resolver.BaseResolver.DEFAULT_MAPPING_TAG, construct_unique_mapping
+    )
+    return UniqueKeyLoader
+
+
 def describe_yaml_error(exc: yaml.YAMLError) -> str:
     """What is wrong and where, on one line: ``<problem> (line N, column M)``."""
+    import yaml
+
     if isinstance(exc, yaml.MarkedYAMLError) and exc.problem_mark is not None:
         mark = exc.problem_mark
         return f"{exc.problem} (line {mark.line + 1}, column {mark.column + 1})"

@@ -26,9 +26,9 @@ import re
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
+from signoff import yamldocs
 from signoff.budget import is_omission_note
 from signoff.errors import ConfigError
 from signoff.messages import (
@@ -52,26 +52,26 @@ _PLACEHOLDER = re.compile(r"\{([A-Za-z_][\w.-]*)\}")
 
 
 class ScriptCall(BaseModel):
-    model_config = ConfigDict(extra="forbid")
+    model_config = ConfigDict(defer_build=True, extra="forbid")
     tool: str
     args: dict[str, Any] = Field(default_factory=dict)
 
 
 class ScriptStep(BaseModel):
-    model_config = ConfigDict(extra="forbid")
+    model_config = ConfigDict(defer_build=True, extra="forbid")
     text: str = ""
     call: list[ScriptCall] = Field(default_factory=list)
     otherwise: str | None = None
 
 
 class Scenario(BaseModel):
-    model_config = ConfigDict(extra="forbid")
+    model_config = ConfigDict(defer_build=True, extra="forbid")
     match: str = ""
     steps: list[ScriptStep] = Field(min_length=1)
 
 
 class Script(BaseModel):
-    model_config = ConfigDict(extra="forbid")
+    model_config = ConfigDict(defer_build=True, extra="forbid")
     scenarios: list[Scenario] = Field(min_length=1)
 
 
@@ -103,11 +103,11 @@ class ScriptedModel:
             ConfigError: the script is unreadable or malformed.
         """
         try:
-            raw = yaml.safe_load(path.read_text(encoding="utf-8"))
+            raw = yamldocs.safe_load(path.read_text(encoding="utf-8"))
             script = Script.model_validate(raw)
         except OSError as exc:
             raise ConfigError(str(path), "", f"cannot read script: {exc}") from exc
-        except yaml.YAMLError as exc:
+        except yamldocs.YAMLError as exc:
             raise ConfigError(str(path), "", f"invalid YAML: {exc}") from exc
         except ValidationError as exc:
             err = exc.errors(include_url=False)[0]

@@ -44,7 +44,7 @@ class ApiKeySecret(BaseModel):
     Manager ARN.
     """
 
-    model_config = ConfigDict(extra="forbid", frozen=True)
+    model_config = ConfigDict(defer_build=True, extra="forbid", frozen=True)
 
     secret: str = Field(min_length=1)
 
@@ -54,7 +54,11 @@ class ModelSettings(BaseModel):
 
     # As every agent.yaml section: unknown keys refused, camelCase or snake_case keys.
     model_config = ConfigDict(
-        extra="forbid", frozen=True, alias_generator=to_camel, populate_by_name=True
+        defer_build=True,
+        extra="forbid",
+        frozen=True,
+        alias_generator=to_camel,
+        populate_by_name=True,
     )
 
     provider: Annotated[str, AfterValidator(known_provider)] = "scripted"  # PROVIDERS' names

@@ -43,15 +43,23 @@ class SecretsManagerSecrets:
     def __init__(
         self,
         secret_ids: Mapping[str, str],
-        provider: SecretsProvider,
+        provider: SecretsProvider | None = None,
         *,
         max_age: int = DEFAULT_MAX_AGE,
     ) -> None:
         self.secret_ids = dict(secret_ids)
         # One provider per adapter, not Powertools' module-wide default, so its
-        # cache and its client belong to what was injected.
-        self._provider = provider
+        # cache and its client belong to what was injected. Without one, ``provider()``
+        # at the first read: a cold start builds no Secrets Manager client (its
+        # service model costs tens of milliseconds) before a secret is needed.
+        self._provider_given = provider
         self.max_age = max_age
+
+    @property
+    def _provider(self) -> SecretsProvider:
+        if self._provider_given is None:
+            self._provider_given = self.provider()
+        return self._provider_given
 
     @classmethod
     def from_env(
@@ -61,7 +69,8 @@ class SecretsManagerSecrets:
         max_age: int = DEFAULT_MAX_AGE,
         deployment: Deployment | None = None,
     ) -> Self:
-        """The secrets ``names``, their ids from ``SIGNOFF_<NAME>_SECRET_ARN``; default client.
+        """The secrets ``names``, their ids from ``SIGNOFF_<NAME>_SECRET_ARN``; default
+        client, built at the first read.
 
         The caller names the secrets (``tokens.RESUME_SIGNING_SECRET``,
         ``sessionkeys.SESSION_KEY_SECRET``): the adapter knows no secret of the core.
@@ -69,7 +78,7 @@ class SecretsManagerSecrets:
         """
         settings = deployment or Deployment.from_env()
         ids = {name: settings.secret_id(name) for name in names}
-        return cls({name: sid for name, sid in ids.items() if sid}, cls.provider(), max_age=max_age)
+        return cls({name: sid for name, sid in ids.items() if sid}, max_age=max_age)
 
     @staticmethod
     def provider() -> SecretsProvider:
@@ -127,16 +136,8 @@ class ReferencedSecrets(SecretsManagerSecrets):
     """
 
     def __init__(self, prefix: str, *, max_age: int = DEFAULT_MAX_AGE) -> None:
+        super().__init__({}, max_age=max_age)
         self.prefix = prefix
-        self.secret_ids = {}
-        self._provider_built: SecretsProvider | None = None
-        self.max_age = max_age
-
-    @property
-    def _provider(self) -> SecretsProvider:  # type: ignore[override]
-        if self._provider_built is None:
-            self._provider_built = self.provider()
-        return self._provider_built
 
     def get(self, name: str, *, fresh: bool = False) -> str:
         """The value of the secret ``name`` (an ARN, or a name under the prefix).
