@@ -35,6 +35,7 @@ from signoff.events import ErrorEvent
 from signoff.ids import new_id
 from signoff.messages import Message
 from signoff_dev.cli import check, dev, inbox, keys, new, outbox, rules, send, template
+from signoff_dev.cli.options import AGENTS_HELP, add_agents_option
 
 if TYPE_CHECKING:
     from collections.abc import Sequence
@@ -77,7 +78,7 @@ def _parser() -> argparse.ArgumentParser:
         "--agents",
         type=Path,
         default=None,
-        help="folder of agents (default: $SIGNOFF_AGENTS_DIR or ./agents)",
+        help=AGENTS_HELP,
     )
     commands = parser.add_subparsers(required=True, metavar="command")
 
@@ -137,23 +138,12 @@ def _parser() -> argparse.ArgumentParser:
     template.register(commands)
     dev.register(commands)
     for name in _USE_AGENTS:
-        _accept_agents_here(commands.choices[name])
+        add_agents_option(commands.choices[name])
     return parser
 
 
 # The commands that read the agents folder, so take --agents after their name too.
 _USE_AGENTS = ("run", "agents", "config", "dev", "demo", "trigger")
-
-
-def _accept_agents_here(command: argparse.ArgumentParser) -> None:
-    # SUPPRESS: without the option here, the top-level `signoff --agents DIR <command>`
-    # value stays; with it, this one wins.
-    command.add_argument(
-        "--agents",
-        type=Path,
-        default=argparse.SUPPRESS,
-        help="folder of agents (default: $SIGNOFF_AGENTS_DIR or ./agents)",
-    )
 
 
 def _version() -> str:

@@ -15,7 +15,14 @@ from signoff.channels.base import Delivery
 from signoff.channels.notification import Notification
 from signoff.errors import SendFailed
 
-__all__ = ["FailWith", "RecordingChannel", "RecordingChat", "RecordingMailbox", "Sent", "fail_times"]
+__all__ = [
+    "FailWith",
+    "RecordingChannel",
+    "RecordingChat",
+    "RecordingMailbox",
+    "Sent",
+    "fail_times",
+]
 
 # Decides one attempt: the failure to raise, or None to deliver. Its ``channel``
 # is replaced by the recording channel's own name.
