@@ -109,3 +109,25 @@ def test_the_playground_lists_the_agents_of_the_base_url_it_is_given(
     wait.until(
         lambda d: d.find_elements(By.CSS_SELECTOR, "#agent option[value='customer-service']")
     )
+
+
+def test_a_stream_url_that_cannot_be_reached_falls_back_to_long_poll(
+    launch: Launch, stack: LocalStack
+) -> None:
+    driver = launch()
+    open_playground(driver, stack, "customer-service")
+    stream_url = driver.find_element(By.ID, "stream-url")
+    assert stream_url.get_attribute("placeholder") == "the API base URL"
+    # A stream function that is not there (nothing listens on the discard port): the
+    # message never left, so it goes to the API's plain route and the turn is followed
+    # by long-poll, as where no stream exists.
+    stream_url.send_keys("http://127.0.0.1:9/")
+    send(driver, REFUND)
+    wait = WebDriverWait(driver, WAIT)
+    wait.until(lambda d: dialog_open(d, "approval"))
+    driver.find_element(By.ID, "approve").click()
+    wait.until(lambda d: text_of(d, "status") == "done")
+    session = text_of(driver, "session")
+    status = httpx.get(f"{stack.url}/agents/customer-service/sessions/{session}").json()
+    assert event_types(driver) == ["session", *[e["type"] for e in status["events"]], "done"]
+    assert text_of(driver, "send-error") == ""

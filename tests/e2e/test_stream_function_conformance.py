@@ -6,11 +6,14 @@ services (the message function's ``Api``), on a port of its own, as a function
 URL beside the HTTP API; approvals and answers go to the stack's routes, as a
 client of a deployed stack sends them to the HTTP API. Each scripted turn of
 the conformance suite (finished, approval approved, approval denied, question
-answered, a batch, a failing model) yields the same events on both streams.
+answered, a batch, a failing model) yields the same events on both streams, and
+``signoff.client`` given the server as its ``stream_url`` yields the events it
+yields with one base URL.
 """
 
 from __future__ import annotations
 
+import socket
 import threading
 from typing import TYPE_CHECKING, Any
 
@@ -18,6 +21,7 @@ import httpx
 import pytest
 
 from signoff.api.stream_server import make_server
+from signoff.client import Client
 from tests.e2e.test_transport_conformance import (
     ANSWER,
     ASKS,
@@ -25,9 +29,12 @@ from tests.e2e.test_transport_conformance import (
     FAILS,
     FINISHES,
     QUESTION,
+    NoStream,
+    client_for,
     per_run,
     sse,
     validated,
+    via_client,
 )
 from tests.e2e.test_transport_conformance import agents as agents
 from tests.e2e.test_transport_conformance import http as http
@@ -100,3 +107,62 @@ def test_the_stream_function_carries_the_local_streams_events(
     deployed = streamed(function_url, http, agent, message, decide)
     assert per_run(deployed) == per_run(local)
     assert deployed[0]["type"] == "session" and deployed[-1]["type"] in ("done", "error")
+
+
+class BaseUrlOnly(NoStream):
+    """The HTTP API of a deployed stack: no stream route; records what it was asked."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.asked: list[str] = []
+
+    def handle_request(self, request: httpx.Request) -> httpx.Response:
+        self.asked.append(f"{request.method} {request.url.path}")
+        return super().handle_request(request)
+
+
+def deployed_client(stack: LocalStack, stream_url: str, api: httpx.BaseTransport) -> Client:
+    """A client of the API at the stack's URL (through ``api``), streaming from ``stream_url``."""
+    client = Client(stack.url, stream_url=stream_url, wait=5)
+    client.http.close()
+    client.http = httpx.Client(base_url=stack.url, transport=api, timeout=WAIT)
+    return client
+
+
+@pytest.mark.parametrize(
+    ("message", "decide"),
+    [(FINISHES, "approve"), (ASKS, "approve"), (ASKS, "deny"), (QUESTION, "approve")],
+    ids=["finishes", "approved", "denied", "question"],
+)
+def test_the_client_streams_from_a_stream_url_apart_from_the_api(
+    stack: LocalStack, function_url: str, message: str, decide: str
+) -> None:
+    with client_for(stack, "auto") as same_url:
+        reference, _ = via_client(same_url, "shop", message, decide)
+    api = BaseUrlOnly()
+    with deployed_client(stack, function_url, api) as client:
+        events, turn = via_client(client, "shop", message, decide)
+        assert client.transport == "auto"
+    assert per_run(events) == per_run(reference)
+    assert turn.done is not None and turn.error is None
+    # The turn came over the stream URL: the API was asked for neither the stream
+    # route nor the plain one (long-poll's), only for decisions and the session's count.
+    assert api.refused == 0
+    assert not [asked for asked in api.asked if asked.startswith("POST /agents/")]
+
+
+def test_an_unreachable_stream_url_falls_back_to_long_poll(
+    stack: LocalStack, function_url: str
+) -> None:
+    with socket.socket() as probe:  # a port nothing listens on
+        probe.bind(("127.0.0.1", 0))
+        closed = f"http://127.0.0.1:{probe.getsockname()[1]}"
+    with client_for(stack, "auto") as same_url:
+        reference, _ = via_client(same_url, "shop", ASKS)
+    api = BaseUrlOnly()
+    with deployed_client(stack, closed, api) as client:
+        events, turn = via_client(client, "shop", ASKS)
+        assert client.transport == "poll"  # remembered for the next turn
+    assert per_run(events) == per_run(reference)
+    assert turn.done is not None
+    assert "POST /agents/shop/messages" in api.asked

@@ -42,6 +42,12 @@ NOT_RUNNABLE: dict[tuple[str, str], str] = {
     ("README.md", "make deploy"): "deploys to an AWS account; tests/packaging builds the template",
     ("README.md", "API=$(aws cloudformation describe-stacks --stack-name signoff \\"): "needs a "
     "deployed stack; the same routes are driven over the local stack by tests/e2e",
+    ("docs/protocol.md", "API=$(aws cloudformation describe-stacks --stack-name signoff \\"): (
+        "needs a deployed stack with the stream function; tests/e2e/"
+        "test_stream_function_conformance.py runs the client with a stream URL of its own "
+        "(the stream function's server beside the local stack's API), tests/e2e/"
+        "test_send_local.py runs signoff send"
+    ),
     (
         "README.md",
         'signoff keys create --tenant acme-corp --label "support backend"   # prints the key once',

@@ -1,6 +1,7 @@
 """``signoff send --url URL <agent> "message"``: one turn of a running stack, as ``run`` shows it.
 
 The turn goes through ``signoff.client`` (SSE when the server offers the stream,
+at ``--stream-url`` when it is elsewhere, e.g. a deployed stack's ``StreamUrl``;
 long-poll on the status route otherwise; ``--transport`` forces one) and is
 printed by ``run``'s printer: the same NDJSON with ``--json``, the same lines
 without. A pending approval or question is asked on the terminal as ``run``
@@ -33,6 +34,10 @@ def register(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> N
     send.add_argument("message", help="the user's message that starts the turn")
     send.add_argument(
         "--url", required=True, help="the stack's base URL (signoff dev's, or the API's)"
+    )
+    send.add_argument(
+        "--stream-url",
+        help="the SSE stream's base URL when it is not --url's (a deployed stack's StreamUrl)",
     )
     send.add_argument(
         "--api-key",
@@ -82,7 +87,9 @@ def _send(args: argparse.Namespace) -> int:
         approver = TerminalApprover(sys.stdin, sys.stderr)
     else:
         approver = FlagApprover(decision, args.answer)
-    with Client(args.url, api_key=args.api_key, transport=args.transport) as client:
+    with Client(
+        args.url, api_key=args.api_key, stream_url=args.stream_url, transport=args.transport
+    ) as client:
         turn = client.send(args.agent, args.message, session=args.session)
         printed = False
         try:

@@ -15,16 +15,20 @@ A turn yields what the streamed transports carry: ``session`` first, the
 engine's events, then one ``done`` (or one ``error`` when the turn failed after
 it started). Two transports carry it:
 
-- **SSE** (``POST /agents/{name}/messages/stream``): the local stack serves it;
-  a deployed HTTP API does not.
+- **SSE** (``POST /agents/{name}/messages/stream``): the local stack serves it
+  at its base URL; a deployed HTTP API does not, the optional stream function
+  does at a URL of its own (the stack's ``StreamUrl`` output): give it as
+  ``stream_url`` and the turns stream from there, everything else still going
+  to ``base_url``.
 - **long-poll**: ``POST /agents/{name}/messages`` in the background while the
   status route ``GET /agents/{name}/sessions/{id}?after=N&wait=S`` yields each
   step's events as it is committed, until the turn is done. The client names
   the session (``sessionId``), so it can follow it before the POST answers.
 
 ``transport="auto"`` (the default) tries SSE and falls back to long-poll when the
-server has no stream route (its 404 names no route, not an agent), remembering
-that; ``"sse"`` or ``"poll"`` force one. A connection that drops mid-turn is
+server has no stream route (its 404 names no route, not an agent) or when a
+separate ``stream_url`` cannot be connected to (nothing was sent there),
+remembering that; ``"sse"`` or ``"poll"`` force one. A connection that drops mid-turn is
 resumed on the status route from the last event seen: the status route numbers a
 session's events, so the turn's ``N``-th event is never yielded twice or skipped.
 
@@ -192,7 +196,7 @@ class Turn:
         body = {"message": self.message, "sessionId": self.session_id}
         path = f"/agents/{quote(self.agent)}/messages/stream"
         try:
-            with client.http.stream("POST", path, json=body, headers=client.headers) as response:
+            with client.streams.stream("POST", path, json=body, headers=client.headers) as response:
                 if response.status_code != 200:
                     response.read()
                     if self._transport == "auto" and _no_route(response):
@@ -203,6 +207,13 @@ class Turn:
                     yield from self._take(event)
                     if self.done is not None or self.error is not None:
                         return True
+        except httpx.ConnectError:
+            if self._transport == "auto" and client.stream_url is not None and not self._seen:
+                # a stream function that is not there (not deployed, or down): the
+                # message never left, so the plain route takes it
+                client.transport = "poll"
+                return False
+            # the API itself is unreachable: the status route retries, then says so
         except httpx.TransportError:
             pass  # dropped: the status route has every event from the last one seen on
         yield from self._follow()
@@ -323,20 +334,33 @@ class SessionEvents:
 
 @dataclass
 class Client:
-    """A signoff API at ``base_url``; ``api_key`` goes as ``x-api-key``."""
+    """A signoff API at ``base_url``; ``api_key`` goes as ``x-api-key``.
+
+    ``stream_url``: where the SSE route is, when not at ``base_url`` (a deployed
+    stack's stream function, its ``StreamUrl`` output).
+    """
 
     base_url: str
     api_key: str | None = None
+    stream_url: str | None = None
     transport: Transport = "auto"
     timeout: float = 60.0
     wait: float = POLL_WAIT
     retries: int = 5
     http: httpx.Client = field(init=False)
+    _streams: httpx.Client | None = field(init=False, default=None, repr=False)
 
     def __post_init__(self) -> None:
         # The status route's wait plus room: a long-poll is not a timeout.
         timeout = httpx.Timeout(max(self.timeout, self.wait + 10))
         self.http = httpx.Client(base_url=self.base_url, timeout=timeout)
+        if self.stream_url is not None:
+            self._streams = httpx.Client(base_url=self.stream_url, timeout=timeout)
+
+    @property
+    def streams(self) -> httpx.Client:
+        """The SSE route's server: ``stream_url``'s, else ``http`` itself."""
+        return self._streams if self._streams is not None else self.http
 
     @property
     def headers(self) -> dict[str, str]:
@@ -358,6 +382,8 @@ class Client:
 
     def close(self) -> None:
         self.http.close()
+        if self._streams is not None:
+            self._streams.close()
 
     def __enter__(self) -> Client:
         return self

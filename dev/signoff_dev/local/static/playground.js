@@ -18,6 +18,27 @@ function api(path) {
   return `${apiBase()}${path}`;
 }
 
+// Where the SSE stream is: the stream URL field's (a deployed stack's stream function, its
+// StreamUrl output), or the API's own base URL (the local stack serves both).
+function streamBase() {
+  return $("stream-url").value.trim().replace(/\/+$/, "") || apiBase();
+}
+
+// The stream route's answer; null when a stream URL of its own cannot be reached (not
+// deployed, down, or no CORS for this page): nothing was sent there, so long-poll takes over.
+async function openStream(agent, body) {
+  try {
+    return await fetch(`${streamBase()}/agents/${encodeURIComponent(agent)}/messages/stream`, {
+      method: "POST",
+      headers: requestHeaders(true),
+      body: JSON.stringify(body),
+    });
+  } catch (error) {
+    if (streamBase() !== apiBase()) return null;
+    throw error;
+  }
+}
+
 // What a model wrote, with its hidden characters shown escaped (\u202e): the rule of
 // signoff.display.visible, which the link pages, email, Slack and Lark apply. Categories
 // Cc, Cf, Cs, Zl, Zp and the blank default-ignorables; newline and tab stay, CRLF as newline.
@@ -352,12 +373,8 @@ async function send(event) {
   const body = { message };
   if (sessionId) body.sessionId = sessionId;
   try {
-    const response = await fetch(api(`/agents/${encodeURIComponent(agent)}/messages/stream`), {
-      method: "POST",
-      headers: requestHeaders(true),
-      body: JSON.stringify(body),
-    });
-    if (await noStream(response)) {
+    const response = await openStream(agent, body);
+    if (response === null || (await noStream(response))) {
       await longPoll(agent, body);
       return;
     }
@@ -514,6 +531,7 @@ function newSession() {
 $("send-form").addEventListener("submit", send);
 // Another API: its agents, and a new session (this one is the other API's).
 $("base-url").addEventListener("change", () => { newSession(); loadAgents(); });
+$("stream-url").placeholder = "the API base URL";
 $("new-session").addEventListener("click", newSession);
 $("agent").addEventListener("change", () => { describeAgent(); newSession(); });
 $("approve").addEventListener("click", () => {
