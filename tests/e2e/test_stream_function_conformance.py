@@ -32,6 +32,7 @@ from tests.e2e.test_transport_conformance import (
     NoStream,
     client_for,
     per_run,
+    signoff,
     sse,
     validated,
     via_client,
@@ -44,6 +45,7 @@ from tests.support.sse import sse_events
 
 if TYPE_CHECKING:
     from collections.abc import Iterator
+    from pathlib import Path
 
     from signoff_dev.local.stack import LocalStack
 
@@ -166,3 +168,25 @@ def test_an_unreachable_stream_url_falls_back_to_long_poll(
     assert per_run(events) == per_run(reference)
     assert turn.done is not None
     assert "POST /agents/shop/messages" in api.asked
+
+
+def test_signoff_send_streams_from_its_stream_url(
+    stack: LocalStack, function_url: str, agents: Path, tmp_path: Path
+) -> None:
+    def send(*options: str) -> tuple[int, list[dict[str, Any]]]:
+        return signoff(
+            agents, tmp_path, "send", "--url", stack.url, *options, "--transport", "sse",
+            "shop", "--json", "--deny", "no", ASKS,
+        )  # fmt: skip
+
+    one_url_code, one_url = send()
+    code, events = send("--stream-url", function_url)
+    assert code == one_url_code == 0
+    assert [e["type"] for e in events][-2:] == ["loop:denied", "done"]
+    assert per_run(events) == per_run(one_url)
+    # the stream is asked for there, not at --url: nothing listens here, and SSE is forced
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        closed = f"http://127.0.0.1:{probe.getsockname()[1]}"
+    refused_code, _ = send("--stream-url", closed)
+    assert refused_code == 1
