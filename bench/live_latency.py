@@ -20,16 +20,17 @@ once it is committed.
 A waiting long-poll wakes when a commit to its session is made in the same
 process (``signoff.store.signal``): on the local stack the turn and the status
 route share one process, so it does. On Lambda they never share a sandbox and
-the wait finds a commit by its backed-off reads alone (50 ms, doubling to 1 s),
-so the long-poll is timed twice: as the local stack serves it, and with the
+the wait finds a commit by its backed-off reads alone (50 ms, doubling to 0.2 s
+while the turn runs), so the long-poll is timed twice: as the local stack serves it, and with the
 wake-up switched off, as a deployed API would find the commits.
 
 **Reads per waiting minute**: a turn pauses for an approval (a ``hold`` tool the
 rules ask about) and a client watches it for ``WINDOW`` seconds: on SSE, the stream
 that started it, which follows the log once the turn paused; on long-poll, a loop
 of ``?after=N&wait=25``. The reads counted are the store's on that session
-(``TableSessions.load`` and ``read_log``, ``TablePendingItems.get`` of its pending
-item), scaled to one minute.
+(``TableSessions.load``, ``read_log`` and ``read_log_back``, ``TableAudit.for_subject``
+— the decisions — and ``TablePendingItems.get`` of its pending item), scaled to one
+minute.
 
     python bench/live_latency.py        # `make bench` runs it
 """
@@ -146,12 +147,17 @@ class Recorder:
 @contextmanager
 def recording() -> Iterator[Recorder]:
     """Wraps the store's session and pending classes (every function's instance) while inside."""
+    from signoff.store.outbox import TableAudit
     from signoff.store.pending import TablePendingItems
     from signoff.store.sessions import TableSessions
 
     recorder = Recorder()
     commit, load, read_log = TableSessions.commit, TableSessions.load, TableSessions.read_log
-    get = TablePendingItems.get
+    read_log_back, get, for_subject = (
+        TableSessions.read_log_back,
+        TablePendingItems.get,
+        TableAudit.for_subject,
+    )
 
     def recorded_commit(self: TableSessions, change: Any, *, owner: str) -> None:
         commit(self, change, owner=owner)
@@ -168,15 +174,27 @@ def recording() -> Iterator[Recorder]:
         recorder.read(session_id)
         return read_log(self, session_id, from_seq=from_seq)
 
+    def recorded_read_log_back(
+        self: TableSessions, session_id: str, *, from_seq: int, to_seq: int
+    ) -> Any:
+        recorder.read(session_id)
+        return read_log_back(self, session_id, from_seq=from_seq, to_seq=to_seq)
+
     def recorded_get(self: TablePendingItems, pending_id: str) -> Any:
         recorder.read(pending_id)
         return get(self, pending_id)
+
+    def recorded_for_subject(self: TableAudit, subject: str, *, rules: bool = True) -> Any:
+        recorder.read(subject)
+        return for_subject(self, subject, rules=rules)
 
     patches = {
         (TableSessions, "commit"): recorded_commit,
         (TableSessions, "load"): recorded_load,
         (TableSessions, "read_log"): recorded_read_log,
+        (TableSessions, "read_log_back"): recorded_read_log_back,
         (TablePendingItems, "get"): recorded_get,
+        (TableAudit, "for_subject"): recorded_for_subject,
     }
     originals = {key: getattr(*key) for key in patches}
     for (owner, name), patched in patches.items():
