@@ -1,9 +1,10 @@
 """YAML documents, parsed from the text or taken from a build-time snapshot of their parse.
 
 ``make build`` writes ``yaml-snapshot.json`` into the agents layer: the parse of
-every YAML document a cold start reads (``channels.yaml``, each ``agent.yaml``,
-``actauth.yml``, the skills' frontmatter), recorded by loading the agents as a cold
-start does. A deployed function installs it (``use_snapshot``) and then neither
+every YAML document a cold start reads (``channels.yaml``, ``people.yaml``, each
+``agent.yaml`` and ``actauth.yml``, the skills' frontmatter, a scripted agent's
+script), recorded by loading the agents as a cold start does
+(``signoff.agents.snapshot``). A deployed function installs it (``use_snapshot``) and then neither
 imports PyYAML nor parses: each document is looked up by the SHA-256 of its text and
 of the parser, so an edited file — or a snapshot of other files — misses and is
 parsed as ever, and a document whose parse JSON cannot carry exactly (dates, sets,
@@ -28,6 +29,7 @@ if TYPE_CHECKING:
 __all__ = [
     "SNAPSHOT_FILE",
     "YAMLError",
+    "forget_snapshot",
     "parse",
     "recording",
     "safe_load",
