@@ -174,9 +174,10 @@ class SessionDecision(_Wire):
     decision: Literal["approved", "denied", "answered", "expired"]
     actor: str = Field(
         description="Who decided: a Slack / Lark user id, the email address a link was made "
-        "for, apikey:<key id>@<tenant>, link (a link naming nobody), or sweeper (expiry)"
+        "for, apikey:<key id>@<tenant>, link (a link naming nobody), or sweeper (expiry, "
+        "escalation)"
     )
-    channel: str = Field(description="The channels.yaml name, or api / link / expiry")
+    channel: str = Field(description="The channels.yaml name, or api / link / expiry / escalation")
     at: str = Field(description="RFC 3339")
     tool: str | None = None
     note: str | None = None
