@@ -247,3 +247,24 @@ def test_changes_need_a_single_approver(deployment: Deployment) -> None:
     assert refused["statusCode"] == 400
     assert "changes to its arguments need a single approver" in body(refused)["detail"]
     assert deployment.item(paused["id"]).votes == []
+
+
+def test_votes_on_an_item_paused_before_a_rules_change_still_count_a_person_once(
+    deployment: Deployment, aws: AwsResources, tmp_path: Path
+) -> None:
+    """The item keeps the quorum it paused with; a new deployment whose rules no longer
+    count people still knows alice's email and Slack id are one person."""
+    paused = deployment.pause()
+    rules_file = tmp_path / "agents" / "customer-service" / "actauth.yml"
+    rules = yaml.safe_load(rules_file.read_text())
+    [rule] = [r for r in rules["rules"] if r.get("name") == RULE]
+    del rule["approvals"], rule["from"]
+    rules_file.write_text(yaml.safe_dump(rules))
+    redeployed = Deployment(imported_lambdas(aws), deployment.alice_key)
+
+    assert redeployed.link(paused["id"], ALICE)["statusCode"] == 200
+    text = redeployed.slack(paused["id"], "U0ALICE")
+
+    assert "You already approved this (1 of 2 approvals — alice)" in text
+    item = redeployed.item(paused["id"])
+    assert item.status == "pending" and [v.person for v in item.votes] == ["alice"]

@@ -110,9 +110,13 @@ class AgentCatalog:
             if name not in self.names():
                 raise UnknownAgent(name, self.names())
             agent = load_agent(self.root / name, channels=self.channels)
-            if any(_counts_people(rule) for rule in agent.rules.rules):
-                # read only for agents whose rules count votes by person (cold starts)
+            counts = any(_counts_people(rule) for rule in agent.rules.rules)
+            if counts:
                 check_policies(agent.rules.rules, self.people, str(agent.rules_file))
+            # Read for agents whose rules count people, and whenever the deployment has
+            # a directory: an item paused before a rules change keeps its policy, and its
+            # votes must still count a person once across channels.
+            if counts or (self.root / PEOPLE_FILE).is_file():
                 agent = replace(agent, people=self.people)
             self._loaded[name] = agent
         return self._loaded[name]
