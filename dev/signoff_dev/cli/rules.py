@@ -22,14 +22,14 @@ from __future__ import annotations
 
 import json
 import os
-import re
 import sys
 import time
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Final
 
-from signoff.errors import ConfigError, UsageError
+from signoff.errors import BadInput, ConfigError, UsageError
+from signoff.inbox import parse_moment
 from signoff_dev.cli.style import style_for
 from signoff_dev.lines import located
 
@@ -43,8 +43,6 @@ __all__ = ["parse_since", "register"]
 
 EXIT_OK, EXIT_LESS_GUARDED, EXIT_USAGE = 0, 1, 2
 EXAMPLES: Final = 3
-_AGO = re.compile(r"^\s*(\d+(?:\.\d+)?)\s*([smhdw])\s*$")
-_UNIT: Final = {"s": 1, "m": 60, "h": 3600, "d": 86400, "w": 7 * 86400}
 
 
 def register(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
@@ -89,23 +87,24 @@ def register(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> N
 
 
 def parse_since(text: str, now: float) -> float:
-    """``7d`` (before ``now``) or an ISO date-time (UTC unless it says) → epoch seconds.
+    """``7d`` (before ``now``), an ISO date-time (UTC unless it says) or epoch seconds.
+
+    The inbox's reading of a moment (``signoff.inbox.parse_moment``), so ``--since``
+    means the same here, in ``signoff audit`` and on ``GET /inbox``.
 
     Raises:
-        UsageError: neither.
+        UsageError: none of those.
     """
-    ago = _AGO.match(text)
-    if ago:
-        return now - float(ago.group(1)) * _UNIT[ago.group(2)]
+    problem = (
+        f"--since {text!r}: give a duration (90m, 24h, 7d, 2w), an ISO date-time or epoch seconds"
+    )
     try:
-        when = datetime.fromisoformat(text.strip().replace("Z", "+00:00"))
-    except ValueError as exc:
-        raise UsageError(
-            f"--since {text!r}: give a duration (90m, 24h, 7d, 2w) or an ISO date-time"
-        ) from exc
-    if when.tzinfo is None:
-        when = when.replace(tzinfo=UTC)
-    return when.timestamp()
+        moment = parse_moment(text, now, field="--since")
+    except BadInput as exc:
+        raise UsageError(problem) from exc
+    if moment is None:
+        raise UsageError(problem)
+    return moment
 
 
 def _store() -> DynamoStore:
