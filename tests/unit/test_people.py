@@ -109,7 +109,7 @@ def test_a_quorum_the_named_people_cannot_reach_is_a_problem(tmp_path: Path) -> 
     assert "needs 3 different people and 'from' names only 2" in str(problem)
 
 
-def test_the_directory_is_read_only_for_agents_whose_rules_count_people(tmp_path: Path) -> None:
+def test_a_broken_directory_breaks_only_agents_whose_rules_count_people(tmp_path: Path) -> None:
     # an unreadable people.yaml breaks no agent that does not need it
     catalog = _agents(tmp_path, {}, "people: [not, a, mapping]")
     assert catalog.problems() == {}
@@ -117,3 +117,7 @@ def test_the_directory_is_read_only_for_agents_whose_rules_count_people(tmp_path
 
     counted = _agents(tmp_path / "two", {"approvals": 2}, yaml.safe_dump(PEOPLE))
     assert counted.get("customer-service").people == People.model_validate(PEOPLE)
+    # a valid directory is read for every agent: an item paused before a rules change
+    # keeps counting a person once
+    plain = _agents(tmp_path / "three", {}, yaml.safe_dump(PEOPLE))
+    assert plain.get("customer-service").people == People.model_validate(PEOPLE)

@@ -74,6 +74,14 @@ class AgentCatalog:
             self._people = load_people(self.root / PEOPLE_FILE)
         return self._people
 
+    def _people_if_valid(self) -> People | None:
+        """The directory for an agent whose rules do not need it: a broken file breaks
+        only the agents that count people (``signoff check`` names it)."""
+        try:
+            return self.people
+        except ConfigError:
+            return None
+
     def names(self) -> list[str]:
         if not self.root.is_dir():
             return []
@@ -116,8 +124,10 @@ class AgentCatalog:
             # Read for agents whose rules count people, and whenever the deployment has
             # a directory: an item paused before a rules change keeps its policy, and its
             # votes must still count a person once across channels.
-            if counts or (self.root / PEOPLE_FILE).is_file():
+            if counts:
                 agent = replace(agent, people=self.people)
+            elif (self.root / PEOPLE_FILE).is_file():
+                agent = replace(agent, people=self._people_if_valid())
             self._loaded[name] = agent
         return self._loaded[name]
 

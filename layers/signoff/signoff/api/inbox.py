@@ -392,7 +392,8 @@ def card(id: str, token: _Text = None) -> Response[Any]:
 @router.post(
     "/inbox/items/<id>",
     summary="Decide an inbox item through an inbox link's card, as its approver",
-    responses=page_responses(400, 403, 404, 409, 410, 413, 415, 422),
+    # 400, 413 and 415 may also come before the route, from the request's checks, as JSON
+    responses={**page_responses(403, 404, 409, 410, 422), **_either(400, 413, 415)},
     tags=["inbox"],
     openapi_extensions=CARD_FORM,
 )
