@@ -13,7 +13,7 @@ from botocore.config import Config
 from botocore.stub import Stubber
 
 from signoff.errors import SecretMissing, StoreUnavailable
-from signoff.secrets.aws import SecretsManagerSecrets, secret_id_variable
+from signoff.secrets.aws import ReferencedSecrets, SecretsManagerSecrets, secret_id_variable
 from signoff.secrets.env import EnvSecrets, variable_name
 from signoff.secrets.memory import MemorySecrets
 from signoff.tokens import RESUME_SIGNING_SECRET, Signer, signer_from
@@ -187,10 +187,12 @@ def test_the_secret_id_variable_is_named_after_the_secret() -> None:
     assert secret_id_variable("resume-signing") == "SIGNOFF_RESUME_SIGNING_SECRET_ARN"
 
 
-def test_the_deployed_secrets_build_their_client_at_the_first_read(
+def test_the_deployed_secrets_build_their_client_with_the_function(
     sm_client: SecretsManagerClient, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    """A cold start builds no Secrets Manager client (tens of milliseconds) before a read."""
+    """A link, a chat callback or a notification reads a secret in its first invocation:
+    the client is built at import, never moved into that invocation; a model key given
+    as a reference builds its client at the first read, in the turn that needs it."""
     from signoff.aws.channels import deployment_secrets
     from signoff.channels.config import ChannelsConfig
     from signoff.settings import Deployment
@@ -204,14 +206,14 @@ def test_the_deployed_secrets_build_their_client_at_the_first_read(
     deployment = Deployment.from_env({"SIGNOFF_CHANNEL_SECRETS_PREFIX": "stack/"})
 
     source = deployment_secrets(ChannelsConfig(), deployment)
-    from_env = SecretsManagerSecrets.from_env([RESUME_SIGNING_SECRET], deployment=deployment)
-    assert built == []
+    SecretsManagerSecrets.from_env([RESUME_SIGNING_SECRET], deployment=deployment)
+    referenced = ReferencedSecrets("stack/")
+    assert built == ["secretsmanager", "secretsmanager"]
 
     assert source.get(RESUME_SIGNING_SECRET) == KEY_1
-    assert built == ["secretsmanager"]
-    with pytest.raises(SecretMissing):
-        from_env.get(RESUME_SIGNING_SECRET)  # no SIGNOFF_RESUME_SIGNING_SECRET_ARN
-    assert built == ["secretsmanager"]
+    assert built == ["secretsmanager", "secretsmanager"]
+    assert referenced.get("resume-signing") == KEY_1
+    assert built == ["secretsmanager", "secretsmanager", "secretsmanager"]
 
 
 def test_a_value_is_cached_for_max_age(sm_client: SecretsManagerClient) -> None:

@@ -41,6 +41,8 @@ def deployment_secrets(
 
     A name's secret id is ``SIGNOFF_<NAME>_SECRET_ARN`` when set, else
     ``<SIGNOFF_CHANNEL_SECRETS_PREFIX><name>`` (the template's prefix is ``<stack>/``).
+    Its client is built now, with the function: links and chat callbacks read a
+    secret in their first invocation, and building it there would only move the cost.
     """
     from signoff.secrets.aws import SecretsManagerSecrets
 
@@ -48,7 +50,7 @@ def deployment_secrets(
     prefix = settings.channel_secrets_prefix
     names = [RESUME_SIGNING_SECRET, *channel_secret_names(config)]
     ids = {name: settings.secret_id(name) or f"{prefix}{name}" for name in names}
-    return SecretsManagerSecrets(ids)  # its client built at the first read
+    return SecretsManagerSecrets(ids, SecretsManagerSecrets.provider())
 
 
 def chat_from_env(deployment: Deployment, config: ChannelsConfig, clock: Clock) -> ChatChannels:

@@ -50,8 +50,8 @@ class SecretsManagerSecrets:
         self.secret_ids = dict(secret_ids)
         # One provider per adapter, not Powertools' module-wide default, so its
         # cache and its client belong to what was injected. Without one, ``provider()``
-        # at the first read: a cold start builds no Secrets Manager client (its
-        # service model costs tens of milliseconds) before a secret is needed.
+        # at the first read (``ReferencedSecrets``: only a turn whose model key is a
+        # reference reads one).
         self._provider_given = provider
         self.max_age = max_age
 
@@ -69,8 +69,7 @@ class SecretsManagerSecrets:
         max_age: int = DEFAULT_MAX_AGE,
         deployment: Deployment | None = None,
     ) -> Self:
-        """The secrets ``names``, their ids from ``SIGNOFF_<NAME>_SECRET_ARN``; default
-        client, built at the first read.
+        """The secrets ``names``, their ids from ``SIGNOFF_<NAME>_SECRET_ARN``; default client.
 
         The caller names the secrets (``tokens.RESUME_SIGNING_SECRET``,
         ``sessionkeys.SESSION_KEY_SECRET``): the adapter knows no secret of the core.
@@ -78,7 +77,8 @@ class SecretsManagerSecrets:
         """
         settings = deployment or Deployment.from_env()
         ids = {name: settings.secret_id(name) for name in names}
-        return cls({name: sid for name, sid in ids.items() if sid}, max_age=max_age)
+        # the client now: a first invocation that reads a secret would pay for it otherwise
+        return cls({name: sid for name, sid in ids.items() if sid}, cls.provider(), max_age=max_age)
 
     @staticmethod
     def provider() -> SecretsProvider:
