@@ -229,35 +229,26 @@ class Notifier:
     def _refresh_earlier(self, pending_id: str, subject: str) -> None:
         """Redraw the messages sent about ``pending_id`` before ``subject`` (an escalation
         step), from the item as it stands now; best effort, a failure is logged."""
-        item = self.pending.get(pending_id)
-        if item is None or item.status != "pending":
-            return  # decided meanwhile: its outcome is what the messages should show
         number = int(subject.rpartition(":")[2])
-        earlier = [pending_id] + [
-            lifecycle.escalation_subject(pending_id, n) for n in range(1, number)
-        ]
-        for row in (row for before in earlier for row in self.outbox.rows(before)):
-            if not row.receipt or row.notified_at is None:
-                continue  # nothing sent that could be changed
-            try:
-                channel = self.channels.get(row.channel)
-                if not isinstance(channel, Refreshes):
-                    continue  # email and webhooks cannot change what they delivered
-                notification = self._composer().for_item(item, deciding=_decides(channel))
-                channel.refresh(row.receipt, notification)
-            except SendFailed:
-                log.warning("could not show the escalation of %s on %s", pending_id, row.channel)
+        self._redraw_sent(pending_id, lambda item: number - 1, "show the escalation of")
 
     def redraw(self, pending_id: str) -> None:
         """Redraw every message sent about ``pending_id`` (its own and its escalation
         steps') from the item as it stands now, buttons kept, on the channels that can
         change a sent message; best effort, a failure is logged. Nothing once decided:
         the decision's own outcome update is what those messages show then."""
+        self._redraw_sent(pending_id, lambda item: item.escalation_step, "redraw the message of")
+
+    def _redraw_sent(
+        self, pending_id: str, steps: Callable[[PendingItem], int], failing: str
+    ) -> None:
+        """Redraw what was sent about the item itself and its first ``steps(item)``
+        escalation steps, on the channels that can change a sent message."""
         item = self.pending.get(pending_id)
         if item is None or item.status != "pending":
-            return
+            return  # decided meanwhile: its outcome is what the messages should show
         subjects = [pending_id] + [
-            lifecycle.escalation_subject(pending_id, n) for n in range(1, item.escalation_step + 1)
+            lifecycle.escalation_subject(pending_id, n) for n in range(1, steps(item) + 1)
         ]
         for row in (row for subject in subjects for row in self.outbox.rows(subject)):
             if not row.receipt or row.notified_at is None:
@@ -269,7 +260,7 @@ class Notifier:
                 notification = self._composer().for_item(item, deciding=_decides(channel))
                 channel.refresh(row.receipt, notification)
             except SendFailed:
-                log.warning("could not redraw the message of %s on %s", pending_id, row.channel)
+                log.warning("could not %s %s on %s", failing, pending_id, row.channel)
 
     def _give_up(self, row: OutboxRow, failure: SendFailed, report: FanoutReport) -> None:
         # Not at once: a slow retry (the sweeper's) lets a fixed configuration heal it.

@@ -16,6 +16,7 @@ if TYPE_CHECKING:
     from collections.abc import Iterator
 
     from signoff.store.records import AuditEntry, PendingStatus, Vote
+    from signoff.store.table import Condition
 
 __all__ = ["TablePendingItems"]
 
@@ -183,26 +184,21 @@ class TablePendingItems(Stored):
 
     def note_reminder(self, pending_id: str, count: int, *, now: float) -> PendingItem | None:
         """Record reminder number ``count + 1``; None if it was recorded before or is moot."""
-        update = Update(
-            codec.pending_key(pending_id),
-            rules.reminder_attrs(count, now),
-            condition=rules.remindable(count, now),
+        return self._count_once(
+            pending_id, rules.reminder_attrs(count, now), rules.remindable(count, now)
         )
-        try:
-            updated = self._items.update(update)
-        except ConditionFailed:
-            return None  # another sweep sent it, or the item was resolved or fell due
-        return self._codec.decode(updated, PendingItem)
 
     def note_escalation(self, pending_id: str, step: int, *, now: float) -> PendingItem | None:
         """Record escalation step ``step + 1``; None if it was recorded before or is moot."""
-        update = Update(
-            codec.pending_key(pending_id),
-            rules.escalation_attrs(step, now),
-            condition=rules.escalatable(step, now),
+        return self._count_once(
+            pending_id, rules.escalation_attrs(step, now), rules.escalatable(step, now)
         )
+
+    def _count_once(self, pending_id: str, attrs: Item, condition: Condition) -> PendingItem | None:
+        """One conditional update of a sweeper's count; None when the condition fails."""
+        update = Update(codec.pending_key(pending_id), attrs, condition=condition)
         try:
             updated = self._items.update(update)
         except ConditionFailed:
-            return None  # another sweep took it, or the item was resolved or fell due
+            return None  # another sweep moved it, or the item was resolved or fell due
         return self._codec.decode(updated, PendingItem)
