@@ -75,6 +75,12 @@ NOT_RUNNABLE: dict[tuple[str, str], str] = {
     ): "needs a deployment's outbox and a pending id; "
     "tests/functional/test_outbox_cli.py runs each command",
     (
+        "README.md",
+        "SIGNOFF_TABLE=$TABLE signoff migrate --dry-run   # what it would rewrite; writes nothing",
+    ): "needs a deployed stack's table holding the previous release's items; "
+    "tests/functional/test_migrate_cli.py runs a dry run, a run, a second run and an "
+    "interrupted run resumed, against a moto server holding tests/fixtures/store_v1_items.json",
+    (
         "docs/migrating-from-loopengine.md",
         "signoff dev                                        "
         "# the local stack: HTTP API, notifier, sweeper",

@@ -1,7 +1,8 @@
-"""``signoff run | send | agents | new | check | config | keys | outbox | template | rules``:
-agent turns in the terminal (``send``: on a running stack), a new agent folder, the agents'
-check before a build, API keys, the outbox's failed notifications, the template's agent
-schedules, and a rules change replayed over recorded history (``rules replay``).
+"""``signoff run | send | agents | new | check | config | keys | outbox | template | rules |
+migrate``: agent turns in the terminal (``send``: on a running stack), a new agent folder, the
+agents' check before a build, API keys, the outbox's failed notifications, the template's agent
+schedules, a rules change replayed over recorded history (``rules replay``), and a previous
+release's items moved to this release's index keys (``migrate``).
 
 Options go before or after the command (``signoff --agents DIR run …`` and
 ``signoff run … --agents DIR`` are the same); the human output is coloured on a
@@ -34,7 +35,7 @@ from signoff.errors import ConfigError, SignoffError, UnknownAgent, UsageError
 from signoff.events import ErrorEvent
 from signoff.ids import new_id
 from signoff.messages import Message
-from signoff_dev.cli import check, dev, inbox, keys, new, outbox, rules, send, template
+from signoff_dev.cli import check, dev, inbox, keys, migrate, new, outbox, rules, send, template
 from signoff_dev.cli.options import AGENTS_HELP, add_agents_option
 
 if TYPE_CHECKING:
@@ -135,6 +136,7 @@ def _parser() -> argparse.ArgumentParser:
     inbox.register(commands)
     rules.register(commands)
     outbox.register(commands)
+    migrate.register(commands)
     template.register(commands)
     dev.register(commands)
     for name in _USE_AGENTS:
@@ -143,7 +145,7 @@ def _parser() -> argparse.ArgumentParser:
 
 
 # The commands that read the agents folder, so take --agents after their name too.
-_USE_AGENTS = ("run", "agents", "config", "dev", "demo", "trigger")
+_USE_AGENTS = ("run", "agents", "config", "dev", "demo", "trigger", "migrate")
 
 
 def _version() -> str:
