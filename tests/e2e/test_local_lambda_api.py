@@ -12,9 +12,10 @@ import httpx
 import pytest
 
 from signoff.continuations.aws import LambdaContinuations
-from signoff.durable.decide import Actor, verdict_of
+from signoff.durable.decide import verdict_of
 from signoff.errors import StoreUnavailable
 from signoff_dev.local.lambda_api import LambdaInvokeApi
+from tests.support.actors import person
 from tests.support.local_stack import REFUND, eventually
 from tests.support.local_stack import http as http
 from tests.support.local_stack import stack as stack
@@ -105,7 +106,7 @@ def test_the_message_function_continues_turns_through_the_composition_roots_adap
     api.turns.decide(
         paused["id"],
         verdict_of("approve", None, None),
-        Actor(id="tester", channel="api"),
+        person("tester", "api"),
         schedule=api.continuations.schedule,
         resume=False,
     )

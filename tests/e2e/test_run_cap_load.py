@@ -26,8 +26,9 @@ from typing import TYPE_CHECKING, Any
 import boto3
 import pytest
 
-from signoff.durable.decide import Actor, Approve
+from signoff.durable.decide import Approve
 from signoff_dev.local.stack import LocalStack, StackSettings
+from tests.support.actors import person
 from tests.support.inflight import GAUGE
 
 if TYPE_CHECKING:
@@ -151,7 +152,7 @@ def start_and_approve(api: Api, n: int) -> tuple[str, str]:
     decided = api.turns.decide(
         pending_id,
         Approve(),
-        Actor(id="load", channel="api"),
+        person("load", "api"),
         schedule=api.continuations.schedule,
     )
     assert decided.result is not None

@@ -50,6 +50,25 @@ def test_a_notify_name_that_is_no_channel_fails_naming_agent_file_and_field(
     assert summary == f"signoff check: 1 problem(s), 1 of 2 agents misconfigured under {root}"
 
 
+def test_a_channel_named_escalation_fails_naming_the_file_and_line(tmp_path: Path) -> None:
+    root = agents_copy(tmp_path)
+    channels = root / "channels.yaml"
+    text = channels.read_text(encoding="utf-8").replace("  local-email:", "  escalation:")
+    channels.write_text(text, encoding="utf-8")
+    line = text.splitlines().index("  escalation:") + 1
+
+    done = check("check", "--agents", str(root))
+
+    assert done.returncode == 1
+    first, summary = done.stderr.splitlines()
+    assert first.startswith(
+        f"signoff check: channels: {channels}:{line}: channels.escalation: "
+        "'escalation' is reserved: "
+    )
+    assert first.endswith(f"rename the channel (line {line}, column 3)")
+    assert summary.startswith("signoff check: 1 problem(s)")
+
+
 def test_a_yaml_error_fails_naming_the_file(tmp_path: Path) -> None:
     root = agents_copy(tmp_path)
     config = root / "daily-digest" / "agent.yaml"

@@ -11,6 +11,7 @@ import pytest
 
 from signoff.store.records import ApiKey
 from tests.conftest import ROOT, validate_event
+from tests.support.actors import person
 from tests.support.lambdas import Lambdas, body, load_event
 from tests.support.lambdas import lambdas as lambdas
 
@@ -329,7 +330,7 @@ def test_session_status_long_polls_with_wait(lambdas: Lambdas) -> None:
     api = lambdas.api
     decide = threading.Timer(
         0.3,
-        lambda: api.turns.resolve(paused["id"], decision="deny", actor="ops", channel="api"),
+        lambda: api.turns.resolve(paused["id"], decision="deny", actor=person("ops", "api")),
     )
     decide.start()
     started = time.monotonic()

@@ -6,6 +6,7 @@ from typing import TYPE_CHECKING, Any
 
 from signoff.store.sessions import TableSessions
 from tests.functional.test_handlers import pause_refund
+from tests.support.actors import person
 from tests.support.lambdas import Lambdas, body, load_event
 from tests.support.lambdas import lambdas as lambdas
 
@@ -27,7 +28,7 @@ def test_an_answer_reads_the_chunks_after_n_only(
 ) -> None:
     paused = pause_refund(lambdas)
     session_id = paused["sessionId"]
-    lambdas.api.turns.resolve(paused["id"], decision="deny", actor="ops", channel="api")
+    lambdas.api.turns.resolve(paused["id"], decision="deny", actor=person("ops", "api"))
     chunks = list(lambdas.api.sessions.read_log(session_id))
     everything = [event for chunk in chunks for event in chunk.events]
     assert len(chunks) >= 3 and len(everything) > len(chunks)

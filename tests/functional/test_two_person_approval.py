@@ -18,10 +18,13 @@ import time
 from typing import TYPE_CHECKING, Any
 
 import boto3
+import httpx
 import pytest
 import yaml
 
 from signoff.apikeys import new_api_key
+from signoff.client import Client
+from signoff.errors import Conflict
 from tests.conftest import ROOT
 from tests.support.lambdas import Lambdas, body, deployed_at, imported_lambdas, load_event
 
@@ -179,6 +182,7 @@ def test_an_api_key_of_a_person_who_voted_gets_already_voted(deployment: Deploym
     assert refused["statusCode"] == 409
     assert body(refused)["error"] == "already_voted"
     assert body(refused)["person"] == "alice"
+    assert body(refused)["resent"] is False, "the vote on record came through Slack"
 
 
 def test_two_approvers_reach_the_quorum_and_the_turn_resumes_once(
@@ -268,3 +272,92 @@ def test_votes_on_an_item_paused_before_a_rules_change_still_count_a_person_once
     assert "You already approved this (1 of 2 approvals — alice)" in text
     item = redeployed.item(paused["id"])
     assert item.status == "pending" and [v.person for v in item.votes] == ["alice"]
+
+
+class Handlers(httpx.BaseTransport):
+    """The API's approve route as API Gateway calls the resolve handler; the first
+    request is lost: dropped ``before`` it reaches the handler, or ``after`` the handler
+    committed its decision (the connection reset before its answer arrived)."""
+
+    def __init__(self, deployment: Deployment, *, drop: str) -> None:
+        self.deployment, self.drop, self.sent = deployment, drop, 0
+
+    def handle_request(self, request: httpx.Request) -> httpx.Response:
+        self.sent += 1
+        pending_id = request.url.path.split("/")[2]
+        api_key = request.headers["x-api-key"]
+        event = load_event("approval_approve", PENDING_ID=pending_id, API_KEY=api_key)
+        event["body"] = request.content.decode()
+        event["headers"]["content-length"] = str(len(event["body"]))
+        if self.sent == 1 and self.drop == "before":
+            raise httpx.ConnectError("connection refused", request=request)
+        answer = self.deployment.lambdas.invoke("resolve", event)
+        if self.sent == 1 and self.drop == "after":
+            raise httpx.ReadError("connection reset by peer", request=request)
+        return httpx.Response(answer["statusCode"], content=answer["body"].encode())
+
+
+def client_over(deployment: Deployment, drop: str) -> tuple[Client, Handlers]:
+    client = Client("https://api.example.com", api_key=deployment.alice_key)
+    handlers = Handlers(deployment, drop=drop)
+    client.http = httpx.Client(base_url=client.base_url, transport=handlers)
+    return client, handlers
+
+
+def test_a_vote_sent_again_after_its_answer_was_lost_is_the_first_attempt_taken(
+    deployment: Deployment,
+) -> None:
+    paused = deployment.pause()
+    client, handlers = client_over(deployment, drop="after")
+
+    client.decide(f"/approvals/{paused['id']}/approve", {})
+
+    assert handlers.sent == 2, "sent again once its answer was lost"
+    item = deployment.item(paused["id"])
+    assert item.status == "pending"
+    assert [(v.person, v.channel) for v in item.votes] == [("alice", "api")]
+
+
+def test_a_vote_the_person_cast_another_way_is_still_an_error_after_a_drop(
+    deployment: Deployment,
+) -> None:
+    paused = deployment.pause()
+    assert deployment.slack(paused["id"], "U0ALICE").startswith("Your vote is recorded")
+    client, handlers = client_over(deployment, drop="before")
+
+    with pytest.raises(Conflict, match="already_voted"):
+        client.decide(f"/approvals/{paused['id']}/approve", {})
+
+    assert handlers.sent == 2
+    assert [v.channel for v in deployment.item(paused["id"]).votes] == ["fin-slack"]
+
+
+@pytest.mark.parametrize("name", ["escalation", "expiry"])
+def test_a_channel_named_like_the_sweepers_own_is_refused_before_anyone_is_asked(
+    aws: AwsResources,
+    monkeypatch: pytest.MonkeyPatch,
+    tmp_path: Path,
+    name: str,
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    """Issue 24's reproduction: the ladder's channel named ``escalation`` (or ``expiry``)
+    mails eve, whom the rule's ``from`` leaves out. The deployment refuses the file: no
+    turn pauses, so no link reaches eve; the log names the file, field and line."""
+    agents = tmp_path / "agents"
+    shutil.copytree(ROOT / "agents", agents)
+    mail = {"type": "email", "to": ["eve@example.com", BOB], "from": "signoff@example.com"}
+    (agents / "channels.yaml").write_text(yaml.safe_dump({"channels": {name: mail}}))
+    config = yaml.safe_load((agents / "customer-service" / "agent.yaml").read_text())
+    config["notify"] = {name: ["approval"]}
+    (agents / "customer-service" / "agent.yaml").write_text(yaml.safe_dump(config))
+    deployed_at(monkeypatch, agents)
+
+    response = imported_lambdas(aws).invoke("message", load_event("message_post"))
+
+    assert response["statusCode"] == 500
+    assert body(response)["error"] == "agent_misconfigured"
+    [logged] = [
+        str(getattr(r, "error", "")) for r in caplog.records if r.getMessage() == "request failed"
+    ]
+    assert f"channels.yaml: channels.{name}: '{name}' is reserved" in logged
+    assert logged.endswith("(line 2, column 3)")

@@ -24,6 +24,7 @@ from signoff.queue.memory import MemoryQueue
 from signoff.store.records import Commit, LogChunk, SessionRecord
 from signoff.tools import tool
 from tests.support.actauth_reference import actauth_decides
+from tests.support.actors import person
 from tests.support.agents import answer, calls, make_agent, playing
 from tests.support.durable import StaticAgents, turns_over
 
@@ -180,7 +181,7 @@ def drive_turns(store: Any, clock: ManualClock) -> list[Made]:
     def approve(result: Any, **how: Any) -> Any:
         clock.advance(30)
         kwargs = how or {"decision": "approve"}
-        return turns.resolve(result.pending.id, actor="alice", channel="api", **kwargs)
+        return turns.resolve(result.pending.id, actor=person("alice", "api"), **kwargs)
 
     first = send("refund A-1", "acme", "production")
     sessions += [(first.session_id, "acme", "production")] * 2

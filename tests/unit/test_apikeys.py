@@ -88,6 +88,13 @@ def test_a_key_needs_a_tenant() -> None:
         new_api_key("", "ci", 1.0)
 
 
+@pytest.mark.parametrize("tenant", ["acme/staging", "acme\n", "x" * 129])
+def test_a_key_for_what_is_no_tenant_is_refused(tenant: str) -> None:
+    # a tenant is the first segment of the rules' scope: a "/" would move the others
+    with pytest.raises(UsageError, match="is not a tenant"):
+        new_api_key(tenant, "ci", 1000.0)
+
+
 def test_a_clear_key_cannot_be_stored_as_the_hash() -> None:
     clear, key = new_api_key("acme", "", 1.0)
 

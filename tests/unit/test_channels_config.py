@@ -3,11 +3,12 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, get_args
 
 import httpx
 import pytest
 
+from signoff.actors import ESCALATION, EXPIRY, LINK, RESERVED_CHANNELS
 from signoff.agents import AgentCatalog, load_agent
 from signoff.channels.addresses import address_problem
 from signoff.channels.build import build_channels
@@ -27,6 +28,7 @@ from signoff.channels.webhook import WebhookChannel
 from signoff.clock import ManualClock
 from signoff.errors import ConfigError
 from signoff.secrets.memory import MemorySecrets
+from signoff.store.records import AuditEntry
 
 if TYPE_CHECKING:
     from collections.abc import Iterator
@@ -187,6 +189,36 @@ def test_each_error_names_the_file_and_the_field(
     assert error.field == field
     assert problem in error.problem
     assert str(error).startswith(f"{error.file}: {field}: ")
+
+
+@pytest.mark.parametrize("name", sorted(RESERVED_CHANNELS))
+def test_a_channel_named_like_the_systems_own_actors_is_refused_with_its_line(
+    tmp_path: Path, name: str
+) -> None:
+    # "escalation" is the natural name of the channel a ladder notifies: a person's
+    # decision through it must never read as the sweeper's, nor skip the item's policy
+    error = refused(
+        tmp_path,
+        "# the ladder's channel\n"
+        "channels:\n"
+        "  ops-mail: {type: email, to: [bob@example.com], from: signoff@example.com}\n"
+        f"  {name}:\n"
+        "    type: email\n"
+        "    to: [eve@example.com, bob@example.com]\n"
+        "    from: signoff@example.com\n",
+    )
+
+    assert error.field == f"channels.{name}"
+    assert error.problem.startswith(f"{name!r} is reserved: the audit records")
+    assert error.problem.endswith("rename the channel (line 4, column 3)")
+    assert str(error).startswith(f"{error.file}: channels.{name}: ")
+
+
+def test_the_reserved_names_hold_every_word_the_audit_writes_by_itself() -> None:
+    kinds = get_args(AuditEntry.model_fields["kind"].annotation)
+    assert set(kinds) <= RESERVED_CHANNELS
+    system = {EXPIRY.channel, ESCALATION.channel, EXPIRY.id, LINK.channel, LINK.id}
+    assert system | {"api", "inbox", "cli"} <= RESERVED_CHANNELS
 
 
 def test_invalid_yaml_names_the_file(tmp_path: Path) -> None:

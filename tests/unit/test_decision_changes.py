@@ -7,8 +7,9 @@ from typing import TYPE_CHECKING, Any
 
 import pytest
 
+from signoff.actors import link_recipient
 from signoff.agents import load_agent
-from signoff.durable.decide import Actor, Approve, Deny
+from signoff.durable.decide import Approve, Deny
 from signoff.edits import MAX_EDIT_BYTES
 from signoff.errors import Forbidden, InvalidChanges, NotEditable, UsageError
 from signoff.messages import ToolResultMessage
@@ -28,7 +29,7 @@ if TYPE_CHECKING:
     from signoff.durable.results import TurnResult
     from signoff.durable.turns import Turns
 
-ALICE = Actor(id="alice@example.com", channel="mail")
+ALICE = link_recipient("alice@example.com", "mail")
 WHY = "refund only 30, the item was used"
 
 

@@ -20,6 +20,7 @@ from signoff.durable.turns import Turns
 from signoff.models.factory import build_model
 from signoff.queue.memory import MemoryQueue
 from signoff.tools import ToolContext, tool
+from tests.support.actors import person
 from tests.support.agents import answer, calls, make_agent, playing
 from tests.support.durable import StaticAgents, turns_over
 from tests.support.durable import clock as clock
@@ -110,7 +111,7 @@ def test_a_continuation_for_a_finished_session_is_a_logged_no_op(
     turns = turns_over(store, MemoryQueue(), agents, clock)
     paused = turns.send("customer-service", REFUND, tenant="default", environment="production")
     assert paused.pending is not None
-    done = turns.resolve(paused.pending.id, decision="approve", actor="alice", channel="api")
+    done = turns.resolve(paused.pending.id, decision="approve", actor=person("alice", "api"))
     assert done.status == "finished"
     before = stored(store, paused.session_id, paused.pending.id)
 

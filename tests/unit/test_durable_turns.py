@@ -9,15 +9,17 @@ from typing import Any
 
 import pytest
 
+from signoff.actors import chat_user
 from signoff.agents import load_agent
 from signoff.clock import ManualClock
-from signoff.durable.decide import Actor, Approve
+from signoff.durable.decide import Approve
 from signoff.errors import AlreadyResolved, Expired, SessionBusy, SignoffError, UsageError
 from signoff.messages import ToolResultMessage
 from signoff.models.factory import build_model
 from signoff.queue.memory import MemoryQueue
 from signoff.store.memory import MemoryStore
 from signoff.tools import ToolContext, tool
+from tests.support.actors import person
 from tests.support.agents import answer, calls, make_agent, playing
 from tests.support.durable import StaticAgents, turns_over
 from tests.support.durable import clock as clock
@@ -62,7 +64,7 @@ def test_ask_pauses_durably_and_approve_resumes_to_the_end(
     assert session is not None and session.status == "paused" and session.lease_owner is None
     assert len(refunds_issued(agents)) == before
 
-    done = turns.resolve(item.id, decision="approve", actor="alice", channel="email")
+    done = turns.resolve(item.id, decision="approve", actor=person("alice", "email"))
     assert done.status == "finished" and done.stop_reason is None
     assert done.text == "Refunded 42.0 USD for order A-1001 to the original payment method."
     assert len(refunds_issued(agents)) == before + 1
@@ -88,7 +90,7 @@ def test_deny_ends_the_turn_denied(store: MemoryStore, clock: ManualClock) -> No
     paused = turns.send("customer-service", REFUND, tenant="default", environment="production")
     assert paused.pending is not None
     done = turns.resolve(
-        paused.pending.id, decision="deny", actor="bob", channel="api", note="not eligible"
+        paused.pending.id, decision="deny", actor=person("bob", "api"), note="not eligible"
     )
     assert done.status == "finished" and done.stop_reason == "denied"
     assert [e["type"] for e in done.events][-1] == "loop:denied"
@@ -106,8 +108,8 @@ def test_question_is_answered_and_the_answer_is_the_tool_result(
     assert paused.pending is not None and paused.pending.kind == "question"
     assert paused.pending.options == ["A-1001", "A-1002"]
     with pytest.raises(UsageError):
-        turns.resolve(paused.pending.id, decision="approve", actor="x", channel="api")
-    done = turns.resolve(paused.pending.id, answer="A-1002", actor="carol", channel="api")
+        turns.resolve(paused.pending.id, decision="approve", actor=person("x", "api"))
+    done = turns.resolve(paused.pending.id, answer="A-1002", actor=person("carol", "api"))
     assert done.text == "Refunded 58.5 USD for order A-1002."
 
 
@@ -115,9 +117,9 @@ def test_second_resolution_gets_the_winner_state(store: MemoryStore, clock: Manu
     turns = turns_over(store, MemoryQueue(), customer_service(), clock)
     paused = turns.send("customer-service", REFUND, tenant="default", environment="production")
     assert paused.pending is not None
-    turns.resolve(paused.pending.id, decision="approve", actor="alice", channel="slack")
+    turns.resolve(paused.pending.id, decision="approve", actor=person("alice", "slack"))
     with pytest.raises(AlreadyResolved) as caught:
-        turns.resolve(paused.pending.id, decision="deny", actor="bob", channel="email")
+        turns.resolve(paused.pending.id, decision="deny", actor=person("bob", "email"))
     assert caught.value.current.status == "approved"
     assert caught.value.current.resolved_by == "alice"
 
@@ -128,7 +130,7 @@ def test_an_expired_item_cannot_be_resolved(store: MemoryStore, clock: ManualClo
     assert paused.pending is not None
     clock.advance(86400 + 1)
     with pytest.raises(Expired):
-        turns.resolve(paused.pending.id, decision="approve", actor="alice", channel="api")
+        turns.resolve(paused.pending.id, decision="approve", actor=person("alice", "api"))
 
 
 def test_a_message_to_a_paused_session_is_busy(store: MemoryStore, clock: ManualClock) -> None:
@@ -304,8 +306,7 @@ def test_twenty_concurrent_resolutions_resume_once(store: MemoryStore, clock: Ma
                 turns.resolve(
                     paused.pending.id,
                     decision="approve" if n % 2 else "deny",  # type: ignore[union-attr]
-                    actor=f"user{n}",
-                    channel="api",
+                    actor=person(f"user{n}", "api"),
                 )
             )
         except AlreadyResolved as exc:
@@ -355,7 +356,7 @@ rules:
     stored = [m for c in store.sessions.read_log(paused.session_id) for m in c.messages]
     big = [m for m in stored if isinstance(m, ToolResultMessage)]
     assert [len(m.content) for m in big] == [1_000_000]
-    done = turns.resolve(paused.pending.id, decision="approve", actor="a", channel="api")
+    done = turns.resolve(paused.pending.id, decision="approve", actor=person("a", "api"))
     assert done.text == "done"
     last_prompt = model.requests[-1].messages
     assert any(
@@ -412,7 +413,7 @@ def test_a_crash_between_commit_and_enqueue_leaves_the_pause_intact(
     assert [(r.channel, r.notified_at) for r in store.outbox.rows(item.id)] == [("webhook", None)]
     # and the turn is still resumable
     resumed = turns_over(store, MemoryQueue(), customer_service(), clock).resolve(
-        item.id, decision="approve", actor="a", channel="api"
+        item.id, decision="approve", actor=person("a", "api")
     )
     assert resumed.status == "finished"
 
@@ -428,7 +429,7 @@ def test_proceed_resumes_a_session_whose_item_was_resolved_without_resuming(
     decided = turns.decide(
         paused.pending.id,
         Approve(),
-        Actor(id="U123", channel="slack"),
+        chat_user("slack", "U123", "slack"),
         schedule=scheduled.append,
         resume=False,
     )

@@ -31,6 +31,7 @@ from signoff.secrets.memory import MemorySecrets
 from signoff.tokens import signer_from
 from signoff.tools import tool
 from signoff.web.card_html import approval_card
+from tests.support.actors import person
 from tests.support.agents import answer, calls, make_agent, playing
 from tests.support.durable import StaticAgents, Store, turns_over
 from tests.support.durable import clock as clock
@@ -398,7 +399,7 @@ def test_a_click_racing_the_final_step_one_wins(
     def click() -> None:
         start.wait()
         try:
-            turns.resolve(item.id, decision="approve", actor="alice", channel="leads")
+            turns.resolve(item.id, decision="approve", actor=person("alice", "leads"))
             outcomes.append("click")
         except AlreadyResolved:
             outcomes.append("click lost")
@@ -444,7 +445,7 @@ def test_an_escalated_channel_decides_only_once_its_step_was_taken(
 
     assert refusal("leads") is None
     assert refusal("oncall") == "oncall is not notified of this agent's approvals"
-    turns.resolve(item.id, decision="approve", actor="lead", channel="leads")
+    turns.resolve(item.id, decision="approve", actor=person("lead", "leads"))
     assert refunds.runs == [40]
 
 

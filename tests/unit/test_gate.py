@@ -140,6 +140,35 @@ def test_more_concrete_scope_segments_win_whatever_the_order() -> None:
     )
 
 
+@pytest.mark.parametrize(
+    "where",
+    [
+        {"tenant": "acme/staging", "environment": "production", "agent": "a"},
+        {"tenant": "acme", "environment": "staging/x", "agent": "a"},
+        {"tenant": "acme", "environment": "production", "agent": "a/b"},
+    ],
+)
+def test_a_scope_segment_holding_a_slash_is_refused(where: dict[str, str]) -> None:
+    # The rules' scope is one glob over tenant/environment/agent: a tenant named
+    # "acme/staging" would read as tenant acme in staging, where a rule may allow
+    # what production asks a person for.
+    with pytest.raises(UsageError, match="scope segment"):
+        Scope(**where)
+
+
+def test_every_place_that_names_a_tenant_refuses_a_slash() -> None:
+    from pydantic import ValidationError
+
+    from signoff.agents.config import ScheduleSettings
+    from signoff.api.models import ScheduledRun
+
+    with pytest.raises(ValidationError, match="tenant"):
+        ScheduleSettings(expression="rate(1 day)", message="go", tenant="acme/staging")
+    with pytest.raises(ValidationError, match="tenant"):
+        ScheduledRun(agent="a", message="go", tenant="acme/staging")
+    assert ScheduledRun(agent="a", message="go", tenant="acme").tenant == "acme"
+
+
 def test_a_literal_agent_segment_counts_as_specificity() -> None:
     rules = RuleSet(
         rules=(rule("env", "acme/prod/*", decision="deny"), rule("three", "acme/prod/a"))

@@ -26,6 +26,7 @@ from signoff.queue.memory import MemoryQueue
 from signoff.secrets.memory import MemorySecrets
 from signoff.tokens import signer_from
 from signoff.tools import ToolContext, tool
+from tests.support.actors import person
 from tests.support.agents import answer, calls, make_agent, playing
 from tests.support.durable import StaticAgents, Store, turns_over
 from tests.support.durable import clock as clock
@@ -128,7 +129,7 @@ def test_a_run_is_announced_when_it_starts_and_when_it_finishes_once_per_channel
     assert store.outbox.rows(f"run:{run}:run_finish") == []
 
     # when a human approves, the resumed run is announced and then its finish
-    done = turns.resolve(item.id, decision="approve", actor="alice", channel="api")
+    done = turns.resolve(item.id, decision="approve", actor=person("alice", "api"))
     resumed, finish = f"run:{run}:run_start:{item.id}", f"run:{run}:run_finish"
     assert subjects(queue) == [resumed, finish]
 
@@ -191,7 +192,7 @@ def test_a_denied_run_finishes_with_its_stop_reason(
     assert paused.pending is not None
 
     denied = turns.resolve(
-        paused.pending.id, decision="deny", actor="bob", channel="api", note="no"
+        paused.pending.id, decision="deny", actor=person("bob", "api"), note="no"
     )
 
     (row,) = store.outbox.rows(f"run:{paused.pending.run_id}:run_finish")
@@ -317,7 +318,7 @@ def test_a_resolved_item_gets_no_more_reminders(
     store: Store, clock: ManualClock, queue: MemoryQueue
 ) -> None:
     turns, item = waiting_refund(store, clock, queue, slack=["stuck"])
-    turns.resolve(item.id, decision="approve", actor="alice", channel="api")
+    turns.resolve(item.id, decision="approve", actor=person("alice", "api"))
 
     clock.advance(3 * HOUR)
 
@@ -511,7 +512,7 @@ def test_a_resume_that_died_before_its_first_commit_is_redriven_as_the_resume(
 
     monkeypatch.setattr(Engine, "resume", die)
     with pytest.raises(Crash):
-        turns.resolve(paused.pending.id, decision="approve", actor="alice", channel="api")
+        turns.resolve(paused.pending.id, decision="approve", actor=person("alice", "api"))
     monkeypatch.undo()
     clock.advance(121)
 

@@ -9,6 +9,7 @@ from typing import TYPE_CHECKING, Any
 import pytest
 import yaml
 
+from signoff.actors import LINK, api_caller, chat_user, inbox_approver, link_recipient
 from signoff.agents import AgentCatalog
 from signoff.errors import ConfigError
 from signoff.people import People, load_people
@@ -36,14 +37,45 @@ def test_every_identity_of_a_person_is_that_person() -> None:
     people = People.model_validate(PEOPLE)
 
     assert {
-        people.person_of(actor)
-        for actor in ("U0ALICE", "ou_alice", "alice@example.com", "apikey:k-alice@acme")
+        people.person_of(actor.identity)
+        for actor in (
+            chat_user("slack", "U0ALICE", "ops-slack"),
+            chat_user("lark", "ou_alice", "ops-lark"),
+            link_recipient("alice@example.com", "mail"),
+            api_caller("k-alice", "acme"),
+            inbox_approver("ALICE@example.com"),
+            inbox_approver("alice"),
+        )
     } == {"alice"}
-    assert people.person_of("U0BOB") == "bob"
-    # nobody in the directory: the actor counts as itself
-    assert people.person_of("U0DAVE") == "U0DAVE"
-    assert people.person_of("apikey:k-other@acme") == "apikey:k-other@acme"
+    assert people.person_of(chat_user("slack", "U0BOB", "ops-slack").identity) == "bob"
+    # nobody in the directory: nobody's
+    assert people.person_of(chat_user("slack", "U0DAVE", "ops-slack").identity) is None
+    assert people.person_of(api_caller("k-other", "acme").identity) is None
     assert people.expand(["finance-leads", "carol"]) == {"alice", "bob", "carol"}
+
+
+def test_an_identity_is_looked_up_by_its_kind_never_by_what_its_text_reads_as() -> None:
+    people = People.model_validate(
+        {**PEOPLE, "people": {**PEOPLE["people"], "link": {"email": "link@example.com"}}}
+    )
+
+    # a Lark open id equal to alice's Slack id is not alice
+    assert people.person_of(chat_user("lark", "U0ALICE", "ops-lark").identity) is None
+    # an address shaped like an API key identity is an address
+    assert people.person_of(link_recipient("apikey:k-alice@acme.com", "mail").identity) is None
+    # a Slack user whose id is a person's name is not that person
+    assert people.person_of(chat_user("slack", "bob", "ops-slack").identity) is None
+    # a link that names nobody is nobody, even beside a person called "link"
+    assert people.person_of(LINK.identity) is None
+    assert people.person_of(api_caller(None, "acme").identity) is None
+
+
+def test_a_name_with_an_at_sign_is_refused(tmp_path: Path) -> None:
+    path = tmp_path / "people.yaml"
+    path.write_text(yaml.safe_dump({"people": {"bob@example.com": {"slack": "U0BOB"}}}))
+
+    with pytest.raises(ConfigError, match=r"people\.bob@example\.com: a person.s or group.s name"):
+        load_people(path)
 
 
 @pytest.mark.parametrize(

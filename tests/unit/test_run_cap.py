@@ -14,13 +14,14 @@ from typing import TYPE_CHECKING, Any
 import pytest
 
 from signoff.agents import load_agent
-from signoff.durable.decide import Actor, Approve
+from signoff.durable.decide import Approve
 from signoff.durable.results import TurnResult
 from signoff.durable.slots import DEPLOYMENT, RunCap, RunSlots
 from signoff.durable.sweeper import Sweeper
 from signoff.messages import ModelResponse, UserMessage
 from signoff.models.factory import build_model
 from signoff.queue.memory import MemoryQueue
+from tests.support.actors import person
 from tests.support.durable import StaticAgents, turns_over
 from tests.support.durable import clock as clock
 from tests.support.durable import store as store
@@ -124,7 +125,7 @@ def test_a_decision_stands_when_its_resume_finds_no_slot_and_a_continuation_resu
     scheduled: list[str] = []
 
     decided = turns.decide(
-        paused.pending.id, Approve(), Actor(id="alice", channel="api"), schedule=scheduled.append
+        paused.pending.id, Approve(), person("alice", "api"), schedule=scheduled.append
     )
 
     assert decided.result is not None and decided.result.status == "running"

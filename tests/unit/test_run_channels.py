@@ -18,6 +18,7 @@ from signoff.models.factory import build_model
 from signoff.queue.memory import MemoryQueue
 from signoff.run_channels import RunChannel, announces
 from signoff.store.memory import MemoryStore
+from tests.support.actors import person
 from tests.support.durable import StaticAgents, turns_over
 
 AGENTS = Path(__file__).resolve().parents[2] / "agents"
@@ -53,7 +54,7 @@ def paused_and_approved(
     )
     assert paused.pending is not None
     done = turns.resolve(
-        paused.pending.id, decision="approve", actor="alice", channel=resolved_through
+        paused.pending.id, decision="approve", actor=person("alice", resolved_through)
     )
     assert done.status == "finished"
     return store, paused.pending.run_id, paused.pending.id

@@ -16,13 +16,15 @@ from typing import TYPE_CHECKING, Any
 
 import pytest
 
+from signoff.actors import chat_user
 from signoff.agents import hooks as hooks_module
 from signoff.agents import load_agent
 from signoff.clock import ManualClock
-from signoff.durable.decide import Actor, verdict_of
+from signoff.durable.decide import verdict_of
 from signoff.models.factory import build_model
 from signoff.queue.memory import MemoryQueue
 from signoff.store.memory import MemoryStore
+from tests.support.actors import person
 from tests.support.durable import StaticAgents, turns_over
 from tests.support.durable import clock as clock
 from tests.support.durable import store as store
@@ -116,7 +118,7 @@ def test_a_paused_run_finishes_once_in_the_call_that_resumes_it(
     assert (start["hook"], start["trigger"]) == ("on_run_start", "message")
 
     # when the approval resumes it (as the resolve function does), it finishes there, once
-    done = turns.resolve(paused.pending.id, decision="approve", actor="alice", channel="api")
+    done = turns.resolve(paused.pending.id, decision="approve", actor=person("alice", "api"))
     calls = hook_calls(log)
     assert [(c["hook"], c.get("trigger")) for c in calls] == [
         ("on_run_start", "message"),
@@ -135,7 +137,7 @@ def test_a_denied_run_finishes_with_its_stop_reason(tmp_path: Path, log: Path) -
     turns = hooked_turns(tmp_path, log, MemoryStore(clock=ManualClock()))
     paused = refund_paused(turns, "schedule")
 
-    turns.resolve(paused.pending.id, decision="deny", actor="alice", channel="api")
+    turns.resolve(paused.pending.id, decision="deny", actor=person("alice", "api"))
 
     (finish,) = named(hook_calls(log), "on_run_finish")
     assert (finish["stopReason"], finish["channel"]) == ("denied", "schedule")
@@ -147,7 +149,7 @@ def test_a_streamed_run_resumed_by_an_approval_still_fires_nothing(
     turns = hooked_turns(tmp_path, log, store)
     paused = refund_paused(turns, "http_stream")
 
-    done = turns.resolve(paused.pending.id, decision="approve", actor="alice", channel="api")
+    done = turns.resolve(paused.pending.id, decision="approve", actor=person("alice", "api"))
 
     assert done.status == "finished"
     assert hook_calls(log) == [], "the open stream carries the resumed run to done"
@@ -162,7 +164,7 @@ def test_a_run_resumed_by_a_continuation_fires_its_resolution_start_there(
     decided = turns.decide(
         paused.pending.id,
         verdict_of("approve", None, None),
-        Actor(id="U1", channel="slack"),
+        chat_user("slack", "U1", "slack"),
         schedule=None,
         resume=False,
     )

@@ -17,6 +17,7 @@ from signoff.clock import ManualClock
 from signoff.queue.memory import MemoryQueue
 from signoff.store.memory import MemoryStore
 from signoff.tools import tool
+from tests.support.actors import person
 from tests.support.agents import answer, calls, deny_all, engine, make_agent, playing, run_turn
 from tests.support.durable import StaticAgents, turns_over
 
@@ -136,7 +137,7 @@ def test_a_durable_pause_already_carries_the_started_sibling_and_the_resume_the_
         "actauth:decision refund",
         "approval:pending refund",
     ]
-    done = turns.resolve(paused.pending.id, decision="approve", actor="alice", channel="api")
+    done = turns.resolve(paused.pending.id, decision="approve", actor=person("alice", "api"))
     resumed = shape(done.events)[len(paused.events) :]
     assert resumed[:5] == [
         "tool:started refund",

@@ -8,8 +8,9 @@ from typing import TYPE_CHECKING, Any
 
 import pytest
 
+from signoff.actors import chat_user
 from signoff.channels.memory import RecordingChat
-from signoff.durable.decide import Actor, Approve
+from signoff.durable.decide import Approve
 from signoff.errors import AlreadyVoted
 from signoff.notify import lifecycle
 from signoff.notify.compose import Composer
@@ -18,6 +19,7 @@ from signoff.queue.memory import MemoryQueue
 from signoff.secrets.memory import MemorySecrets
 from signoff.tokens import signer_from
 from signoff.tools import tool
+from tests.support.actors import person
 from tests.support.agents import answer, calls, make_agent, playing
 from tests.support.durable import StaticAgents, Store, turns_over
 from tests.support.durable import clock as clock
@@ -79,7 +81,7 @@ def test_a_vote_short_of_the_quorum_redraws_the_sent_messages(world: Any) -> Non
     deliver_all(hub, queue)
     assert slack.refreshed == []
 
-    voted = turns.decide(item.id, Approve(), Actor(id="U1", channel="slack"), schedule=None)
+    voted = turns.decide(item.id, Approve(), chat_user("slack", "U1", "slack"), schedule=None)
 
     assert voted.result is None and voted.item.status == "pending"
     assert deliver_all(hub, queue) == [lifecycle.votes_subject(item.id, 1)]
@@ -91,9 +93,9 @@ def test_a_vote_short_of_the_quorum_redraws_the_sent_messages(world: Any) -> Non
     assert runs == []
 
     with pytest.raises(AlreadyVoted):
-        turns.decide(item.id, Approve(), Actor(id="U1", channel="slack"), schedule=None)
+        turns.decide(item.id, Approve(), chat_user("slack", "U1", "slack"), schedule=None)
 
-    decided = turns.decide(item.id, Approve(), Actor(id="U2", channel="slack"), schedule=None)
+    decided = turns.decide(item.id, Approve(), chat_user("slack", "U2", "slack"), schedule=None)
 
     assert decided.item.status == "approved"
     assert decided.result is not None and decided.result.status == "finished"
@@ -106,10 +108,10 @@ def test_resolve_leaves_the_turn_paused_on_a_vote_short_of_the_quorum(world: Any
     turns, _, _, _, runs = world
     paused = turns.send("refunder", "refund order 1", tenant="acme", environment="production")
 
-    waiting = turns.resolve(paused.pending.id, decision="approve", actor="alice", channel="api")
+    waiting = turns.resolve(paused.pending.id, decision="approve", actor=person("alice", "api"))
 
     assert waiting.status == "paused"
     assert waiting.pending is not None and waiting.pending.id == paused.pending.id
     assert waiting.pending.tally == "1 of 2 approvals — alice"
-    done = turns.resolve(paused.pending.id, decision="approve", actor="bob", channel="api")
+    done = turns.resolve(paused.pending.id, decision="approve", actor=person("bob", "api"))
     assert done.status == "finished" and runs == [40.0]

@@ -14,6 +14,7 @@ import string
 from typing import TYPE_CHECKING, Final
 
 from signoff.errors import Unauthorized, UsageError
+from signoff.gate.decide import TENANT
 from signoff.store.records import ApiKey
 
 if TYPE_CHECKING:
@@ -59,10 +60,16 @@ def new_api_key(tenant: str, label: str, now: float) -> tuple[str, ApiKey]:
     """A new key for ``tenant``: the clear key (to show once) and the record to store.
 
     Raises:
-        UsageError: ``tenant`` is empty.
+        UsageError: ``tenant`` is empty, or no tenant (a ``/``, a control character,
+            more than 128 characters): the tenant is a segment of the rules' scope.
     """
     if not tenant:
         raise UsageError("an API key needs a tenant")
+    if not TENANT.fullmatch(tenant):
+        raise UsageError(
+            f"{tenant!r} is not a tenant: at most 128 characters, no '/' and no control "
+            "characters (a tenant is the first segment of a rule's scope)"
+        )
     key_id = new_key_id()
     clear = f"{KEY_PREFIX}{key_id}_{secrets.token_urlsafe(_SECRET_BYTES)}"
     record = ApiKey(

@@ -120,6 +120,22 @@ def _code(response: httpx.Response) -> str | None:
     return str(body.get("error")) if isinstance(body, dict) else None
 
 
+def _taken(response: httpx.Response) -> bool:
+    """Whether a decision sent again was answered "the first sending was taken".
+
+    ``already_resolved``: the item is decided (the first sending decided it, or a
+    later vote did). ``already_voted`` with ``resent``: the vote on record is this
+    very one (the same actor, channel and decision), short of the item's quorum.
+    Any other ``already_voted`` is a vote cast elsewhere: an error.
+    """
+    if response.status_code != 409:
+        return False
+    code = _code(response)
+    if code == "already_resolved":
+        return True
+    return code == "already_voted" and response.json().get("resent") is True
+
+
 def _no_route(response: httpx.Response) -> bool:
     """A 404 for a route the server does not have (not an unknown agent or session)."""
     if response.status_code not in (404, 405):
@@ -396,8 +412,10 @@ class Client:
     def decide(self, path: str, body: dict[str, Any]) -> None:
         """Send a decision or an answer; one whose answer was lost is sent again.
 
-        The second sending is answered 409 ``already_resolved`` when the first was
-        taken: the item is decided either way, and the turn goes on.
+        The second sending is answered 409 when the first was taken:
+        ``already_resolved`` (the item is decided either way, and the turn goes on),
+        or ``already_voted`` with ``resent`` (the first sending's vote is on record,
+        and the item waits for the other approvers' votes).
 
         Raises:
             Unavailable: the server stayed unreachable for ``retries`` attempts.
@@ -410,7 +428,7 @@ class Client:
                 dropped = True
                 time.sleep(0.1)
                 continue
-            if dropped and response.status_code == 409 and _code(response) == "already_resolved":
+            if dropped and _taken(response):
                 return
             if response.status_code >= 400:
                 raise error_for(response)

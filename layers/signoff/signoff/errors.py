@@ -237,11 +237,16 @@ class AlreadyResolved(ResolutionError):
 
 
 class AlreadyVoted(ResolutionError):
-    """The person voted on an item that needs several before; ``current`` is the item now."""
+    """The person voted on an item that needs several before; ``current`` is the item now.
 
-    def __init__(self, current: Any, person: str) -> None:
+    ``resent``: that vote is this very one — the same actor, channel and decision — so
+    the request was sent again (its first answer lost), not a second vote.
+    """
+
+    def __init__(self, current: Any, person: str, *, resent: bool = False) -> None:
         self.current = current
         self.person = person
+        self.resent = resent
         super().__init__(f"{person} already voted on pending item {current.id}")
 
 

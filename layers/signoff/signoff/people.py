@@ -13,14 +13,19 @@ It lives beside ``channels.yaml`` (a file of its own: the notifier reads
 without multi-person rules never reads this one). An item whose policy needs
 more than one approval (``signoff.gate.policy``) counts votes by person: the
 Slack user id, the Lark open id, the email address a link was made for and an
-API key (``apikey:<key id>@<tenant>``) of one entry are one person. An identity
-in no entry counts as itself (its actor id). A rule's ``from`` names people
-and groups; ``check_policies`` refuses unknown names and a quorum the names
-cannot reach (``signoff check``, a cold start).
+API key id of one entry are one person. An actor is looked up by the identity
+that verified it (``signoff.actors.Identity``: its kind and value), so a Lark
+open id never matches a Slack id, nor an address an API key, nor anything a
+person's name. An identity in no entry counts as itself (its actor id) and is
+nobody a rule's ``from`` names. A rule's ``from`` names people and groups;
+``check_policies`` refuses unknown names and a quorum the names cannot reach
+(``signoff check``, a cold start). A person's or group's name has no ``@``: an
+inbox link's approver is a person's name or an email address, never both.
 """
 
 from __future__ import annotations
 
+import re
 from functools import cached_property
 from typing import TYPE_CHECKING, Annotated, Final
 
@@ -33,11 +38,14 @@ if TYPE_CHECKING:
     from collections.abc import Iterable
     from pathlib import Path
 
+    from signoff.actors import Identity, IdentityKind
     from signoff.gate.rules import Rule
 
 __all__ = ["PEOPLE_FILE", "People", "Person", "check_policies", "load_people"]
 
 PEOPLE_FILE: Final = "people.yaml"
+# A person's or group's name: what a rule's from and an inbox link name, never an address.
+_NAME: Final = re.compile(r"^[^@]+$")
 
 
 def _listed(value: object) -> object:
@@ -58,12 +66,20 @@ class Person(_Entry):
         default=(), alias="apiKeys"
     )
 
-    def identities(self) -> list[str]:
-        """The actor ids this person decides as (an API key under any tenant: see ``person_of``)."""
-        found = [self.slack, self.lark, self.email.lower() if self.email else None]
-        return [identity for identity in found if identity] + [
-            f"apikey:{key}" for key in self.api_keys
+    def identities(self) -> list[tuple[IdentityKind, str]]:
+        """The identities this person decides as, by kind (an API key under any tenant)."""
+        found: list[tuple[IdentityKind, str | None]] = [
+            ("slack", self.slack),
+            ("lark", self.lark),
+            ("email", _folded(self.email) if self.email else None),
+            *(("api_key", key) for key in self.api_keys),
         ]
+        return [(kind, value) for kind, value in found if value]
+
+
+def _folded(address: str) -> str:
+    # one spelling of an address, as the email channel compares its approvers
+    return address.strip().lower()
 
 
 class People(_Entry):
@@ -76,37 +92,50 @@ class People(_Entry):
 
     @model_validator(mode="after")
     def _consistent(self) -> People:
+        for kind, names in (("people", self.people), ("groups", self.groups)):
+            for name in names:
+                if not _NAME.match(name):
+                    raise ValueError(f"{kind}.{name}: a person's or group's name has no '@'")
         for group, members in self.groups.items():
             if group in self.people:
                 raise ValueError(f"groups.{group}: a group and a person share the name")
             unknown = [name for name in members if name not in self.people]
             if unknown:
                 raise ValueError(f"groups.{group}: no person named {', '.join(unknown)}")
-        owner: dict[str, str] = {}
+        owner: dict[tuple[IdentityKind, str], str] = {}
         for name, person in self.people.items():
             for identity in person.identities():
                 if owner.setdefault(identity, name) != name:
                     # one identity must name one person, or a vote would count for either
-                    raise ValueError(f"people.{name}: {identity} is {owner[identity]}'s too")
+                    raise ValueError(f"people.{name}: {identity[1]} is {owner[identity]}'s too")
         return self
 
     @cached_property
-    def _by_identity(self) -> dict[str, str]:
+    def _by_identity(self) -> dict[tuple[IdentityKind, str], str]:
         return {
             identity: name
             for name, person in self.people.items()
             for identity in person.identities()
         }
 
-    def person_of(self, actor_id: str) -> str:
-        """Who ``actor_id`` is: the person's name, or the actor id itself when unknown."""
-        key = actor_id
-        if actor_id.startswith("apikey:"):
-            # ``apikey:<key id>@<tenant>``: a key id is unique in the deployment
-            key = actor_id.rsplit("@", 1)[0]
-        elif "@" in actor_id:
-            key = actor_id.lower()
-        return self._by_identity.get(key, actor_id)
+    def person_of(self, identity: Identity) -> str | None:
+        """The person ``identity`` belongs to, found by its kind and value; None: nobody listed.
+
+        An API key is its key id, whatever tenant it acts in (a key id is unique in the
+        deployment). An inbox link's approver is the person it names, or the person
+        whose address it is. A link that names nobody and an anonymous caller are
+        nobody's.
+        """
+        kind, value = identity.kind, identity.value
+        if kind == "inbox":
+            if value in self.people:
+                return value
+            kind = "email"
+        if kind == "email":
+            value = _folded(value)
+        if kind in ("link", "anonymous"):
+            return None
+        return self._by_identity.get((kind, value))
 
     def unknown(self, names: Iterable[str]) -> list[str]:
         """The names that are neither a person nor a group."""

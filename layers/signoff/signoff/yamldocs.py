@@ -30,6 +30,7 @@ __all__ = [
     "SNAPSHOT_FILE",
     "YAMLError",
     "forget_snapshot",
+    "key_mark",
     "parse",
     "recording",
     "safe_load",
@@ -144,3 +145,27 @@ def _same(a: Any, b: Any) -> bool:
     if isinstance(a, list):
         return len(a) == len(b) and all(_same(x, y) for x, y in zip(a, b, strict=True))
     return bool(a == b)
+
+
+def key_mark(text: str, *path: str) -> tuple[int, int] | None:
+    """The 1-based line and column of the mapping key at ``path`` in the YAML ``text``.
+
+    For an error message about a document already parsed: PyYAML is imported only
+    when one is worded (a deployed cold start reads the snapshot). None when the
+    text does not parse or holds no such key.
+    """
+    import yaml
+
+    try:
+        node = yaml.compose(text, Loader=yaml.SafeLoader)
+    except yaml.YAMLError:
+        return None
+    mark = None
+    for key in path:
+        if not isinstance(node, yaml.MappingNode):
+            return None
+        found = [(k, v) for k, v in node.value if isinstance(k, yaml.ScalarNode) and k.value == key]
+        if not found:
+            return None
+        mark, node = found[0][0].start_mark, found[0][1]
+    return (mark.line + 1, mark.column + 1) if mark is not None else None

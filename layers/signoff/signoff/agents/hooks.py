@@ -39,6 +39,7 @@ from typing import TYPE_CHECKING, Any, Final, Literal
 
 from signoff.agents.modules import import_agent_file
 from signoff.errors import ConfigError
+from signoff.gate.decide import TENANT
 from signoff.run_channels import announces
 
 if TYPE_CHECKING:
@@ -72,8 +73,6 @@ VERIFIED_TENANT: Final = "x-signoff-tenant"
 VERIFIED_KEY_ID: Final = "x-signoff-key-id"
 # What a message's ``sessionId`` may be (the API's MessageBody), for ids a hook picks too.
 SESSION_ID: Final = re.compile(r"[A-Za-z0-9_.:-]{1,128}")
-# A tenant is the first part of an ActAuth scope (``tenant/environment``): no "/".
-_TENANT: Final = re.compile(r"[^/\x00-\x1f\x7f]{1,128}")
 
 # loopengine's names, pointing to their Python home here.
 _RENAMED: Final = {
@@ -157,7 +156,7 @@ class Hooks:
             raise ConfigError(self.file, "tenant_for", _failure(error)) from error
         if chosen is None:
             return verified
-        if not isinstance(chosen, str) or not _TENANT.fullmatch(chosen):
+        if not isinstance(chosen, str) or not TENANT.fullmatch(chosen):
             raise ConfigError(
                 self.file, "tenant_for", f"returned {chosen!r}, not a tenant (1-128 chars, no '/')"
             )

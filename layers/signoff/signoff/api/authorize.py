@@ -1,8 +1,8 @@
 """Who may resolve a pending item: a resume token for it, or a key of its tenant.
 
-A decision names its actor (``signoff.durable.decide.Actor``) and comes with the
-entry point's check, run on the item inside ``Turns.decide`` so that a refusal
-is audited like a decision:
+A decision names its actor (``signoff.actors.Actor``: the identity that verified
+it, by kind) and comes with the entry point's check, run on the item inside
+``Turns.decide`` so that a refusal is audited like a decision:
 
 - an API key decides as ``apikey:<key id>@<tenant>`` through ``api`` (a caller
   without a key, where allowed, as ``anonymous@<tenant>``), only items of its
@@ -19,8 +19,9 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
+from signoff.actors import LINK, Actor, api_caller, link_recipient
 from signoff.channels.config import EmailSettings
-from signoff.durable.decide import Actor, not_sent_to
+from signoff.durable.decide import not_sent_to
 from signoff.errors import NotFound, SignoffError, TokenForged
 from signoff.tokens import args_hash
 
@@ -32,10 +33,7 @@ if TYPE_CHECKING:
     from signoff.store.records import PendingItem
     from signoff.tokens import Decision, ResumeToken
 
-__all__ = ["LINK", "check_token", "decider_for", "item_for_token", "link_decider"]
-
-# The actor of a link that names nobody.
-LINK = Actor(id="link", channel="link")
+__all__ = ["check_token", "decider_for", "item_for_token", "link_decider"]
 
 
 def decider_for(
@@ -59,8 +57,7 @@ def decider_for(
         return link_decider(api, granted)
     # the tenant the item's agent gives this key (its tenant_for), as its messages got
     tenant, key_id = api.caller(headers, item.agent)
-    who = f"apikey:{key_id}" if key_id else "anonymous"  # a deployment that allows no key
-    actor = Actor(id=f"{who}@{tenant}", channel="api")
+    actor = api_caller(key_id, tenant)  # no key id: a deployment that allows no key
 
     def same_tenant(item: PendingItem, actor: Actor) -> str | None:
         # a key decides only its own tenant's items
@@ -93,7 +90,7 @@ def link_decider(api: Api, token: ResumeToken) -> tuple[Actor, Check]:
         # the item was sent through that channel
         return not_sent_to(item, channel, agent=agent, outbox=api.outbox)
 
-    return Actor(id=recipient, channel=channel), email_recipient
+    return link_recipient(recipient, channel), email_recipient
 
 
 def _anyone(item: PendingItem, actor: Actor) -> str | None:

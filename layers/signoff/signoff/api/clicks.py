@@ -21,8 +21,9 @@ import logging
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Literal
 
+from signoff.actors import chat_user
 from signoff.card import decided_line
-from signoff.durable.decide import Actor, not_sent_to, verdict_of
+from signoff.durable.decide import not_sent_to, verdict_of
 from signoff.edits import describe_changes
 from signoff.errors import (
     AlreadyResolved,
@@ -37,6 +38,7 @@ from signoff.errors import (
 if TYPE_CHECKING:
     from collections.abc import Callable, Sequence
 
+    from signoff.actors import Actor
     from signoff.api.context import Api
     from signoff.channels.config import LarkSettings, SlackSettings
     from signoff.store.records import PendingItem
@@ -97,7 +99,7 @@ def decide_click(
         decided = api.turns.decide(
             item.id,
             verdict_of(click.decision, click.answer, click.note),
-            Actor(id=click.user, channel=channel),
+            chat_user(click.vendor, click.user, channel),
             check=allowed,
             schedule=api.continuations.schedule,
             resume=False,

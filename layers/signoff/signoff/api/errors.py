@@ -137,7 +137,11 @@ def _extra(error: BaseException) -> dict[str, Any]:
     """Data a client needs to act on a conflict: the current state, what the session waits on."""
     if isinstance(error, AlreadyResolved | Expired | AlreadyVoted):
         current = error.current
-        voter = {"person": error.person} if isinstance(error, AlreadyVoted) else {}
+        voter = (
+            {"person": error.person, "resent": error.resent}
+            if isinstance(error, AlreadyVoted)
+            else {}
+        )
         return voter | {
             "current": {
                 "id": current.id,

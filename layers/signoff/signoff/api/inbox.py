@@ -25,11 +25,11 @@ from aws_lambda_powertools.event_handler import Response
 from aws_lambda_powertools.event_handler.api_gateway import Router
 from aws_lambda_powertools.event_handler.openapi.params import Query
 
+from signoff.actors import inbox_approver
 from signoff.api.context import api_of
 from signoff.api.docs import ERRORS, errors, json_response, page_responses
 from signoff.api.links import CARD_FORM, decision_page, editable, form_decision
 from signoff.api.models import ErrorBody
-from signoff.durable.decide import Actor
 from signoff.errors import (
     BadForm,
     NotFound,
@@ -62,16 +62,15 @@ from signoff.web.inbox_html import INBOX_HEADERS, inbox_html
 if TYPE_CHECKING:
     from aws_lambda_powertools.event_handler.openapi.types import OpenAPIResponse
 
+    from signoff.actors import Actor
     from signoff.api.context import Api
     from signoff.inbox import AuditFilter
     from signoff.store.records import PendingItem
 
-__all__ = ["INBOX_CHANNEL", "router"]
+__all__ = ["router"]
 
 router = Router()
 
-# The channel a decision made through an inbox link is recorded with.
-INBOX_CHANNEL = "inbox"
 # How many history entries the page shows under the pending list.
 _PAGE_HISTORY = 50
 
@@ -427,6 +426,6 @@ def decide(id: str, token: _Text = None) -> Response[str]:
         # checked again inside decide, on the item as it is written
         return None if item.tenant == tenant else "the request belongs to another tenant"
 
-    actor = Actor(id=viewer.approver or viewer.name, channel=INBOX_CHANNEL)
+    actor = inbox_approver(viewer.approver or viewer.name)
     form = (answer, decision, reason, changes)
     return decision_page(api, item, form, actor, same_tenant, router.lambda_context)

@@ -52,8 +52,9 @@ from signoff.web import (
 from signoff.web.decision_form import changes_from, reason_from
 
 if TYPE_CHECKING:
+    from signoff.actors import Actor
     from signoff.api.context import Api
-    from signoff.durable.decide import Actor, Check
+    from signoff.durable.decide import Check
     from signoff.store.records import PendingItem
 
 __all__ = ["CARD_FORM", "decision_page", "editable", "form_decision", "router"]

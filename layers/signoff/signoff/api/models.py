@@ -9,6 +9,7 @@ from pydantic.alias_generators import to_camel
 
 from signoff.agents.hooks import SESSION_ID
 from signoff.edits import MAX_REASON_CHARS
+from signoff.gate.decide import TENANT
 
 __all__ = [
     "AgentSummary",
@@ -223,4 +224,5 @@ class ScheduledRun(BaseModel):
 
     agent: str
     message: str = Field(min_length=1, max_length=MAX_MESSAGE_CHARS)
-    tenant: str = "default"
+    # the first segment of the rules' scope: no "/" (signoff.gate.decide.TENANT)
+    tenant: str = Field(default="default", pattern=TENANT.pattern)

@@ -13,7 +13,10 @@ Secrets are referenced by name (``{secret: name}``, read from the deployment's
 secret source when a channel sends), never written inline. Agents name the
 channels they want in ``agent.yaml``'s ``notify``; ``check_agent_notify``
 refuses a name that is not defined here, as seed 004's engine rejects an agent
-whose ``notify`` names no registered notifier. Webhook targets are checked
+whose ``notify`` names no registered notifier. A channel may not take a name
+signoff writes in the audit by itself (``signoff.actors.RESERVED_CHANNELS``:
+``expiry``, ``escalation``, ``api``, ``link``, ``inbox``, …): a person's decision
+through it would read as the sweeper's or a built-in way in's. Webhook targets are checked
 against private, loopback and link-local addresses here (literal addresses,
 ``channels/addresses.py``) and again when sending (what a hostname resolves to).
 """
@@ -38,6 +41,7 @@ from pydantic.alias_generators import to_camel
 from pydantic_core import InitErrorDetails, PydanticCustomError
 
 from signoff import yamldocs
+from signoff.actors import RESERVED_CHANNELS
 from signoff.channels.addresses import private_webhooks_allowed, public_url_problem
 from signoff.channels.plugin import installed, plugin_class, plugin_options
 from signoff.channels.registry import CHANNEL_TYPES
@@ -392,7 +396,8 @@ def load_channels(path: Path, *, environ: Mapping[str, str] | None = None) -> Ch
     """
     file = str(path)
     try:
-        raw = yamldocs.safe_load(path.read_text(encoding="utf-8"))
+        text = path.read_text(encoding="utf-8")
+        raw = yamldocs.safe_load(text)
     except FileNotFoundError:
         return ChannelsConfig()
     except OSError as exc:
@@ -412,6 +417,8 @@ def load_channels(path: Path, *, environ: Mapping[str, str] | None = None) -> Ch
                     f"channels.{name}",
                     "a channel name is letters, digits, '-' and '_' (at most 64, no colon)",
                 )
+            if name in RESERVED_CHANNELS:
+                raise ConfigError(file, f"channels.{name}", _reserved(name, text))
     try:
         config = ChannelsConfig.model_validate(raw)
     except ValidationError as exc:
@@ -424,6 +431,18 @@ def load_channels(path: Path, *, environ: Mapping[str, str] | None = None) -> Ch
             if refused:
                 raise ConfigError(file, f"channels.{name}.url", refused)
     return config
+
+
+def _reserved(name: str, text: str) -> str:
+    """Why the channel ``name`` is refused, with where ``channels.yaml``'s ``text`` names it."""
+    reserved = ", ".join(sorted(RESERVED_CHANNELS))
+    where = yamldocs.key_mark(text, "channels", name)
+    at = f" (line {where[0]}, column {where[1]})" if where else ""
+    return (
+        f"{name!r} is reserved: the audit records the sweeper's decisions and the built-in "
+        f"ways in under these names ({reserved}), and a person's decision through this "
+        f"channel would read as one of them; rename the channel{at}"
+    )
 
 
 def check_agent_notify(

@@ -1,11 +1,12 @@
 """Deciding a pending item: checked, written once together with its audit entry.
 
 Every way an item is decided comes through ``Decisions``: an API call, a link's
-form, a chat click, and the sweeper's expiry. What a person asks for is a small
-tagged value (``Approve``, ``Deny``, ``Answer``); who asks is an ``Actor`` — an
-identity and the channel it came through — and the entry point's own check says
-whether that actor may decide that item (a refusal is audited with the actor and
-the reason, then raised as ``Forbidden``). An approval with changes is checked
+form, a chat click, an inbox card, and the sweeper's moves. What a person asks for
+is a small tagged value (``Approve``, ``Deny``, ``Answer``); who asks is an
+``Actor`` (``signoff.actors``) — the identity that verified them and the channel
+it came through — and the entry point's own check says whether that actor may
+decide that item (a refusal is audited with the actor and the reason, then
+raised as ``Forbidden``). An approval with changes is checked
 against the tool's schema only after that (``signoff.edits``), and stores the
 arguments the tool will run with. The state change is one conditional
 write on the item that carries its audit entry in the same transaction
@@ -15,8 +16,10 @@ Continuing the turn is ``Turns.decide``'s part.
 An item whose policy (``signoff.gate.policy``) names who may decide (``from``)
 refuses anyone else the same way; one that needs more than one approval or deny
 takes a person's approve / deny as a vote (``signoff.durable.votes``), and the
-vote that reaches the quorum decides it. The sweeper's moves (channels in
-``SYSTEM_CHANNELS``) decide outright.
+vote that reaches the quorum decides it. ``decide`` takes a person's ``Actor``
+only, so every decision it makes meets the policy; the sweeper's moves are
+``expire`` and ``escalate``, made by a ``SystemActor`` (no request can build one),
+which decide outright and give the audit entry its kind.
 """
 
 from __future__ import annotations
@@ -24,8 +27,9 @@ from __future__ import annotations
 import json
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, Final, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
+from signoff.actors import ESCALATION, EXPIRY, Actor, SystemActor
 from signoff.card import relative
 from signoff.durable.votes import cast
 from signoff.edits import apply_changes, describe_changes
@@ -35,6 +39,7 @@ from signoff.ids import new_id
 from signoff.store.records import AuditEntry, Vote
 
 if TYPE_CHECKING:
+    from signoff.actors import Decider
     from signoff.agents import Agent
     from signoff.clock import Clock
     from signoff.people import People
@@ -43,10 +48,6 @@ if TYPE_CHECKING:
     from signoff.tools import Tool
 
 __all__ = [
-    "ESCALATION",
-    "EXPIRY",
-    "SYSTEM_CHANNELS",
-    "Actor",
     "Answer",
     "Approve",
     "Check",
@@ -57,29 +58,6 @@ __all__ = [
     "not_sent_to",
     "verdict_of",
 ]
-
-
-@dataclass(frozen=True, kw_only=True)
-class Actor:
-    """Who decides, and through which channel, as the audit, the pages and the status name it.
-
-    ``id`` is the person or credential: a Slack user id, a Lark open id, the email
-    address a link was made for, ``apikey:<key id>@<tenant>``, or ``link`` for a
-    link that names nobody. ``channel`` is the ``channels.yaml`` name it came
-    through, or ``api`` / ``link`` / ``expiry``.
-    """
-
-    id: str
-    channel: str
-
-
-# The sweeper's expiry, as the audit trail records it.
-EXPIRY = Actor(id="sweeper", channel="expiry")
-# The sweeper taking an escalation ladder's final ``then`` (``signoff.durable.escalation``).
-ESCALATION = Actor(id="sweeper", channel="escalation")
-# The channels of the sweeper's own decisions: no person, so never a vote nor
-# refused by a rule's ``from``.
-SYSTEM_CHANNELS: Final = frozenset({"expiry", "escalation"})
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -208,11 +186,14 @@ class Decisions:
             AlreadyResolved: somebody decided first (carries the current item).
             Expired: its time ran out (carries the item, status ``expired``).
         """
+        if not isinstance(actor, Actor):
+            # the sweeper decides through expire / escalate; here only a person does
+            raise TypeError(f"Decisions.decide takes a person's Actor, not {actor!r}")
         status = _status(item, verdict)
         if check is not None and (reason := check(item, actor)) is not None:
             self.refuse(item, actor, reason)
             raise Forbidden(reason)
-        if item.policy is not None and actor.channel not in SYSTEM_CHANNELS:
+        if item.policy is not None:
             voted = self._by_policy(item, verdict, actor, people)
             if voted is not None:
                 return voted
@@ -239,13 +220,20 @@ class Decisions:
         out, cast a vote where it needs several; None when one decision decides it."""
         policy = item.policy
         assert policy is not None
-        person = people.person_of(actor.id) if people is not None else actor.id
+        # the person people.yaml lists for the identity that verified the actor (its
+        # kind and value), never a name read off the actor's id or channel
+        listed = people.person_of(actor.identity) if people is not None else None
         if policy.approvers:
-            named = people.expand(policy.approvers) if people is not None else policy.approvers
-            if person not in named:
+            named = people.expand(policy.approvers) if people is not None else frozenset()
+            # a rule's from names people: an identity nobody lists is none of them,
+            # whatever its id reads as (a person's name, "link", a group's)
+            if listed is None or listed not in named:
                 refused = "not one of the approvers this request names"
                 self.refuse(item, actor, refused)
                 raise Forbidden(refused)
+        # An identity nobody lists counts as itself. Were its id a listed person's
+        # name too, the two would count as one: a vote refused, never one more.
+        person = listed or _unlisted(actor)
         if not policy.counts_votes or isinstance(verdict, Answer):
             return None
         vote = Vote(
@@ -289,7 +277,7 @@ class Decisions:
         denial = f"nobody decided within {waited}; the escalation policy denies it"
         note = None if approve else denial
         reason = f"escalation policy: {status} after {waited} without a decision"
-        return self._write(item, status, ESCALATION, reason=reason, note=note, kind="escalation")
+        return self._write(item, status, ESCALATION, reason=reason, note=note)
 
     def refuse(self, item: PendingItem, actor: Actor, reason: str) -> None:
         """Record that ``actor`` tried to decide ``item`` and was refused, and why."""
@@ -300,17 +288,16 @@ class Decisions:
         self,
         item: PendingItem,
         status: PendingStatus,
-        actor: Actor,
+        actor: Decider,
         *,
         reason: str,
         answer: str | None = None,
         note: str | None = None,
         edited: str | None = None,
-        kind: Literal["human", "expiry", "escalation"] | None = None,
     ) -> PendingItem:
         now = self.clock.now().timestamp()
-        if kind is None:
-            kind = "expiry" if status == "expired" else "human"
+        # the entry's kind is the actor's type: the sweeper's move, or a person's decision
+        kind = actor.move if isinstance(actor, SystemActor) else "human"
         return self.pending.resolve(
             item.id,
             status=status,
@@ -323,6 +310,11 @@ class Decisions:
             retain_until=now + self.retention,
             audit=_entry(item, now, kind, status, actor, reason),
         )
+
+
+def _unlisted(actor: Actor) -> str:
+    """Who an identity nobody lists counts as: its id (an address in one spelling)."""
+    return actor.id.lower() if actor.identity.kind == "email" else actor.id
 
 
 def _status(item: PendingItem, verdict: Verdict) -> Literal["approved", "denied", "answered"]:
@@ -340,7 +332,7 @@ def _entry(
     now: float,
     kind: Literal["human", "expiry", "escalation", "refusal"],
     decision: str,
-    actor: Actor,
+    actor: Decider,
     reason: str,
 ) -> AuditEntry:
     return AuditEntry(

@@ -17,7 +17,7 @@ import logging
 from typing import TYPE_CHECKING, Any, Literal, Protocol
 
 from signoff.durable.announce import Announcements
-from signoff.durable.decide import Actor, Decisions, changes_of, verdict_of
+from signoff.durable.decide import Decisions, changes_of, verdict_of
 from signoff.durable.journal import Journal
 from signoff.durable.pausing import outbox_rows, pending_item, resolution_of
 from signoff.durable.results import Decided, Skipped, TurnResult
@@ -33,6 +33,7 @@ from signoff.store.records import PendingItem, SessionRecord
 if TYPE_CHECKING:
     from collections.abc import Callable
 
+    from signoff.actors import Actor
     from signoff.agents import Agent
     from signoff.agents.hooks import Fired
     from signoff.clock import Clock
@@ -259,19 +260,16 @@ class Turns:
         *,
         decision: Literal["approve", "deny"] | None = None,
         answer: str | None = None,
-        actor: str,
-        channel: str,
+        actor: Actor,
         note: str | None = None,
         deadline: float | None = None,
     ) -> TurnResult:
-        """``decide`` by ``actor`` through ``channel``, resuming the turn here (as ``decide``).
+        """``decide`` by ``actor``, resuming the turn here (as ``decide``).
 
         A vote short of its item's quorum leaves the turn paused on the same item.
         """
         verdict = verdict_of(decision, answer, note)
-        decided = self.decide(
-            pending_id, verdict, Actor(id=actor, channel=channel), schedule=None, deadline=deadline
-        )
+        decided = self.decide(pending_id, verdict, actor, schedule=None, deadline=deadline)
         item = decided.item
         if decided.result is None:
             assert item.status == "pending"  # only a vote short of the quorum runs nothing

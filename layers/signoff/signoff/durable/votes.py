@@ -61,8 +61,9 @@ def cast(
             "need a single approver, so approve it as asked or deny it"
         )
     for _ in range(_ATTEMPTS):
-        if item.status == "pending" and any(v.person == vote.person for v in item.votes):
-            raise AlreadyVoted(item, vote.person)
+        earlier = next((v for v in item.votes if v.person == vote.person), None)
+        if item.status == "pending" and earlier is not None:
+            raise AlreadyVoted(item, vote.person, resent=_same(earlier, vote))
         votes = [*item.votes, vote]
         status = policy.outcome(votes)
         written = pending.vote(
@@ -79,6 +80,15 @@ def cast(
             raise NotFound("pending item", item.id)
         item = current
     raise StoreUnavailable(f"pending item {item.id}: too many votes at once; retry")
+
+
+def _same(earlier: Vote, vote: Vote) -> bool:
+    """Whether ``vote`` is ``earlier`` sent again: one actor, channel and decision."""
+    return (earlier.actor, earlier.channel, earlier.decision) == (
+        vote.actor,
+        vote.channel,
+        vote.decision,
+    )
 
 
 def _entry(

@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, field
 from fnmatch import fnmatchcase
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Final
 
+from signoff.errors import UsageError
 from signoff.gate.conditions import holds
 from signoff.gate.rules import GLOB_CHARS
 
@@ -14,19 +16,34 @@ if TYPE_CHECKING:
 
     from signoff.gate.rules import Decision, Rule, RuleSet
 
-__all__ = ["DEFAULT_REASON", "GateDecision", "Scope", "decide"]
+__all__ = ["DEFAULT_REASON", "TENANT", "GateDecision", "Scope", "decide"]
 
 # actauth's words when no rule applies.
 DEFAULT_REASON = "no rule matched — default"
+# What a tenant may be, wherever one is named (an API key, a schedule, a tenant_for hook).
+# Anchored for pydantic's ``pattern`` (a search); Python callers use ``fullmatch``.
+TENANT: Final = re.compile(r"^[^/\x00-\x1f\x7f]{1,128}$")
 
 
 @dataclass(frozen=True, kw_only=True)
 class Scope:
-    """Where a tool call happens: the tenant, its environment and the agent."""
+    """Where a tool call happens: the tenant, its environment and the agent.
+
+    A rule's scope is one glob over ``tenant/environment/agent``: a ``/`` inside a
+    segment would move the others (a tenant ``acme/dev`` reads as tenant ``acme`` in
+    ``dev``), so a segment holding one is refused here, whatever named it.
+    """
 
     tenant: str
     environment: str
     agent: str
+
+    def __post_init__(self) -> None:
+        for part, value in (("tenant", self.tenant), ("environment", self.environment)):
+            if "/" in value:
+                raise UsageError(f"a {part} is one scope segment, without '/': {value!r}")
+        if "/" in self.agent:
+            raise UsageError(f"agent name {self.agent!r} cannot be a scope segment")
 
 
 @dataclass(frozen=True, kw_only=True)
