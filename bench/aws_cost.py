@@ -24,11 +24,13 @@ DynamoDB capacity is **computed from item sizes**, not read from
 requests stay as they are. Around each write the recorder reads the item before and
 after (its own unrecorded, consistent reads) and applies DynamoDB's on-demand rules:
 a write is 1 WRU per 1 KB of the larger of the two images, a transaction's item 2;
-each global secondary index (all three project ALL and are sparse) is written when
-the item is in it before or after — 1 WRU per KB of that image, 2 writes when its key
-changes; a read is 1 RRU per 4 KB (strongly consistent) or 0.5 (eventually), a Query
-the sum of the items it returned, a transactional read 2. A conditional write that
-fails is charged as a write. Item size: attribute names plus values, as DynamoDB counts.
+each global secondary index of the template's table (its keys and projection read from
+``template.yaml``) is written when the item is in it before or after and the write
+changes its entry there — 1 WRU per KB of the entry, 2 writes when its key changes; a
+read is 1 RRU per 4 KB (strongly consistent) or 0.5 (eventually), a Query the sum of
+the items it returned, a transactional read 2. A conditional write that fails is
+charged as a write. The rules are ``bench/metering.py``'s, shared with
+``bench/capacity.py``. Item size: attribute names plus values, as DynamoDB counts.
 
 Prices: ``PRICES`` below, list prices for us-east-1 (x86_64) as AWS published them in
 2025 (Lambda, DynamoDB on-demand after the November 2024 reduction, SQS standard,
@@ -65,8 +67,12 @@ from typing import TYPE_CHECKING, Any, Final
 
 import httpx
 
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+from bench.metering import GlobalIndex, global_indexes, index_writes, read_units, write_units
+
 if TYPE_CHECKING:
-    from collections.abc import Callable, Iterator
+    from collections.abc import Callable, Iterator, Sequence
 
 ROOT = Path(__file__).resolve().parents[1]
 REFUND = "order A-1001 arrived broken, can you refund it?"
@@ -121,8 +127,16 @@ STATE_MACHINE: Final = (
 # -- DynamoDB capacity from item sizes -------------------------------------------------------
 
 KEY: Final = ("pk", "sk")
-# The template's global secondary indexes: (hash, range) attributes; all project ALL.
-INDEXES: Final = (("gsi1pk", "gsi1sk"), ("gsi2pk", "gsi2sk"), ("gsi3pk", "gsi3sk"))
+
+
+def template_indexes(template: Path | None = None) -> tuple[GlobalIndex, ...]:
+    """The global secondary indexes ``template`` (default: the project's) gives the table."""
+    from signoff_dev.local.template import load_template
+
+    return global_indexes(load_template(template or ROOT / "template.yaml"))
+
+
+INDEXES: Final = template_indexes()
 
 
 def _value_size(value: dict[str, Any]) -> int:
@@ -152,29 +166,15 @@ def item_size(item: dict[str, Any] | None) -> int:
     return sum(len(name.encode()) + _value_size(v) for name, v in (item or {}).items())
 
 
-def write_units(size: int) -> int:
-    return max(1, math.ceil(size / 1024))
-
-
-def read_units(size: int, *, consistent: bool) -> float:
-    return max(1, math.ceil(size / 4096)) * (1.0 if consistent else 0.5)
-
-
-def index_write_units(before: dict[str, Any] | None, after: dict[str, Any] | None) -> int:
-    """What a write costs in the sparse ALL-projecting indexes the item is in, then or now."""
-    units = 0
-    for attributes in INDEXES:
-        was = before is not None and all(a in before for a in attributes)
-        now = after is not None and all(a in after for a in attributes)
-        if was and now:
-            moved = any(before[a] != after[a] for a in attributes)  # type: ignore[index]
-            units += write_units(item_size(before)) if moved else 0
-            units += write_units(item_size(after))
-        elif was:
-            units += write_units(item_size(before))
-        elif now:
-            units += write_units(item_size(after))
-    return units
+def index_write_units(
+    before: dict[str, Any] | None,
+    after: dict[str, Any] | None,
+    indexes: Sequence[GlobalIndex] = INDEXES,
+) -> int:
+    """What a write costs in the sparse indexes the item is in, then or now."""
+    return sum(
+        units for index in indexes for _, units in index_writes(index, before, after, item_size)
+    )
 
 
 # -- the recorder ----------------------------------------------------------------------------
@@ -197,6 +197,7 @@ class Recorder:
     wru: Counter[str] = field(default_factory=Counter)
     invocations: list[Invocation] = field(default_factory=list)
     batches: int = 0  # SQS batches the event source mapping delivered
+    indexes: tuple[GlobalIndex, ...] = INDEXES  # the measured template's
     _lock: threading.Lock = field(default_factory=threading.Lock)
     _running: Counter[str] = field(default_factory=Counter)
     _local: threading.local = field(default_factory=threading.local)
@@ -315,7 +316,7 @@ class Recorder:
             size = max(item_size(was), item_size(now), item_size(attempted))
             wru += write_units(size) * (2 if transactional else 1)
             if failed is None:  # a refused write changes no index
-                wru += index_write_units(was, now)
+                wru += index_write_units(was, now, self.indexes)
         rru = _reads(operation, params, answer)
         with self._lock:
             self.wru[function] += wru
@@ -533,7 +534,7 @@ def measure(template: Path) -> Recorder:
     from signoff_dev.local.stack import LocalStack, StackSettings
 
     logging.getLogger("werkzeug").setLevel(logging.ERROR)
-    recorder = Recorder()
+    recorder = Recorder(indexes=template_indexes(template))
     quiet = io.StringIO()
     settings = StackSettings(
         port=0, console=quiet, logs=quiet, sweep_every=3600.0, template=template
