@@ -305,16 +305,23 @@ class Engine:
         nudge = check.nudge if check.action == "nudge" else None
         if check.action == "over_hard_limit":
             self._compact(run, target=int(budget.tokens * budget.nudge_at))
+        rejected: PromptTooLong | None = None
         try:
             response: ModelResponse | None = self.model(self._request(run, nudge))
-        except PromptTooLong:
-            response = None
+        except PromptTooLong as too_long:
+            response, rejected = None, too_long
         # A rejected prompt and a reply cut short by a full context window (the provider's
         # context-window stop) have one remedy: one retry with half the prompt. A second
         # one is the caller's error.
         if response is None or response.stop == "context_window_exceeded":
             current = estimate_tokens(self._system(state), self._window(run))
-            self._compact(run, target=max(1, current // 2))
+            if not self._compact(run, target=max(1, current // 2)):
+                # Nothing could go: the same request again is a billed call that fails the
+                # same way. The turn fails now, with the provider's own rejection.
+                raise rejected or PromptTooLong(
+                    "the context window is full and nothing more can be compacted",
+                    provider="engine",
+                )
             response = self.model(self._request(run, nudge))
             if response.stop == "context_window_exceeded":
                 raise PromptTooLong(
@@ -363,7 +370,8 @@ class Engine:
         """The prompt's messages: the task and notes for what compaction dropped, then the tail."""
         return window(run.history, run.state.window_start, task=run.state.task_at)
 
-    def _compact(self, run: _Run, *, target: int) -> None:
+    def _compact(self, run: _Run, *, target: int) -> bool:
+        """Drop the oldest messages the prompt can lose to fit ``target``; whether any went."""
         state = run.state
         before = len(self._window(run))
         start = compact_start(
@@ -374,10 +382,11 @@ class Engine:
             task=state.task_at,
         )
         if start == state.window_start:
-            return  # nothing can go without splitting a tool call from its results
+            return False  # nothing can go without splitting a tool call from its results
         state.window_start = start
         state.prompt_tokens = None
         run.emit(PromptCompaction(from_=before, to=len(self._window(run))))
+        return True
 
     # -- one batch of tool calls --------------------------------------------------------
 
