@@ -11,8 +11,9 @@ not a turn's); the second is measured.
 
 A botocore recorder (``BaseClient._make_api_call``, which every client request passes)
 records each request a function makes while it runs: by the thread running its
-handler, or, for threads a handler starts (the notifier's send pool), while exactly
-that one function runs. ``LocalFunction.invoke`` is wrapped to count invocations,
+handler, by the pool threads it hands work to (the notifier's sends:
+``ThreadPoolExecutor.submit`` carries the function along), or, for other threads a
+handler starts, while exactly that one function runs. ``LocalFunction.invoke`` is wrapped to count invocations,
 their trigger and wall time: Lambda bills the handler's duration rounded up to the
 millisecond, times the template's ``MemorySize``. The local SQS poller stands for
 Lambda's event source mapping: its own polls run whether or not there is work, so
@@ -229,10 +230,14 @@ class Recorder:
     def install(
         self, images: Callable[[str, dict[str, Any]], dict[str, Any] | None]
     ) -> Callable[[], None]:
-        """Wrap botocore's one request path and the local stack's one invocation path.
+        """Wrap botocore's one request path and the local stack's one invocation path,
+        and the thread pools' submit: work a function hands to a pool (the notifier's
+        sends, its batch's deliveries) is that function's, whatever else runs meanwhile.
 
-        Returns what puts both back.
+        Returns what puts all three back.
         """
+        from concurrent.futures import ThreadPoolExecutor
+
         from botocore.client import BaseClient
 
         from signoff_dev.local.functions import LocalFunction
@@ -240,6 +245,21 @@ class Recorder:
         recorder = self
         make_api_call = BaseClient._make_api_call
         invoke = LocalFunction.invoke
+        submit = ThreadPoolExecutor.submit
+
+        def submitted(pool: ThreadPoolExecutor, task: Any, /, *args: Any, **kwargs: Any) -> Any:
+            function = getattr(recorder._local, "function", None)
+            if function is None:
+                return submit(pool, task, *args, **kwargs)
+
+            def attributed(*args: Any, **kwargs: Any) -> Any:
+                recorder._local.function = function
+                try:
+                    return task(*args, **kwargs)
+                finally:
+                    recorder._local.function = None
+
+            return submit(pool, attributed, *args, **kwargs)
 
         def recorded(client: BaseClient, operation: str, params: dict[str, Any]) -> Any:
             function = recorder.function_now() if recorder.on else None
@@ -286,8 +306,10 @@ class Recorder:
 
         BaseClient._make_api_call = recorded  # type: ignore[method-assign]
         LocalFunction.invoke = invoked  # type: ignore[method-assign]
+        ThreadPoolExecutor.submit = submitted  # type: ignore[method-assign]
 
         def uninstall() -> None:
+            ThreadPoolExecutor.submit = submit  # type: ignore[method-assign]
             BaseClient._make_api_call = make_api_call  # type: ignore[method-assign]
             LocalFunction.invoke = invoke  # type: ignore[method-assign]
 
