@@ -70,6 +70,7 @@ FIRST_EVENT = {
     "resolve": "session_status",
     "notifier": "notifier_sqs_batch",
     "sweeper": "sweeper_schedule",
+    "sweepworker": "sweep_worker_sqs_batch",
 }
 REFERENCE_EVENT = {
     "http": "message_post",

@@ -1,17 +1,19 @@
-"""The sweeper function (every minute): re-send, expire, remind, re-drive what was left behind."""
+"""The sweeper function (every minute): plans the sweep, a task per job and shard, onto a queue."""
 
 from typing import Any
 
 from aws_lambda_powertools import Tracer
 from aws_lambda_powertools.utilities.typing import LambdaContext
 
-from signoff.aws.sweeper import sweeper_from_env
+from signoff.aws.sweeper import SAFETY_MARGIN, plan_sweep, sweep_queue_from_env, sweeper_from_env
+from signoff.settings import Deployment
 from signoff.telemetry import TRACED_MODULES, logger, metrics
 
-SWEEPER = sweeper_from_env()
+DEPLOYMENT = Deployment.from_env()
+SWEEPER = sweeper_from_env(DEPLOYMENT)
+# None without SIGNOFF_SWEEP_QUEUE_URL: then every task runs here (plan_sweep).
+SWEEP_QUEUE = sweep_queue_from_env(DEPLOYMENT)
 tracer = Tracer(patch_modules=TRACED_MODULES)
-# Seconds kept back from the invocation's time, so a re-driven turn checkpoints first.
-SAFETY_MARGIN = 10.0
 
 
 # No request or response in logs or traces: they carry resume tokens, link pages
@@ -21,11 +23,4 @@ SAFETY_MARGIN = 10.0
 @metrics.log_metrics
 def handler(event: dict[str, Any], context: LambdaContext) -> dict[str, Any]:
     budget = max(context.get_remaining_time_in_millis() / 1000 - SAFETY_MARGIN, 0.0)
-    report = SWEEPER.sweep(deadline=SWEEPER.clock.monotonic() + budget)
-    return {
-        "requeued": report.requeued,
-        "expired": report.expired,
-        "resumed": report.resumed,
-        "reminded": report.reminded,
-        "redriven": report.redriven,
-    }
+    return plan_sweep(SWEEPER, SWEEP_QUEUE, deadline=SWEEPER.clock.monotonic() + budget)

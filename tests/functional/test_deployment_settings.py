@@ -39,9 +39,10 @@ def environment(aws: AwsResources, monkeypatch: pytest.MonkeyPatch) -> pytest.Mo
         ("SIGNOFF_RETENTION_DAYS", "thirty"),
         ("SIGNOFF_RETENTION_DAYS", "-1"),
         ("SIGNOFF_ALLOW_ANONYMOUS", "yes"),
+        ("SIGNOFF_SWEEP_SHARDS", "0"),
     ],
 )
-@pytest.mark.parametrize("function", ["message", "resolve", "sweeper"])
+@pytest.mark.parametrize("function", ["message", "resolve", "sweeper", "sweep_worker"])
 def test_an_invalid_variable_fails_the_cold_start_naming_it(
     environment: pytest.MonkeyPatch, function: str, variable: str, value: str
 ) -> None:
@@ -58,6 +59,7 @@ def test_an_invalid_variable_fails_the_cold_start_naming_it(
         ("message", "SIGNOFF_CONTINUE_FUNCTION"),
         ("notifier", "SIGNOFF_TABLE"),
         ("sweeper", "SIGNOFF_BUCKET"),
+        ("sweep_worker", "SIGNOFF_TABLE"),
     ],
 )
 def test_a_missing_variable_fails_the_cold_start_naming_it(
@@ -109,3 +111,24 @@ def test_the_settings_name_every_variable_they_read() -> None:
     assert settings.secret_id("session-key") is None
     with pytest.raises(UsageError, match="SIGNOFF_NOTIFY_QUEUE_URL is not set"):
         settings.need("notify_queue_url")
+
+
+def test_the_shard_counts_are_whole_numbers_of_one_or_more_twelve_and_four_by_default() -> None:
+    defaults = Deployment.from_env({})
+    assert (defaults.sweep_shards, defaults.listing_shards) == (12, 4)
+    assert defaults.sweep_queue_url is None
+
+    raised = Deployment.from_env(
+        {
+            "SIGNOFF_SWEEP_SHARDS": "48",
+            "SIGNOFF_LISTING_SHARDS": "1",
+            "SIGNOFF_SWEEP_QUEUE_URL": "https://sqs.us-east-1.amazonaws.com/1/sweep",
+        }
+    )
+    assert (raised.sweep_shards, raised.listing_shards) == (48, 1)
+    assert raised.sweep_queue_url == "https://sqs.us-east-1.amazonaws.com/1/sweep"
+
+    for variable in ("SIGNOFF_SWEEP_SHARDS", "SIGNOFF_LISTING_SHARDS"):
+        for value in ("0", "-3", "2.5", "twelve"):
+            with pytest.raises(UsageError, match=variable):
+                Deployment.from_env({variable: value})

@@ -13,8 +13,8 @@ was recorded here; otherwise it runs the functional suite in a subprocess first.
 
 What the template's ``Policies`` do not hold is the platform's, not the code's:
 SAM gives each function CloudWatch Logs (``AWSLambdaBasicExecutionRole``), X-Ray
-(``Tracing: Active``) and, for the notifier's SQS trigger, the poller's
-receive/delete on the queue (``SQSPollerPolicy``); the Lambda service calls
+(``Tracing: Active``) and, for the notifier's and the sweep workers' SQS triggers,
+the poller's receive/delete on the queue (``SQSPollerPolicy``); the Lambda service calls
 those, not the handlers. README.md's IAM section says so.
 """
 
@@ -43,9 +43,10 @@ FUNCTIONS = (
     "ResolveFunction",
     "NotifierFunction",
     "SweeperFunction",
+    "SweepWorkerFunction",
     "StreamFunction",
 )
-TURN_RUNNERS = ("MessageFunction", "ResolveFunction", "SweeperFunction", "StreamFunction")
+TURN_RUNNERS = ("MessageFunction", "ResolveFunction", "SweepWorkerFunction", "StreamFunction")
 
 # Granted, never called in the functional suite, and why. Each is still granted
 # (checked below), and one the suite starts calling must leave this list.

@@ -1,4 +1,4 @@
-"""Everything the functions write is JSON lines: a cold start and invocations of all four.
+"""Everything the functions write is JSON lines: a cold start and invocations of each one.
 
 The functions log with ``LoggingConfig.LogFormat: JSON``; a plain-text line in the
 same log stream (a Python warning such as Powertools' "No application metrics to

@@ -38,6 +38,7 @@ RESERVED_CONCURRENCY: dict[str, Any] = {
     "ResolveFunction": None,
     "NotifierFunction": None,
     "SweeperFunction": None,
+    "SweepWorkerFunction": None,
     "StreamFunction": None,
 }
 
@@ -93,8 +94,25 @@ def _matches(trigger: dict[str, Any], sample: Any) -> bool:
         return sample.get("detail-type") == "Scheduled Event"
     if kind == "SQS":
         records = sample.get("Records") or [{}]
-        return all(record.get("eventSource") == "aws:sqs" for record in records)
+        return all(
+            record.get("eventSource") == "aws:sqs"
+            and _names_queue(str(record.get("eventSourceARN", "")), _queue_of(trigger))
+            for record in records
+        )
     raise AssertionError(f"test_template.py has no rule for {kind} events yet: add one")
+
+
+def _queue_of(trigger: dict[str, Any]) -> str:
+    """The logical id of the queue an SQS trigger reads (``!GetAtt <id>.Arn``)."""
+    queue = trigger["Properties"]["Queue"]
+    assert isinstance(queue, Tag) and queue.name == "GetAtt", queue
+    return str(queue.value).removesuffix(".Arn")
+
+
+def _names_queue(arn: str, queue: str) -> bool:
+    """True when ``arn`` is the queue ``queue``'s: CloudFormation names it
+    ``<stack>-<logical id>-<suffix>``, the local stack and events/ ``<stack>-<logical id>``."""
+    return queue in arn.rsplit(":", 1)[-1].split("-")
 
 
 def _owners(template: dict[str, Any], name: str, sample: Any) -> set[str]:
@@ -249,7 +267,7 @@ def test_functions_are_thin_handlers_on_the_engine_and_agents_layers(
     variables = template["Globals"]["Function"]["Environment"]["Variables"]
     assert variables["SIGNOFF_AGENTS_DIR"] == "/opt"
     for logical_id, function in _functions(template).items():
-        assert re.fullmatch(r"functions/[a-z]+/", function["CodeUri"]), logical_id
+        assert re.fullmatch(r"functions/[a-z][a-z_]*/", function["CodeUri"]), logical_id
         if logical_id == "StreamFunction":
             # The Lambda Web Adapter runs run.sh, whose server imports the engine layer;
             # SAM appends a function's Layers to the Globals ones.
@@ -353,6 +371,71 @@ def test_notify_queue_visibility_is_six_consumer_timeouts(template: dict[str, An
     assert queue["Properties"]["VisibilityTimeout"] >= 6 * max(consumers.values())
 
 
+def test_the_sweep_queue_is_drained_by_the_sweep_workers_alone_ten_tasks_a_batch(
+    template: dict[str, Any],
+) -> None:
+    # Given the functions that consume the sweep queue
+    queue = template["Resources"]["SweepQueue"]["Properties"]
+    consumers = _queue_consumers(template, "SweepQueue")
+    # Then the sweep workers alone, ten tasks a batch, each failed one reported alone
+    assert list(consumers) == ["SweepWorkerFunction"]
+    [trigger] = _events(_functions(template)["SweepWorkerFunction"]).values()
+    assert trigger["Properties"]["BatchSize"] == 10
+    assert trigger["Properties"]["FunctionResponseTypes"] == ["ReportBatchItemFailures"]
+    # And a batch is not handed out again while a worker may still run it, at any
+    # timeout SweeperTimeout allows
+    assert consumers["SweepWorkerFunction"] == Tag("Ref", "SweeperTimeout")
+    longest = template["Parameters"]["SweeperTimeout"]["MaxValue"]
+    assert queue["VisibilityTimeout"] >= 6 * longest
+    # And a task that keeps failing reaches the dead-letter queue before it expires
+    redrive = queue["RedrivePolicy"]
+    assert redrive["deadLetterTargetArn"] == Tag("GetAtt", "SweepDeadLetterQueue.Arn")
+    receives = redrive["maxReceiveCount"]
+    assert queue["MessageRetentionPeriod"] > receives * queue["VisibilityTimeout"]
+    assert queue["SqsManagedSseEnabled"] is True
+
+
+def test_the_sweeper_plans_onto_the_sweep_queue_and_may_do_nothing_else(
+    template: dict[str, Any],
+) -> None:
+    sweeper = _functions(template)["SweeperFunction"]
+    # the queue's URL reaches the planner alone; it may send there and nothing else
+    assert sweeper["Environment"]["Variables"] == {
+        "SIGNOFF_SWEEP_QUEUE_URL": Tag("Ref", "SweepQueue")
+    }
+    for logical_id, function in _functions(template).items():
+        if logical_id != "SweeperFunction":
+            variables = function.get("Environment", {}).get("Variables", {})
+            assert "SIGNOFF_SWEEP_QUEUE_URL" not in variables, logical_id
+    [policy] = _policies(sweeper)
+    assert policy["Statement"] == [
+        {
+            "Effect": "Allow",
+            "Action": "sqs:SendMessage",
+            "Resource": Tag("GetAtt", "SweepQueue.Arn"),
+        }
+    ]
+    [schedule] = _events(sweeper).values()
+    assert schedule["Properties"]["Schedule"] == "rate(1 minute)"
+
+
+def test_the_shard_counts_are_parameters_every_function_reads_which_only_go_up(
+    template: dict[str, Any],
+) -> None:
+    variables = template["Globals"]["Function"]["Environment"]["Variables"]
+    parameters = template["Parameters"]
+    for parameter, variable, default in (
+        ("SweepShards", "SIGNOFF_SWEEP_SHARDS", 12),
+        ("ListingShards", "SIGNOFF_LISTING_SHARDS", 4),
+    ):
+        assert variables[variable] == Tag("Ref", parameter)
+        spec = parameters[parameter]
+        assert (spec["Type"], spec["Default"], spec["MinValue"]) == ("Number", default, 1)
+        # raising one on a live table is safe, lowering one loses items
+        assert "never lower it" in spec["Description"], parameter
+        assert "docs/scale.md" in spec["Description"], parameter
+
+
 def test_the_notifier_reports_partial_batch_failures(template: dict[str, Any]) -> None:
     events = _events(_functions(template)["NotifierFunction"])
     assert events["Notifications"]["Properties"]["FunctionResponseTypes"] == [
@@ -444,7 +527,7 @@ def test_functions_use_scoped_policy_templates(template: dict[str, Any]) -> None
 TURN_FUNCTIONS = {
     "MessageFunction": "MessageTimeout",
     "ResolveFunction": "ResolveTimeout",
-    "SweeperFunction": "SweeperTimeout",
+    "SweepWorkerFunction": "SweeperTimeout",
 }
 
 
@@ -465,8 +548,9 @@ def test_functions_that_run_turns_take_their_timeout_from_a_parameter_and_tell_i
     # minutes, not 60 s, where turns run past a request: continuations and re-drives
     assert parameters["MessageTimeout"]["Default"] >= 300
     assert parameters["SweeperTimeout"]["Default"] >= 300
-    notifier = functions["NotifierFunction"].get("Environment", {}).get("Variables", {})
-    assert "SIGNOFF_FUNCTION_TIMEOUT" not in notifier, "the notifier runs no turns"
+    for runs_none in ("NotifierFunction", "SweeperFunction"):
+        variables = functions[runs_none].get("Environment", {}).get("Variables", {})
+        assert "SIGNOFF_FUNCTION_TIMEOUT" not in variables, f"{runs_none} runs no turns"
 
 
 def test_the_session_lease_is_derived_unless_set(template: dict[str, Any]) -> None:

@@ -108,9 +108,23 @@ def _delivers(trigger: dict[str, Any], event: dict[str, Any]) -> bool:
     if kind in {"Schedule", "ScheduleV2"}:
         return event.get("detail-type") == "Scheduled Event"
     if kind == "SQS":
+        # A batch comes from the queue its records name: CloudFormation names a queue
+        # <stack>-<logical id>-<suffix>, events/ <stack>-<logical id>.
+        queue = _queue_of(props["Queue"])
         records = event.get("Records") or [{}]
-        return all(record.get("eventSource") == "aws:sqs" for record in records)
+        return all(
+            record.get("eventSource") == "aws:sqs"
+            and queue in str(record.get("eventSourceARN", "")).rsplit(":", 1)[-1].split("-")
+            for record in records
+        )
     raise AssertionError(f"test_built_handlers.py has no rule for {kind} triggers yet: add one")
+
+
+def _queue_of(arn: Any) -> str:
+    """The logical id of the queue an SQS trigger reads: its ``Fn::GetAtt <id>.Arn``."""
+    assert isinstance(arn, dict) and set(arn) == {"Fn::GetAtt"}, f"not a !GetAtt: {arn!r}"
+    target = arn["Fn::GetAtt"]
+    return str(target[0] if isinstance(target, list) else target.split(".", 1)[0])
 
 
 def _ref(value: Any) -> str:

@@ -65,6 +65,7 @@ _ACTION_FOR: Final = {
     ("s3", "ListObjectsV2"): "ListBucket",
     ("s3", "DeleteObjects"): "DeleteObject",
     ("dynamodb", "TransactGetItems"): "GetItem",
+    ("sqs", "SendMessageBatch"): "SendMessage",
 }
 # A DynamoDB transaction is authorised item by item, by each item's own action.
 _TRANSACT_ITEM: Final = {

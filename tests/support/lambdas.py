@@ -30,6 +30,7 @@ FUNCTIONS = {
     "resolve": "ResolveFunction",
     "notifier": "NotifierFunction",
     "sweeper": "SweeperFunction",
+    "sweep_worker": "SweepWorkerFunction",
 }
 
 
@@ -150,7 +151,7 @@ def sqs_event(url: str, **receive: Any) -> dict[str, Any]:
                 "messageAttributes": {},
                 "md5OfBody": m["MD5OfBody"],
                 "eventSource": "aws:sqs",
-                "eventSourceARN": "arn:aws:sqs:us-east-1:123456789012:notify",
+                "eventSourceARN": f"arn:aws:sqs:us-east-1:123456789012:{url.rsplit('/', 1)[-1]}",
                 "awsRegion": "us-east-1",
             }
             for m in got.get("Messages", [])

@@ -20,6 +20,7 @@ def main() -> None:
     logging.basicConfig(stream=sys.stderr, level=logging.INFO, format="%(name)s %(message)s")
     message, resolve = import_handler("message"), import_handler("resolve")
     notifier, sweeper = import_handler("notifier"), import_handler("sweeper")
+    worker = import_handler("sweep_worker")
     paused = message.handler(load_event("message_post"), FakeLambdaContext())
     assert paused["statusCode"] == 202, paused
     # A read that records no metric (Powertools' empty-metrics case).
@@ -30,7 +31,11 @@ def main() -> None:
     batch = sqs_event(os.environ["SIGNOFF_NOTIFY_QUEUE_URL"])
     assert batch["Records"], "the pause enqueued nothing"
     notifier.handler(batch, FakeLambdaContext())
-    sweeper.handler(load_event("sweeper_schedule"), FakeLambdaContext())
+    planned = sweeper.handler(load_event("sweeper_schedule"), FakeLambdaContext())
+    assert planned["planned"], planned
+    # One batch of the sweep's tasks, and the sample's (a task of its own per record).
+    worker.handler(sqs_event(os.environ["SIGNOFF_SWEEP_QUEUE_URL"]), FakeLambdaContext())
+    worker.handler(load_event("sweep_worker_sqs_batch"), FakeLambdaContext())
     # The test finds this line last, so it knows every invocation ran.
     print(json.dumps({"child": "done"}))
 

@@ -79,6 +79,9 @@ class Deployment(BaseModel):
     table: str | None = Field(None, alias="SIGNOFF_TABLE")
     bucket: str | None = Field(None, alias="SIGNOFF_BUCKET")
     notify_queue_url: str | None = Field(None, alias="SIGNOFF_NOTIFY_QUEUE_URL")
+    # The sweeper's (the planner's) alone: where it sends the sweep's tasks. Unset, it
+    # runs every task itself (signoff.aws.sweeper).
+    sweep_queue_url: str | None = Field(None, alias="SIGNOFF_SWEEP_QUEUE_URL")
     continue_function: str | None = Field(None, alias="SIGNOFF_CONTINUE_FUNCTION")
     retention_days: float = Field(30.0, gt=0, alias="SIGNOFF_RETENTION_DAYS")
     allow_anonymous: Flag = Field(False, alias="SIGNOFF_ALLOW_ANONYMOUS")
@@ -103,6 +106,11 @@ class Deployment(BaseModel):
         0, ge=0, alias="SIGNOFF_MAX_CONCURRENT_RUNS_PER_TENANT"
     )
     run_slot_wait: float = Field(10.0, ge=0, alias="SIGNOFF_RUN_SLOT_WAIT")
+    # How many partitions the sweep index's families and the per-tenant and per-agent
+    # listings are spread over (docs/scale.md). Raise them on a live table, never
+    # lower them: readers read every shard below the current count.
+    sweep_shards: int = Field(12, ge=1, alias="SIGNOFF_SWEEP_SHARDS")
+    listing_shards: int = Field(4, ge=1, alias="SIGNOFF_LISTING_SHARDS")
     # The function's own timeout in seconds (the template sets each function's); the
     # session lease its turns take derives from it (``lease_seconds``).
     function_timeout: float | None = Field(

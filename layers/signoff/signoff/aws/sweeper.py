@@ -1,20 +1,56 @@
-"""Builds the sweeper from the environment, once per cold start."""
+"""The sweep on Lambda: the sweeper (every minute) plans it, the sweep workers run its tasks.
+
+The sweeper function sends one message per task of the plan (``Sweeper.plan``:
+one per job and shard) to the sweep queue, ten to a request; without a sweep
+queue (``SIGNOFF_SWEEP_QUEUE_URL`` unset: a template before the sweep queue, a
+test) it runs every task itself instead. The sweep worker function takes SQS
+batches of those tasks: each record is one ``SweepTask`` run until the
+invocation's deadline, every record of a batch at once, so a task with much to
+do never holds the others of its batch back; a record that is no task, or whose
+run raised, is a failed item (Powertools' ``BatchProcessor``), which alone goes
+back to the queue and, after its last receive, to the dead-letter queue.
+"""
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+import dataclasses
+from concurrent.futures import Future, ThreadPoolExecutor
+from typing import TYPE_CHECKING, Any, Final
+
+from aws_lambda_powertools.utilities.batch import (
+    BatchProcessor,
+    EventType,
+    process_partial_response,
+)
 
 from signoff.aws.turns import checked_agents, turns_from_env
 from signoff.clock import SystemClock
-from signoff.durable.sweeper import Sweeper
+from signoff.durable.sweeper import Sweeper, SweepTask
 from signoff.queue.sqs import SqsQueue
 from signoff.settings import Deployment
 from signoff.store.dynamodb import DynamoStore
+from signoff.telemetry import logger
 
 if TYPE_CHECKING:
-    from signoff.clock import Clock
+    from aws_lambda_powertools.utilities.data_classes.sqs_event import SQSRecord
 
-__all__ = ["sweeper_from_env"]
+    from signoff.clock import Clock
+    from signoff.durable.sweeper import SweepReport
+    from signoff.queue.base import BatchQueue
+
+__all__ = [
+    "SAFETY_MARGIN",
+    "plan_sweep",
+    "report_counts",
+    "run_task_batch",
+    "sweep_queue_from_env",
+    "sweeper_from_env",
+]
+
+# Seconds kept back from an invocation's time, so a re-driven turn checkpoints first.
+SAFETY_MARGIN: Final = 10.0
+# The sweep queue's BatchSize: every record of a batch runs at once (see the module).
+_POOL = ThreadPoolExecutor(max_workers=10, thread_name_prefix="sweep")
 
 
 def sweeper_from_env(deployment: Deployment | None = None, clock: Clock | None = None) -> Sweeper:
@@ -35,3 +71,85 @@ def sweeper_from_env(deployment: Deployment | None = None, clock: Clock | None =
         queue=queue,
         clock=clock,
     )
+
+
+def sweep_queue_from_env(deployment: Deployment | None = None) -> SqsQueue | None:
+    """The queue the sweep's tasks go to (``SIGNOFF_SWEEP_QUEUE_URL``); None when unset."""
+    from signoff.awsclients import lazy_client
+
+    url = (deployment or Deployment.from_env()).sweep_queue_url
+    return None if url is None else SqsQueue(url, lazy_client("sqs"))
+
+
+def plan_sweep(
+    sweeper: Sweeper, queue: BatchQueue | None, *, deadline: float | None = None
+) -> dict[str, Any]:
+    """Send the sweep's tasks to ``queue``; without one, run them here until ``deadline``.
+
+    The answer is the number of tasks planned, or (run here) what the sweep did, by id.
+
+    Raises:
+        StoreUnavailable: the queue did not take every task (those it took run; the
+            next minute's plan sends every task again).
+    """
+    if queue is None:
+        logger.info("no sweep queue (SIGNOFF_SWEEP_QUEUE_URL): every task runs here")
+        return dataclasses.asdict(sweeper.sweep(deadline=deadline))
+    tasks = sweeper.plan()
+    queue.send_batch([task.model_dump(mode="json") for task in tasks])
+    return {"planned": len(tasks)}
+
+
+def run_task_batch(
+    sweeper: Sweeper, event: dict[str, Any], context: Any, *, deadline: float
+) -> dict[str, Any]:
+    """Run every task of the SQS batch ``event`` until ``deadline`` (monotonic), all at once.
+
+    The answer is Lambda's partial batch response: ``batchItemFailures`` lists the
+    records that were no task or whose run raised.
+    """
+    started: dict[str, Future[SweepReport]] = {}
+    for record in event.get("Records", []):
+        started[record["messageId"]] = _POOL.submit(_run, sweeper, record["body"], deadline)
+
+    def record_handler(record: SQSRecord) -> None:
+        started[record.message_id].result()  # re-raises what the run raised
+
+    # A batch that failed as a whole is reported record by record too, so the
+    # retry and DLQ accounting is the same for one failure or ten.
+    processor = BatchProcessor(event_type=EventType.SQS, raise_on_entire_batch_failure=False)
+    result = process_partial_response(
+        event=event, record_handler=record_handler, processor=processor, context=context
+    )
+    return dict(result)
+
+
+def _run(sweeper: Sweeper, body: str, deadline: float) -> SweepReport:
+    """One record's task, run; a line in the log when it did something or failed.
+
+    Raises:
+        pydantic.ValidationError: the body is no ``SweepTask``.
+        SignoffError: the task's run failed (a store unavailable, …).
+    """
+    try:
+        task = SweepTask.model_validate_json(body)
+    except ValueError:
+        # Not the body: a wrong one could quote anything.
+        logger.warning("sweep task failed", extra={"reason": "the record is no sweep task"})
+        raise
+    where = {"job": task.job, "shard": task.shard}
+    try:
+        report = sweeper.run(task, deadline=deadline)
+    except Exception as exc:
+        logger.warning("sweep task failed", extra={**where, "reason": type(exc).__name__})
+        raise
+    counts = report_counts(report)
+    if any(counts.values()):
+        logger.info("sweep task done", extra={**where, **counts})
+    return report
+
+
+def report_counts(report: SweepReport) -> dict[str, int]:
+    """How many of each thing a sweep (or one of its tasks) did: no ids, which the log
+    and the function's answer need not carry."""
+    return {name: len(values) for name, values in dataclasses.asdict(report).items()}

@@ -2,6 +2,6 @@
 
 from __future__ import annotations
 
-from signoff.queue.base import Queue
+from signoff.queue.base import BatchQueue, Queue
 
-__all__ = ["Queue"]
+__all__ = ["BatchQueue", "Queue"]

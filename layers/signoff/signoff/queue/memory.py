@@ -5,7 +5,10 @@ from __future__ import annotations
 import json
 import threading
 from collections import deque
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from collections.abc import Sequence
 
 __all__ = ["MemoryQueue"]
 
@@ -23,6 +26,12 @@ class MemoryQueue:
         text = json.dumps(body, separators=(",", ":"))
         with self._lock:
             self._messages.append(text)
+
+    def send_batch(self, bodies: Sequence[dict[str, Any]]) -> None:
+        """Enqueue every message of ``bodies``; one that is not JSON sends none of them."""
+        texts = [json.dumps(body, separators=(",", ":")) for body in bodies]
+        with self._lock:
+            self._messages.extend(texts)
 
     def receive(self, max: int = 10) -> list[dict[str, Any]]:
         """Take up to ``max`` messages off the queue, oldest first."""
