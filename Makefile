@@ -130,4 +130,5 @@ bench: install packaging
 	$(BIN)/python bench/notifier_fanout.py
 	$(BIN)/python bench/cold_start.py
 	$(BIN)/python bench/aws_cost.py
+	$(BIN)/python bench/capacity.py
 	$(BIN)/python bench/live_latency.py
