@@ -294,9 +294,41 @@ def test_the_stack_runs_the_sweeper_on_the_templates_schedule(stack: LocalStack)
     assert sweeper.period == 60 and "SweeperFunction" in sweeper.rule
     rate = load_template()["Resources"]["SweeperFunction"]["Properties"]["Events"]
     assert rate["EveryMinute"]["Properties"]["Schedule"] == "rate(1 minute)"
-    assert [p.queue_url.rsplit("/", 1)[-1] for p in stack.pollers] == ["signoff-NotifyQueue"]
-    queue = load_template()["Resources"]["NotifierFunction"]["Properties"]["Events"]
+    # and a poller per queue a function's SQS trigger reads: the notify queue into the
+    # notifier, the sweep's tasks into the sweep workers
+    assert sorted(p.queue_url.rsplit("/", 1)[-1] for p in stack.pollers) == [
+        "signoff-NotifyQueue",
+        "signoff-SweepQueue",
+    ]
+    resources = load_template()["Resources"]
+    queue = resources["NotifierFunction"]["Properties"]["Events"]
     assert queue["Notifications"]["Properties"]["Queue"] == Tag("GetAtt", "NotifyQueue.Arn")
+    tasks = resources["SweepWorkerFunction"]["Properties"]["Events"]
+    assert tasks["SweepTasks"]["Properties"]["Queue"] == Tag("GetAtt", "SweepQueue.Arn")
+
+
+def test_the_sweepers_plan_reaches_the_sweep_workers_through_the_queue(stack: LocalStack) -> None:
+    sqs = emulator_client(stack, "sqs")
+    url, dead = (stack.resources.queues[q] for q in ("SweepQueue", "SweepDeadLetterQueue"))
+
+    def waiting(queue: str) -> int:
+        attributes = sqs.get_queue_attributes(
+            QueueUrl=queue,
+            AttributeNames=["ApproximateNumberOfMessages", "ApproximateNumberOfMessagesNotVisible"],
+        )["Attributes"]
+        return sum(int(value) for value in attributes.values())
+
+    # When the sweeper runs as its schedule runs it
+    [schedule] = stack.schedules
+    planned = stack.functions["SweeperFunction"].invoke(schedule.event())
+
+    # Then it planned every job on every shard onto the sweep queue
+    shards = int(stack.resources.environment["SIGNOFF_SWEEP_SHARDS"])
+    assert planned == {"planned": 4 * shards + 1}
+    # And the poller drained them into the sweep workers, which deleted each one: a
+    # task that failed would be back after the visibility timeout, or dead-lettered
+    eventually(lambda: waiting(url) == 0, "the sweep queue to be drained")
+    assert waiting(dead) == 0
 
 
 # -- the commands ----------------------------------------------------------------------------

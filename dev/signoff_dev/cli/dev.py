@@ -2,14 +2,15 @@
 
 ``dev`` runs the local stack (``signoff_dev.local``) until Ctrl-C: the functions
 behind an HTTP server routed from the template, AWS emulated by moto on
-loopback, the notify queue's poller, the sweeper's schedule, a webhook sink
-that prints each notification with its links and a mailbox that prints each
-email the emulator's SES accepted. With ``--schedules`` the agents' schedules
-run too (a ``rate(...)`` at its rate, a ``cron(...)`` every ``--schedule-every``
-seconds, 60 by default: cron expressions are not evaluated locally), each run
-invoking the message function with the schedule's ``Input``, as EventBridge
-would; without it they run only on request. ``demo`` starts the same stack
-on a free port, walks one approval through it over HTTP and stops it.
+loopback, the queues' pollers (the notifier's, the sweep workers'), the
+sweeper's schedule, a webhook sink that prints each notification with its links
+and a mailbox that prints each email the emulator's SES accepted. With
+``--schedules`` the agents' schedules run too (a ``rate(...)`` at its rate, a
+``cron(...)`` every ``--schedule-every`` seconds, 60 by default: cron
+expressions are not evaluated locally), each run invoking the message function
+with the schedule's ``Input``, as EventBridge would; without it they run only
+on request. ``demo`` starts the same stack on a free port, walks one approval
+through it over HTTP and stops it.
 ``trigger <agent>`` runs an agent's schedule once against a running stack
 (``POST /_local/trigger``: the message function gets the event EventBridge
 would send) and prints the result and the turn's text.

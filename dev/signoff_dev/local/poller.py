@@ -225,5 +225,9 @@ class Schedule:
                 given = json.dumps(self.input_event, ensure_ascii=False)
                 answer = json.dumps(result, default=str)
                 self._log(f"schedule {self.rule} ran, its Input {given} as the event: {answer}")
-            elif isinstance(result, dict) and any(result.values()):
-                self._log(f"{self.rule}: {result}")  # quiet when a run found nothing to do
+            elif isinstance(result, dict) and any(
+                isinstance(v, list) and v for v in result.values()
+            ):
+                # What a run did, by id; quiet when it found nothing to do, and for the
+                # sweeper's plan (a count of tasks: the sweep workers do the work).
+                self._log(f"{self.rule}: {result}")

@@ -32,8 +32,10 @@
    ``POST /agents/{name}/messages/stream`` and the ``/playground`` page, all
    behind ``signoff_dev.local.guard``, which refuses what a web page could send
    (another ``Host``, cross-site requests, non-JSON bodies); and starts the
-   SQS poller, the sweeper's schedule, the mailbox and — with ``schedules``
-   (``signoff dev --schedules``) — the agents' schedules.
+   SQS pollers (one per function's SQS trigger: the notify queue into the
+   notifier, the sweep queue into the sweep worker), the sweeper's schedule, the
+   mailbox and — with ``schedules`` (``signoff dev --schedules``) — the agents'
+   schedules.
 
 Every function shares this process's environment, so the stack refuses a
 template whose functions give one variable different values. ``stop`` undoes

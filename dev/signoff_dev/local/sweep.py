@@ -4,12 +4,15 @@ The template's schedule runs the sweeper function on the system's clock. This
 route runs a sweeper of its own, built like the function's (``sweeper_from_env``:
 the same table, queue and agents) but on a clock ``advance`` seconds ahead of the
 last call's, so what waits hours — an escalation ladder's steps, an approval's
-expiry, a ``stuck`` reminder — is due in a test's seconds. Everything the sweep
-writes is what the deployed sweeper would write at that time; the notifier and
-the API still run on the system's clock. The body is ``{"advance": <seconds>}``
-(optional, default 0; moving back is refused); the answer is the sweep's report
-with the clock's total ``offset``. Like the sink's routes it is local-only: the
-template has no such route, and no deployed function reads the offset.
+expiry, a ``stuck`` reminder — is due in a test's seconds. It runs every task
+of the sweep's plan here, in turn (``Sweeper.sweep``), not through the sweep
+queue, so it answers when the sweep is done, with what all of them did.
+Everything the sweep writes is what the deployed sweep workers would write at
+that time; the notifier and the API still run on the system's clock. The body
+is ``{"advance": <seconds>}`` (optional, default 0; moving back is refused); the
+answer is the sweep's report with the clock's total ``offset``. Like the sink's
+routes it is local-only: the template has no such route, and no deployed
+function reads the offset.
 """
 
 from __future__ import annotations
