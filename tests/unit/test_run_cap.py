@@ -110,7 +110,7 @@ def test_a_message_without_a_slot_is_kept_and_runs_when_one_is_free(
 
     assert isinstance(done, TurnResult) and done.status == "finished"
     assert done.text == "Order A-1001 is delivered with PostNL."
-    assert store.slots.held(DEPLOYMENT, now=clock.now().timestamp()) == 0
+    assert store.slots.held(DEPLOYMENT, 1, now=clock.now().timestamp()) == 0
 
 
 def test_a_decision_stands_when_its_resume_finds_no_slot_and_a_continuation_resumes_it(
@@ -185,7 +185,7 @@ def test_a_slot_freed_during_the_wait_is_taken(store: Any, clock: ManualClock) -
     done = turns.send("customer-service", WHERE, tenant="default", environment="production")
 
     assert done.status == "finished" and len(waited) == 3
-    assert store.slots.held(DEPLOYMENT, now=clock.now().timestamp()) == 0
+    assert store.slots.held(DEPLOYMENT, 1, now=clock.now().timestamp()) == 0
 
 
 def test_the_wait_keeps_half_the_invocation_s_time_for_the_turn(
@@ -236,8 +236,8 @@ def test_the_per_tenant_cap_holds_one_tenant_back_and_not_another(
     assert acme.status == "running" and globex.status == "finished"
     now = clock.now().timestamp()
     # the deployment's slot acme's turn took was given back with its tenant's refused
-    assert store.slots.held(DEPLOYMENT, now=now) == 0
-    assert store.slots.held("tenant#globex", now=now) == 0
+    assert store.slots.held(DEPLOYMENT, 4, now=now) == 0
+    assert store.slots.held("tenant#globex", 1, now=now) == 0
 
 
 def test_without_a_cap_no_slot_is_written(store: Any, clock: ManualClock) -> None:
@@ -247,4 +247,5 @@ def test_without_a_cap_no_slot_is_written(store: Any, clock: ManualClock) -> Non
     done = turns.send("customer-service", WHERE, tenant="default", environment="production")
 
     assert done.status == "finished"
-    assert store.slots.held(DEPLOYMENT, now=clock.now().timestamp()) == 0
+    written = [item for page in store.table.scan() for item in page]
+    assert written and not [item for item in written if item["pk"].startswith("RUN#")]

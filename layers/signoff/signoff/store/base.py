@@ -322,16 +322,20 @@ class Blobs(Protocol):
 
 
 class Slots(Protocol):
-    """Numbered leases per scope: at most ``size`` holders at once (``signoff.durable.slots``)."""
+    """Leases per scope: at most ``size`` holders at once (``signoff.durable.slots``)."""
 
     def take(self, scope: str, size: int, *, holder: str, until: float, now: float) -> str | None:
-        """Take a free slot for ``holder`` until ``until``; None when all ``size`` are held."""
+        """Take a free slot for ``holder`` until ``until``; None when the slots it read are held.
+
+        Never more than ``size`` holders; near ``size``, None may come while a
+        slot is still free elsewhere (the caller polls again).
+        """
 
     def give_back(self, scope: str, slot: str, *, holder: str) -> None:
         """Free ``slot`` if ``holder`` still holds it (a slot taken over stays taken)."""
 
-    def held(self, scope: str, *, now: float) -> int:
-        """How many of ``scope``'s slots are held by live leases at ``now``."""
+    def held(self, scope: str, size: int, *, now: float) -> int:
+        """How many of ``scope``'s ``size`` slots are held by live leases at ``now``."""
 
 
 class ApiKeys(Protocol):
