@@ -61,6 +61,13 @@ def test_a_new_agent_runs_at_once_and_passes_the_check(tmp_path: Path) -> None:
     assert checked.returncode == 0, checked.stderr
     assert "3 agents OK" in checked.stdout and "demo-agent" in checked.stdout
     assert checked.stderr == ""
+    # its commented notify example is valid as it stands, once uncommented
+    config = folder / "agent.yaml"
+    text = config.read_text(encoding="utf-8")
+    assert "\n# notify: " in text
+    config.write_text(text.replace("\n# notify: ", "\nnotify: "), encoding="utf-8")
+    uncommented = signoff("check", cwd=clone)
+    assert uncommented.returncode == 0, uncommented.stderr
 
 
 @pytest.mark.parametrize(

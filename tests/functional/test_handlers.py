@@ -349,6 +349,11 @@ def test_agents_and_config(lambdas: Lambdas) -> None:
     assert [a["name"] for a in agents] == ["customer-service", "daily-digest"]
     config = body(lambdas.invoke("resolve", load_event("agent_config")))
     assert config["rules"]["defaultDecision"] == "deny"
+    # the rules file as the agents folder names it, the rules with the file's own keys
+    assert config["rules"]["source"] == "customer-service/actauth.yml"
+    assert "/tmp" not in json.dumps(config) and str(ROOT) not in json.dumps(config)
+    keys = {key for rule in config["rules"]["rules"] for key in rule}
+    assert not {key for key in keys if key.endswith("_") or "_" in key}, keys
 
 
 def test_openapi_is_served_and_matches_the_checked_in_file(lambdas: Lambdas) -> None:

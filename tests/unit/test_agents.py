@@ -57,6 +57,34 @@ def test_describe_never_shows_a_key(monkeypatch: pytest.MonkeyPatch) -> None:
     assert described["rules"]["defaultDecision"] == "deny"
 
 
+def test_the_config_shows_each_rule_with_its_files_keys_and_the_file_by_its_folder(
+    tmp_path: Path,
+) -> None:
+    folder = tmp_path / "agents" / "refunds"
+    folder.mkdir(parents=True)
+    (folder / "agent.yaml").write_text("system: x\n")
+    (folder / "actauth.yml").write_text(
+        "default_decision: ask\n"
+        "rules:\n"
+        "  - name: big\n"
+        "    scope: '*'\n"
+        "    tool: refund\n"
+        "    decision: ask\n"
+        "    when: {all: [{field: amount, op: gt, value: 100}]}\n"
+        "    approvals: 2\n"
+        "    from: [alice, bob]\n"
+        "    denyQuorum: 2\n"
+    )
+
+    described = describe_agent(load_agent(folder))
+
+    assert described["rules"]["source"] == "refunds/actauth.yml", "not the server's path"
+    [rule] = described["rules"]["rules"]
+    assert rule["from"] == ["alice", "bob"] and rule["denyQuorum"] == 2
+    assert rule["when"] == {"all": [{"field": "amount", "op": "gt", "value": 100}]}
+    assert "from_" not in rule and "deny_quorum" not in rule
+
+
 def write_agent(root: Path, agent_yaml: str, **files: str) -> Path:
     folder = root / "broken"
     folder.mkdir(parents=True, exist_ok=True)

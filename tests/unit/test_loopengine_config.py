@@ -74,7 +74,7 @@ def test_default_decision_alone_is_the_inline_forms_default(tmp_path: Path) -> N
 
     agent = load_agent(folder)
     assert agent.rules.rules == () and agent.rules.default_decision == "allow"
-    assert describe_agent(agent)["rules"]["source"] == str(folder / "agent.yaml")
+    assert describe_agent(agent)["rules"]["source"] == f"{agent.name}/agent.yaml"
 
 
 def test_an_inline_rule_error_names_agent_yaml_the_rule_and_the_field(tmp_path: Path) -> None:

@@ -176,10 +176,11 @@ def _banner(stack: LocalStack) -> str:
             f"  schedules      {schedules or 'none'}",
             f"  agent runs     {', '.join(stack.agent_schedules) or 'none'}",
             f"                 schedules {runs}",
-            f"  AWS emulator   {stack.aws_endpoint}  (moto); for boto3 and `signoff keys`:",
+            f"  AWS emulator   {stack.aws_endpoint}  (moto); for boto3, `signoff keys`, "
+            "`signoff inbox` (--link too) and `signoff audit`:",
             f"                 export AWS_ENDPOINT_URL={stack.aws_endpoint} "
             "AWS_ACCESS_KEY_ID=local AWS_SECRET_ACCESS_KEY=local AWS_DEFAULT_REGION=us-east-1 "
-            f"SIGNOFF_TABLE={stack.resources.environment.get('SIGNOFF_TABLE', '')}",
+            f"{_exported(stack)}",
             "",
             "Try:",
             f"  curl -s -X POST {stack.url}/agents/{agent}/messages \\",
@@ -188,6 +189,16 @@ def _banner(stack: LocalStack) -> str:
             "Ctrl-C stops the stack.",
         ]
     )
+
+
+# What the operator commands read besides the AWS variables: the table, and for an
+# inbox link the API's address and the signing secret (as the functions see them).
+_EXPORTED = ("SIGNOFF_TABLE", "SIGNOFF_PUBLIC_URL", "SIGNOFF_RESUME_SIGNING_SECRET_ARN")
+
+
+def _exported(stack: LocalStack) -> str:
+    values = {**stack.resources.environment, "SIGNOFF_PUBLIC_URL": stack.url}
+    return " ".join(f"{name}={values.get(name, '')}" for name in _EXPORTED)
 
 
 def _demo(args: argparse.Namespace) -> int:

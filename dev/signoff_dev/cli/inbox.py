@@ -4,7 +4,8 @@
 its history of decisions (refusals marked), with the filters of ``GET /inbox`` —
 the rows are ``signoff.inbox``'s, the same as the HTTP views. ``signoff inbox
 --link --approver A`` prints a signed, expiring inbox link for one approver
-(``SIGNOFF_PUBLIC_URL`` and the signing secret's ``SIGNOFF_RESUME_SIGNING_SECRET_ARN``).
+(``SIGNOFF_PUBLIC_URL`` and the signing secret's ``SIGNOFF_RESUME_SIGNING_SECRET_ARN``;
+``signoff dev``'s banner exports both, with the table).
 
 The store is the deployment's table (``SIGNOFF_TABLE``, and ``SIGNOFF_BUCKET`` for
 items too large for one row; ``AWS_ENDPOINT_URL`` points boto3 at a local endpoint,
@@ -20,6 +21,7 @@ import time
 from typing import TYPE_CHECKING
 from urllib.parse import quote
 
+from signoff.actors import LINK, SWEEPER
 from signoff.apikeys import ANONYMOUS_TENANT
 from signoff.errors import UsageError
 from signoff.inbox import (
@@ -135,6 +137,10 @@ def _link(args: argparse.Namespace) -> int:
 
     if not args.approver:
         raise UsageError("--link needs --approver: the email address or person id it is for")
+    if args.approver in (LINK.id, SWEEPER):
+        # the audit and the pages name nobody's link and the sweeper so: a person's
+        # decision must never read as either
+        raise UsageError(f"--approver {args.approver!r} is the name of no person: give theirs")
     ttl = parse_duration(args.ttl)
     if ttl is None or ttl <= 0:
         raise UsageError(f"--ttl {args.ttl!r}: give a duration such as 7d, 12h or 30m")

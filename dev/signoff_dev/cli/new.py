@@ -43,7 +43,7 @@ model:
   script: script.yaml
 maxTurns: 6
 approvalTimeout: 24h
-# notify: {{local-webhook: [approval:pending]}}   # a channel of channels.yaml
+# notify: {{local-webhook: [approval, question]}}   # a channel of channels.yaml, its events
 """
 
 _TOOLS_PY = '''\

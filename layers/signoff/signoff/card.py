@@ -17,7 +17,9 @@ CLI's prompt all show the same content, built here once:
 - for an approval that needs several people, the **approvals** so far
   ("1 of 2 approvals — alice");
 - where it stands on its **escalation** ladder, once a step was taken
-  ("Escalated to slack-leads 2 hours ago (step 1 of 3)").
+  ("Escalated to slack-leads 2 hours ago (step 1 of 3)" where the card is read
+  later, a page or the status route; "Escalated to slack-leads at 2026-12-02
+  15:48 UTC (step 1 of 3)" in a message drawn when it is sent or redrawn).
 
 Every text here is model- or user-influenced and is returned raw: each surface
 escapes for its own medium (HTML, mrkdwn, plain text) after ``signoff.display``.
@@ -51,6 +53,8 @@ EXCERPT_MAX: Final = 600
 SUMMARY_MAX: Final = 160
 _VALUE_MAX: Final = 40
 _FORMATTER: Final = string.Formatter()
+# The escalation row's label; a plain-text card says the row as one sentence.
+_ESCALATED: Final = "Escalated"
 
 _VERBS: Final = {
     "approved": "Approved",
@@ -252,7 +256,7 @@ class Card:
             rows.append(("Approvals", self.approvals))
         rows.append(("Expires", self.expires(now)))
         if self.escalation is not None:
-            rows.append(("Escalated", self.escalation.where(now)))
+            rows.append((_ESCALATED, self.escalation.where(now)))
         return rows
 
     def text(self, now: float, *, arguments: bool = True) -> str:
@@ -263,7 +267,10 @@ class Card:
         if self.options:
             lines += ["Suggested answers:", *(f"  - {o}" for o in self.options), ""]
         for label, value in self.facts(now):
-            if "\n" in value or len(value) > 60:
+            if label == _ESCALATED and self.escalation is not None:
+                # one sentence, as the pages and the status route's line say it
+                lines.append(self.escalation.line(now))
+            elif "\n" in value or len(value) > 60:
                 lines += [f"{label}:", *(f"  {line}" for line in value.splitlines()), ""]
             else:
                 lines.append(f"{label}: {value}")

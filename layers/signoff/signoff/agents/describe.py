@@ -42,11 +42,14 @@ def describe_agent(agent: Agent, deployment: Deployment | None = None) -> dict[s
             for tool in agent.tools.values()
         ],
         "rules": {
-            # loopengine's inline form lives in agent.yaml (never beside actauth.yml)
-            "source": str(agent.directory / ("agent.yaml" if inline else "actauth.yml")),
+            # loopengine's inline form lives in agent.yaml (never beside actauth.yml); the
+            # file as the agents folder names it, not where this deployment keeps it
+            "source": f"{agent.name}/{'agent.yaml' if inline else 'actauth.yml'}",
             "defaultDecision": agent.rules.default_decision,
+            # each rule with the keys its file spells (from, denyQuorum, all / any)
             "rules": [
-                rule.model_dump(mode="json", exclude_none=True) for rule in agent.rules.rules
+                rule.model_dump(mode="json", by_alias=True, exclude_none=True)
+                for rule in agent.rules.rules
             ],
         },
         "skills": [

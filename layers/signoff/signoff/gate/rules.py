@@ -93,7 +93,10 @@ class Rule(_Frozen):
     approvals: int = Field(default=1, ge=1)
     from_: Names = Field(default=(), alias="from")
     deny_quorum: int = Field(
-        default=1, ge=1, validation_alias=AliasChoices("denyQuorum", "deny_quorum")
+        default=1,
+        ge=1,
+        validation_alias=AliasChoices("denyQuorum", "deny_quorum"),
+        serialization_alias="denyQuorum",
     )
     escalate: tuple[EscalationStep, ...] | None = None
 
