@@ -8,6 +8,7 @@ from typing import TYPE_CHECKING
 import pytest
 
 from signoff.errors import AlreadyResolved, Expired, NotFound, StoreUnavailable, UsageError
+from signoff.store.codec import shard_of
 
 if TYPE_CHECKING:
     from signoff.clock import ManualClock
@@ -232,10 +233,22 @@ def test_an_item_with_1mb_arguments_reads_back_identical_and_resolves(
 # --- the sweeper's reminders ---------------------------------------------------------------
 
 
-def test_waiting_lists_open_items_not_yet_due_soonest_expiry_first_across_pages(
+def _due(store: Store, now: float) -> list[str]:
+    """Every shard's items due by ``now``, as the sweep's ``due`` tasks read them."""
+    return sorted(
+        item.id for shard in range(store.shards.sweep) for item in store.pending.due_in(shard, now)
+    )
+
+
+def _same_shard(store: Store, count: int) -> list[str]:
+    """``count`` pending ids that land in one sweep shard."""
+    ids = (f"p{n}" for n in range(10_000))
+    return [i for i in ids if shard_of(i, store.shards.sweep) == 0][:count]
+
+
+def test_due_in_reads_what_is_due_and_a_resolved_items_unresumed_turn(
     store: Store, records: Records, t0: float
 ) -> None:
-    # more items than one page holds (the contract store pages by 3)
     for pending_id, expires in [("p5", 50), ("p1", 10), ("p4", 40), ("p2", 20), ("p3", 30)]:
         records.pause(
             store,
@@ -244,25 +257,48 @@ def test_waiting_lists_open_items_not_yet_due_soonest_expiry_first_across_pages(
     records.pause(store, records.pending("due", session_id="s-due", expires_at=t0 + 5))
     records.resolve(store, "p3", status="approved", actor="alice", channel="slack", now=t0)
 
-    waiting = [item.id for item in store.pending.waiting(t0 + 10)]
+    # p1 falls due at t0 + 10 exactly; p3 is decided, its turn not yet resumed
+    assert _due(store, t0 + 10) == ["due", "p1"]
+    assert _due(store, t0 + 59) == ["due", "p1", "p2", "p4", "p5"]
+    # the resume's grace after the decision has passed: the sweep resumes its turn
+    assert _due(store, t0 + 60) == ["due", "p1", "p2", "p3", "p4", "p5"]
+    store.pending.mark_resumed("p3")
+    assert "p3" not in _due(store, t0 + 60)
 
-    # p1 falls due at t0 + 10 exactly: it is the expiry's, not a reminder's
-    assert waiting == ["p2", "p4", "p5"]
-    assert [item.id for item in store.pending.waiting(t0 + 50)] == []
 
-
-def test_waiting_is_read_page_by_page_as_it_is_consumed(
+def test_due_in_reads_one_shard_page_by_page_as_it_is_consumed(
     store: Store, records: Records, t0: float
 ) -> None:
-    for n in range(5):
-        records.pause(store, records.pending(f"p{n}", session_id=f"s{n}", expires_at=t0 + 10 + n))
+    # more items in one shard than one page holds (the contract store pages by 3)
+    ids = _same_shard(store, 5)
+    for n, pending_id in enumerate(ids):
+        records.pause(store, records.pending(pending_id, session_id=f"s{n}", expires_at=t0 + n))
 
-    waiting = store.pending.waiting(t0)
-    first = next(waiting)
-    records.resolve(store, "p4", status="denied", actor="bob", channel="slack", now=t0)
+    due = store.pending.due_in(0, t0 + 10)
+    first = next(due)
+    records.resolve(store, ids[4], status="denied", actor="bob", channel="slack", now=t0 + 1)
 
-    # p4 sat on the second page: it was read after its resolution and is left out
-    assert [first.id, *(item.id for item in waiting)] == ["p0", "p1", "p2", "p3"]
+    # the last one sat on the second page: read after its resolution moved its key on
+    assert [first.id, *(item.id for item in due)] == ids[:4]
+    assert all(
+        item.id not in ids
+        for s in range(1, store.shards.sweep)
+        for item in store.pending.due_in(s, t0 + 10)
+    )
+
+
+def test_a_reminder_moves_the_items_due_time_to_its_next_reminder(
+    store: Store, records: Records, t0: float
+) -> None:
+    item = records.pending("p1", expires_at=t0 + 3600).model_copy(update={"remind_after": 600.0})
+    records.pause(store, item)
+    assert _due(store, t0 + 599) == []
+    assert _due(store, t0 + 600) == ["p1"]
+
+    store.pending.note_reminder("p1", 0, now=t0 + 600)
+
+    assert _due(store, t0 + 1199) == []
+    assert _due(store, t0 + 1200) == ["p1"]
 
 
 def test_note_reminder_counts_each_reminder_once(store: Store, records: Records, t0: float) -> None:
@@ -277,7 +313,6 @@ def test_note_reminder_counts_each_reminder_once(store: Store, records: Records,
     assert second is not None and (second.reminders, second.reminded_at) == (2, t0 + 120)
     stored = store.pending.get("p1")
     assert stored is not None and (stored.reminders, stored.reminded_at) == (2, t0 + 120)
-    assert [item.reminders for item in store.pending.waiting(t0 + 121)] == [2]
 
 
 def test_note_reminder_refuses_a_resolved_a_due_or_an_unknown_item(
@@ -420,7 +455,6 @@ def test_note_escalation_takes_each_step_once(store: Store, records: Records, t0
     assert second is not None and (second.escalation_step, second.escalated_at) == (2, t0 + 120)
     stored = store.pending.get("p1")
     assert stored is not None and (stored.escalation_step, stored.escalated_at) == (2, t0 + 120)
-    assert [item.escalation_step for item in store.pending.waiting(t0 + 121)] == [2]
 
 
 def test_note_escalation_refuses_a_resolved_a_due_or_an_unknown_item(

@@ -176,12 +176,12 @@ class TakenAfterListing:
     def __getattr__(self, name: str) -> Any:
         return getattr(self._sessions, name)
 
-    def stalled(self, before: float, *, limit: int = 100) -> list[Any]:
-        found: list[Any] = self._sessions.stalled(before, limit=limit)
+    def stalled_in(self, shard: int, before: float) -> Iterator[Any]:
+        found = list(self._sessions.stalled_in(shard, before))
         now = self._clock.now().timestamp()
         for record in found:
             self._sessions.claim(record, purpose="redrive", owner="p3", until=now + 900, now=now)
-        return found
+        return iter(found)
 
 
 def test_the_sweepers_re_drive_of_a_turn_a_continuation_took_is_not_counted(

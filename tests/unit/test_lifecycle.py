@@ -349,14 +349,15 @@ def test_two_sweeps_at_once_send_one_reminder(
     # the worst interleaving: every sweep has read the item (no reminder yet)
     # before any of them writes one
     read = threading.Barrier(4)
-    real_waiting = store.pending.waiting
+    real_due_in = store.pending.due_in
 
-    def waiting_together(now: float) -> Iterator[PendingItem]:
-        items = list(real_waiting(now))
+    def due_together(shard: int, now: float) -> Iterator[PendingItem]:
+        # every sweep reads each shard in the same order: they meet at each one
+        items = list(real_due_in(shard, now))
         read.wait()
         yield from items
 
-    monkeypatch.setattr(store.pending, "waiting", waiting_together)
+    monkeypatch.setattr(store.pending, "due_in", due_together)
     reports: list[Any] = []
 
     def sweep() -> None:

@@ -37,6 +37,7 @@ picks its family and needs no new row. What each error carries is in brackets.
     │   └── UnknownAgent           no such agent (name, known)
     ├── Unavailable                a service signoff depends on failed; for some, retrying helps
     │   ├── StoreUnavailable       the store failed transiently (message)
+    │   │   └── TransactionConflicted  other writes to its items kept cancelling a transaction
     │   ├── ModelError             a model provider failed (provider, status)
     │   │   ├── ModelUnavailable   transient: 429 / 5xx / timeout (retry_after)
     │   │   ├── PromptTooLong      the provider rejected the prompt as too large
@@ -91,6 +92,7 @@ __all__ = [
     "StoreUnavailable",
     "TokenExpired",
     "TokenForged",
+    "TransactionConflicted",
     "Unauthorized",
     "Unavailable",
     "UnknownAgent",
@@ -288,6 +290,12 @@ class LeaseLost(Conflict):
 
 class StoreUnavailable(Unavailable):
     """The store failed in a way that retrying may fix (throttling, a timeout)."""
+
+
+class TransactionConflicted(StoreUnavailable):
+    """Other requests kept writing an item of a transaction, so it was cancelled each
+    time it was tried and wrote nothing. A port that can read the item again answers
+    from what it finds (the state that won); elsewhere it is a store that is busy."""
 
 
 class TokenForged(AuthFailed):

@@ -26,14 +26,17 @@ from aws_lambda_powertools.utilities.batch import (
 from signoff.aws.turns import checked_agents, turns_from_env
 from signoff.clock import SystemClock
 from signoff.durable.sweeper import Sweeper, SweepTask
+from signoff.errors import SignoffError
 from signoff.queue.sqs import SqsQueue
 from signoff.settings import Deployment
 from signoff.store.dynamodb import DynamoStore
+from signoff.store.migrate import migrator_for
 from signoff.telemetry import logger
 
 if TYPE_CHECKING:
     from aws_lambda_powertools.utilities.data_classes.sqs_event import SQSRecord
 
+    from signoff.agents import AgentCatalog
     from signoff.clock import Clock
     from signoff.durable.sweeper import SweepReport
     from signoff.queue.base import BatchQueue
@@ -70,7 +73,18 @@ def sweeper_from_env(deployment: Deployment | None = None, clock: Clock | None =
         outbox=store.outbox,
         queue=queue,
         clock=clock,
+        shards=store.shards.sweep,
+        migrator=migrator_for(store, remind_after=lambda name: remind_after(agents, name)),
     )
+
+
+def remind_after(agents: AgentCatalog, name: str) -> float | None:
+    """An agent's ``remindAfter`` for items paused before they recorded it (None: none,
+    or the agent is gone)."""
+    try:
+        return agents.get(name).config.remind_after
+    except SignoffError:
+        return None
 
 
 def sweep_queue_from_env(deployment: Deployment | None = None) -> SqsQueue | None:

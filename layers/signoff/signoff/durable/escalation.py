@@ -49,9 +49,11 @@ log = logging.getLogger(__name__)
 class Climb:
     """What one item's climb did: the subjects of the steps it took, and its end, if it came."""
 
-    def __init__(self) -> None:
+    def __init__(self, item: PendingItem) -> None:
         self.steps: list[str] = []
         self.decided: Decided | None = None
+        # the item as the steps this climb took left it
+        self.item = item
 
 
 class Escalator:
@@ -72,14 +74,14 @@ class Escalator:
 
     def climb(self, item: PendingItem, now: float, *, deadline: float | None = None) -> Climb:
         """Take every step of ``item``'s ladder that is due at ``now``, in order."""
-        climb = Climb()
+        climb = Climb(item)
         ladder = item.policy.escalate if item.policy is not None else ()
         while (step := next_step(item)) is not None and item.requested_at + step.after <= now:
             if step.notify:
                 taken = self._notify(item, step, now, climb)
                 if taken is None:
                     return climb  # another sweep took it (and goes on), or it was decided
-                item = taken
+                item = climb.item = taken
             if step.then is not None:
                 climb.decided = self._end(item, step, deadline)
                 return climb
@@ -107,7 +109,7 @@ class Escalator:
             retain_until=item.expires_at + self.turns.retention,
         )
         written = self.outbox.add(rows)
-        taken = self.pending.note_escalation(item.id, item.escalation_step, now=now)
+        taken = self.pending.note_escalation(item.id, item.escalation_step, now=now, item=item)
         if written or taken is not None:
             # whoever wrote the rows or counted the step sends; twice is harmless
             # (each row's send lock and notifiedAt)

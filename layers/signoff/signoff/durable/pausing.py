@@ -20,6 +20,7 @@ from signoff.events import ApprovalPending
 from signoff.gate import Scope, decide
 from signoff.gate.policy import policy_of
 from signoff.messages import AssistantMessage, UserMessage
+from signoff.notify.lifecycle import subscribers
 from signoff.store.records import OutboxRow, PendingItem
 
 if TYPE_CHECKING:
@@ -57,6 +58,10 @@ def pending_item(
         "call_id": state.awaiting_call or "",
         "requested_at": now,
         "expires_at": now + agent.config.approval_timeout,
+        # fixed at the pause, as the policy is: part of when the sweep reads it next
+        "remind_after": (
+            agent.config.remind_after if subscribers(agent.config.notify, "stuck") else None
+        ),
     }
     kind = "approval" if isinstance(pending, ApprovalPending) else "question"
     common["channels"] = sorted(

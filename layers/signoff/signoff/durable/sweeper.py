@@ -1,28 +1,34 @@
-"""The sweeper (every minute): what was committed but never finished gets finished.
+"""The sweeper: what was committed but never finished gets finished, reading only what is due.
 
-- Outbox rows committed but unsent after a grace period (the process died
-  between the commit and the enqueue, or every retry so far failed) are
+A sweep is a set of tasks (``plan``): one per job and shard of the store's sweep
+index (docs/scale.md), and one for items the previous release indexed. Deployed,
+the sweeper function plans every minute and a worker function drains the tasks
+from a queue in parallel (``run``); ``sweep`` runs them all here (tests, the CLI).
+Each task reads its shard's entries due by now, page by page, until its
+deadline; what is left is due at the next sweep. Every action is one
+conditional write, so two workers on one shard handle each item once.
+
+- ``send``: outbox rows committed but unsent after a grace period (the process
+  died between the commit and the enqueue, or every retry so far failed) are
   enqueued again; the notifier's send lock makes a duplicate harmless.
-- Rows that failed permanently and whose slow retry is due (``retry_at``, set
-  by the notifier's ``RetrySchedule``) are made sendable again, one conditional
-  write each so two sweeps retry a row once, and enqueued: the notifier sends
-  them with the same idempotency key. Past the last retry a row stays failed.
-- Pending items past ``expiresAt`` become ``expired`` through ``Turns.expire``
-  (one conditional write with its audit entry, so two sweeps never expire one
-  twice) and their turns resume as denied with the reason "expired".
-- Items whose approval policy has an escalation ladder climb it: each step that
-  fell due notifies its channels once, under its own subject, and the final
-  ``then`` decides the item once, audited as ``escalation``
-  (``signoff.durable.escalation``).
-- Items waiting longer than their agent's ``remindAfter`` get a ``stuck``
-  reminder on the channels whose ``notify`` lists ``stuck``, once per interval.
-  The rows are written first under a subject numbered by the reminder
-  (``stuck:<pendingId>:<n>``), then the count moves by a conditional write:
-  two sweeps write the same subject, so one reminder goes out; a sweep that
-  died between the two writes is finished by the next one.
-- Turns whose lease ran out (their process died, or a turn that yielded was
-  never continued) are re-driven from their checkpoint; if the agent wants
-  ``stuck``, its channels hear once per run that it stalled.
+- ``retry``: rows that failed permanently and whose slow retry is due
+  (``retry_at``, set by the notifier's ``RetrySchedule``) are made sendable
+  again, one conditional write each, and enqueued with the same idempotency key.
+- ``due``: each pending item is due at the earliest of its expiry, its next
+  escalation step and its next ``stuck`` reminder. Past ``expiresAt`` it becomes
+  ``expired`` through ``Turns.expire`` and its turn resumes as denied; a due
+  step of its ladder notifies its channels once, under its own subject, and the
+  final ``then`` decides the item once (``signoff.durable.escalation``); a due
+  reminder goes to the channels whose ``notify`` lists ``stuck`` (rows first,
+  under a subject numbered by the reminder, then the count, which moves the
+  item's due time). A resolved item whose turn nobody resumed (its process died
+  after the decision) is resumed.
+- ``stalled``: turns whose lease ran out (their process died, or a turn that
+  yielded was never continued) are re-driven from their checkpoint; if the
+  agent wants ``stuck``, its channels hear once per run that it stalled. It is
+  a job of its own, so no number of due items can starve it.
+- ``legacy``: items still carrying the previous release's index keys get this
+  release's (``signoff.store.migrate``), so the other jobs find them.
 
 It drives ``Turns`` (expire, re-drive), so it sits in ``signoff.durable`` above
 the notifications it writes (``signoff.notify.lifecycle``), not beside them.
@@ -31,13 +37,17 @@ the notifications it writes (``signoff.notify.lifecycle``), not beside them.
 from __future__ import annotations
 
 import logging
-from dataclasses import dataclass, field
-from typing import TYPE_CHECKING
+import threading
+from dataclasses import dataclass, field, fields
+from typing import TYPE_CHECKING, Final, Literal
+
+from pydantic import BaseModel, ConfigDict, Field
 
 from signoff.durable.escalation import Escalator
 from signoff.durable.results import Skipped
-from signoff.errors import AlreadyResolved, NotFound, SessionBusy, SignoffError
+from signoff.errors import AlreadyResolved, NotFound, SessionBusy, SignoffError, UsageError
 from signoff.notify import lifecycle
+from signoff.store.codec import Shards, next_due
 
 if TYPE_CHECKING:
     from signoff.agents import Agent
@@ -45,9 +55,24 @@ if TYPE_CHECKING:
     from signoff.durable.turns import Turns
     from signoff.queue.base import Queue
     from signoff.store.base import Outbox, PendingItems
+    from signoff.store.migrate import Migrator
     from signoff.store.records import OutboxRow, PendingItem, SessionRecord
 
-__all__ = ["SweepReport", "Sweeper", "session_of"]
+__all__ = ["JOBS", "SweepReport", "SweepTask", "Sweeper", "session_of"]
+
+Job = Literal["send", "retry", "due", "stalled", "legacy"]
+# The jobs read per shard, in the order ``sweep`` runs them.
+JOBS: Final[tuple[Job, ...]] = ("send", "retry", "due", "stalled")
+
+
+class SweepTask(BaseModel):
+    """One task of a sweep: a job over one shard, as the sweep queue carries it."""
+
+    model_config = ConfigDict(defer_build=True, frozen=True, extra="forbid")
+
+    job: Job
+    shard: int = Field(default=0, ge=0)
+
 
 log = logging.getLogger(__name__)
 
@@ -69,6 +94,13 @@ class SweepReport:
     reminded: list[str] = field(default_factory=list)
     redriven: list[str] = field(default_factory=list)
     escalated: list[str] = field(default_factory=list)
+    # items given this release's keys (``<pk>/<sk>``), by the ``legacy`` task
+    rewritten: list[str] = field(default_factory=list)
+
+    def add(self, other: SweepReport) -> None:
+        """Append what ``other`` (another task of the same sweep) did."""
+        for name in (f.name for f in fields(self)):
+            getattr(self, name).extend(getattr(other, name))
 
 
 def session_of(row: OutboxRow, pending: PendingItems) -> str | None:
@@ -80,10 +112,12 @@ def session_of(row: OutboxRow, pending: PendingItems) -> str | None:
 
 
 class Sweeper:
-    """One sweep over the store; safe to run twice at once.
+    """Sweeps over the store, task by task; safe to run twice at once, and its tasks
+    side by side on threads.
 
     Sessions and agents are the ones ``turns`` runs on, so a re-drive sees
-    exactly what the turn would.
+    exactly what the turn would. ``shards`` is the store's sweep shard count;
+    ``migrator`` moves what the previous release indexed (None: no ``legacy`` task).
     """
 
     def __init__(
@@ -95,7 +129,8 @@ class Sweeper:
         queue: Queue,
         clock: Clock,
         grace: float = 60.0,
-        batch: int = 100,
+        shards: int = Shards().sweep,
+        migrator: Migrator | None = None,
     ) -> None:
         self.turns = turns
         self.pending = pending
@@ -103,40 +138,79 @@ class Sweeper:
         self.queue = queue
         self.clock = clock
         self.grace = grace
-        self.batch = batch
+        self.shards = shards
+        self.migrator = migrator
         self.escalator = Escalator(
             turns=turns, pending=pending, outbox=outbox, enqueue=self._enqueue
         )
+        # each task's own reading of the agents' configs: tasks run side by side
+        self._task = threading.local()
+
+    def plan(self) -> list[SweepTask]:
+        """Every task of one sweep: each job on each shard, and the legacy keys' move."""
+        tasks = [SweepTask(job=job, shard=shard) for job in JOBS for shard in range(self.shards)]
+        if self.migrator is not None:
+            tasks.insert(0, SweepTask(job="legacy"))
+        return tasks
 
     def sweep(self, *, deadline: float | None = None) -> SweepReport:
-        """Run every job once; ``deadline`` (monotonic) bounds the turns it continues."""
+        """Run every task of a sweep here, in turn; ``deadline`` (monotonic) bounds them."""
         report = SweepReport()
-        self._requeue(report)
-        self._retry_failed(report)
-        self._expire(report, deadline)
-        self._escalate(report, deadline)
-        self._remind(report)
-        self._redrive(report, deadline)
+        for task in self.plan():
+            report.add(self.run(task, deadline=deadline))
         return report
+
+    def run(self, task: SweepTask, *, deadline: float | None = None) -> SweepReport:
+        """Drain one task: its shard's entries due now, until ``deadline`` (monotonic).
+
+        Raises:
+            UsageError: the task's shard is not one of this sweep's.
+        """
+        report = SweepReport()
+        if task.job != "legacy" and task.shard >= self.shards:
+            raise UsageError(f"shard {task.shard} of {self.shards}: not a shard of this sweep")
+        self._task.agents = {}  # an agent's config is read afresh by each task
+        match task.job:
+            case "send":
+                self._requeue(task.shard, report, deadline)
+            case "retry":
+                self._retry_failed(task.shard, report, deadline)
+            case "due":
+                self._due(task.shard, report, deadline)
+            case "stalled":
+                self._redrive(task.shard, report, deadline)
+            case "legacy":
+                self._legacy(report, deadline)
+        return report
+
+    def _late(self, deadline: float | None) -> bool:
+        return deadline is not None and self.clock.monotonic() >= deadline
 
     # -- re-enqueue what was never sent ---------------------------------------------------
 
-    def _requeue(self, report: SweepReport) -> None:
+    def _requeue(self, shard: int, report: SweepReport, deadline: float | None) -> None:
         now = self.clock.now().timestamp()
-        rows = self.outbox.unsent(created_before=now - self.grace, limit=self.batch)
-        for subject, row in {row.pending_id: row for row in rows}.items():
+        seen: set[str] = set()
+        for row in self.outbox.unsent_in(shard, now - self.grace):
+            if self._late(deadline):
+                return
+            if row.pending_id in seen:
+                continue  # one message per subject sends every channel's row
+            seen.add(row.pending_id)
             session_id = self._session_of(row)
             if session_id is None:
                 continue
-            self.queue.send({"pendingId": subject, "sessionId": session_id})
-            report.requeued.append(subject)
+            self._enqueue(row.pending_id, session_id)
+            report.requeued.append(row.pending_id)
 
     # -- retry permanent failures on their slow schedule -----------------------------------
 
-    def _retry_failed(self, report: SweepReport) -> None:
+    def _retry_failed(self, shard: int, report: SweepReport, deadline: float | None) -> None:
         now = self.clock.now().timestamp()
         subjects: dict[str, str] = {}
-        for row in self.outbox.retries_due(now, limit=self.batch):
+        for row in self.outbox.retries_due_in(shard, now):
+            if self._late(deadline):
+                break
             session_id = self._session_of(row)
             if session_id is None:
                 continue  # its pending item is gone: nothing to compose it from
@@ -150,53 +224,87 @@ class Sweeper:
     def _session_of(self, row: OutboxRow) -> str | None:
         return session_of(row, self.pending)
 
-    # -- expire what nobody decided in time -----------------------------------------------
+    # -- what is due on pending items -------------------------------------------------------
 
-    def _expire(self, report: SweepReport, deadline: float | None) -> None:
+    def _due(self, shard: int, report: SweepReport, deadline: float | None) -> None:
         now = self.clock.now().timestamp()
-        for item in self.pending.due(now, limit=self.batch):
-            try:
-                decided = self.turns.expire(item, deadline=deadline)
-            except (AlreadyResolved, NotFound):
-                continue  # another sweep, or a last-second click, got there first
-            report.expired.append(decided.item.id)
-            if decided.result is not None:
-                report.resumed.append(decided.item.id)
-
-    # -- climb escalation ladders ---------------------------------------------------------
-
-    def _escalate(self, report: SweepReport, deadline: float | None) -> None:
-        now = self.clock.now().timestamp()
-        for item in self.pending.waiting(now):
-            if len(report.escalated) >= self.batch:
-                return  # the rest are as due at the next sweep
-            if item.policy is None or not item.policy.escalate:
+        for item in self.pending.due_in(shard, now):
+            if self._late(deadline):
+                return
+            if item.status != "pending":
+                if not item.resumed:
+                    self._resume_owed(item, report, deadline)
                 continue
-            climb = self.escalator.climb(item, now, deadline=deadline)
-            report.escalated += climb.steps
-            if climb.decided is not None:
-                decided = climb.decided.item
-                report.escalated.append(f"{decided.id}:{decided.status}")
-                if climb.decided.result is not None:
-                    report.resumed.append(decided.id)
+            if item.expires_at <= now:
+                self._expire(item, report, deadline)
+                continue
+            climbed = self._escalate(item, now, report, deadline)
+            if climbed is not None:
+                self._remind(climbed, now, report)
+
+    def _expire(self, item: PendingItem, report: SweepReport, deadline: float | None) -> None:
+        try:
+            decided = self.turns.expire(item, deadline=deadline)
+        except (AlreadyResolved, NotFound):
+            return  # another sweep, or a last-second click, got there first
+        report.expired.append(decided.item.id)
+        if decided.result is not None:
+            report.resumed.append(decided.item.id)
+
+    def _escalate(
+        self, item: PendingItem, now: float, report: SweepReport, deadline: float | None
+    ) -> PendingItem | None:
+        """Climb the item's ladder as far as is due: the item as the steps left it, or
+        None when the ladder's end decided it (or another sweep is climbing it)."""
+        if item.policy is None or not item.policy.escalate:
+            return item
+        climb = self.escalator.climb(item, now, deadline=deadline)
+        report.escalated += climb.steps
+        if climb.decided is None:
+            return climb.item
+        decided = climb.decided.item
+        report.escalated.append(f"{decided.id}:{decided.status}")
+        if climb.decided.result is not None:
+            report.resumed.append(decided.id)
+        return None
+
+    def _resume_owed(self, item: PendingItem, report: SweepReport, deadline: float | None) -> None:
+        """Resume the turn of a decided item whose deciding process died before it could."""
+        try:
+            result = self.turns.proceed(item.session_id, deadline=deadline)
+        except NotFound:
+            result = None  # the session is gone: nothing to resume
+        except SignoffError:
+            log.warning("could not resume the turn of %s yet", item.id, exc_info=True)
+            return  # still due: the next sweep tries again
+        if result is None or isinstance(result, Skipped):
+            # another process resumed it, or it waits on something else now
+            try:
+                self.pending.mark_resumed(item.id)
+            except NotFound:
+                return
+        else:
+            report.resumed.append(item.id)
 
     # -- remind about what still waits ----------------------------------------------------
 
-    def _remind(self, report: SweepReport) -> None:
-        now = self.clock.now().timestamp()
-        agents: dict[str, Agent | None] = {}
-        for item in self.pending.waiting(now):
-            if len(report.reminded) >= self.batch:
-                return  # the rest are as due at the next sweep
-            agent = self._agent(item.agent, agents)
-            if agent is None or agent.config.remind_after is None:
-                continue
-            channels = lifecycle.subscribers(agent.config.notify, "stuck")
-            # once per interval: counted from the last reminder, or from the request
-            since = item.reminded_at if item.reminded_at is not None else item.requested_at
-            if not channels or since + agent.config.remind_after > now:
-                continue
-            self._send_reminder(item, channels, now, report)
+    def _remind(self, current: PendingItem, now: float, report: SweepReport) -> None:
+        # fixed at the pause (None: its agent wanted no reminders then)
+        interval = current.remind_after
+        since = current.reminded_at if current.reminded_at is not None else current.requested_at
+        if interval is None or since + interval > now:
+            if next_due(current) <= now:
+                # due by its key but nothing is: a key written early; place it right
+                self.pending.reindex(current)
+            return
+        agent = self._agent(current.agent)
+        channels = [] if agent is None else lifecycle.subscribers(agent.config.notify, "stuck")
+        if channels:
+            self._send_reminder(current, channels, now, report)
+        else:
+            # nobody to tell (the agent changed, or is gone): count it, so the item
+            # is due again one interval on instead of at every sweep
+            self.pending.note_reminder(current.id, current.reminders, now=now, item=current)
 
     def _send_reminder(
         self, item: PendingItem, channels: list[str], now: float, report: SweepReport
@@ -212,16 +320,17 @@ class Sweeper:
         if self.outbox.add(rows):
             self._enqueue(subject, item.session_id)
             report.reminded.append(subject)
-        self.pending.note_reminder(item.id, item.reminders, now=now)
+        self.pending.note_reminder(item.id, item.reminders, now=now, item=item)
 
     # -- re-drive turns whose process died ------------------------------------------------
 
-    def _redrive(self, report: SweepReport, deadline: float | None) -> None:
+    def _redrive(self, shard: int, report: SweepReport, deadline: float | None) -> None:
         now = self.clock.now().timestamp()
-        agents: dict[str, Agent | None] = {}
         # The grace keeps the sweeper off a turn whose continuation is on its way.
-        for session in self.turns.sessions.stalled(now - self.grace, limit=self.batch):
-            agent = self._agent(session.agent, agents)
+        for session in self.turns.sessions.stalled_in(shard, now - self.grace):
+            if self._late(deadline):
+                return
+            agent = self._agent(session.agent)
             if agent is not None:
                 self._announce_stall(agent, session, now, report)
             try:
@@ -234,6 +343,17 @@ class Sweeper:
             if isinstance(result, Skipped):
                 continue  # another sweep, or the turn's own continuation, took it
             report.redriven.append(session.session_id)
+
+    # -- the previous release's keys --------------------------------------------------------
+
+    def _legacy(self, report: SweepReport, deadline: float | None) -> None:
+        if self.migrator is None:
+            return
+        for item in self.migrator.items():
+            if self._late(deadline):
+                return
+            if self.migrator.rewrite(item):
+                report.rewritten.append(f"{item['pk']}/{item['sk']}")
 
     def _announce_stall(
         self, agent: Agent, session: SessionRecord, now: float, report: SweepReport
@@ -255,8 +375,9 @@ class Sweeper:
 
     # -- shared ---------------------------------------------------------------------------
 
-    def _agent(self, name: str, seen: dict[str, Agent | None]) -> Agent | None:
+    def _agent(self, name: str) -> Agent | None:
         """The agent named ``name``, or None when the deployment no longer has it."""
+        seen: dict[str, Agent | None] = self._task.__dict__.setdefault("agents", {})
         if name not in seen:
             try:
                 seen[name] = self.turns.catalog.get(name)

@@ -295,6 +295,9 @@ class Turns:
         self, agent: Agent, item: PendingItem, record: SessionRecord, deadline: float | None
     ) -> TurnResult:
         """Apply ``item``'s resolution to the checkpoint of a session claimed for it."""
+        # Claimed: from here the session's lease guards the turn (a death is re-driven
+        # from the checkpoint), so the item owes nothing more and leaves the sweep.
+        self.pending.mark_resumed(item.id)
         history, run_events = self._history(record, run_from=record.run_start_seq)
         state = self._state(record)
         journal = self._journal(record, history, run_events)
@@ -319,9 +322,7 @@ class Turns:
             deadline=deadline,
             checkpoint=journal.step,
         )
-        result = self._settle(agent, journal, outcome, history, started=started)
-        self.pending.mark_resumed(item.id)
-        return result
+        return self._settle(agent, journal, outcome, history, started=started)
 
     def proceed(self, session_id: str, *, deadline: float | None = None) -> TurnResult | Skipped:
         """Continue whatever a session's turn waits for.

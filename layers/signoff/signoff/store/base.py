@@ -104,8 +104,12 @@ class Sessions(Protocol):
         A turn stopped moving when its lease ran out (its process died) or, if it
         yielded before its deadline and holds no lease, when it yielded. Only turns
         with a checkpoint are listed: they are the ones ``claim(purpose="redrive")``
-        can continue.
+        can continue. Every shard: for operators and tests.
         """
+
+    def stalled_in(self, shard: int, before: float) -> Iterator[SessionRecord]:
+        """One shard's stalled sessions (as ``stalled``), read lazily: a sweep's
+        ``stalled`` task."""
 
 
 class PendingItems(Protocol):
@@ -160,13 +164,22 @@ class PendingItems(Protocol):
         """
 
     def mark_resumed(self, pending_id: str) -> None:
-        """Record that the turn was resumed after the resolution; NotFound if no such item."""
+        """Record that the turn was resumed after the resolution (its session claimed
+        for it: from then on its lease guards it), taking the item off the sweep;
+        NotFound if no such item."""
 
     def due(self, now: float, *, limit: int = 100) -> list[PendingItem]:
-        """Pending items whose ``expires_at`` has passed, oldest first."""
+        """Pending items whose ``expires_at`` has passed, oldest first (every shard:
+        for operators and tests)."""
 
-    def waiting(self, now: float) -> Iterator[PendingItem]:
-        """Items still pending and not yet due at ``now``, soonest expiry first, paged lazily."""
+    def due_in(self, shard: int, now: float) -> Iterator[PendingItem]:
+        """One shard's items with something due by ``now`` — an expiry, an escalation
+        step, a reminder, or a resolved item whose turn was not resumed — soonest
+        first, read lazily: a sweep's ``due`` task. O(due): never reads what is not."""
+
+    def reindex(self, item: PendingItem) -> None:
+        """Move the item's sweep key to what its state (as read) says is next due;
+        nothing when the item changed since it was read."""
 
     def of_tenant(
         self, tenant: str, now: float, *, after: tuple[float, str] | None = None
@@ -177,21 +190,28 @@ class PendingItems(Protocol):
         ``(requested_at, id)`` of the last item a previous page showed.
         """
 
-    def note_reminder(self, pending_id: str, count: int, *, now: float) -> PendingItem | None:
+    def note_reminder(
+        self, pending_id: str, count: int, *, now: float, item: PendingItem | None = None
+    ) -> PendingItem | None:
         """Record that reminder number ``count + 1`` went out at ``now``; one conditional write.
 
         The write holds only while the item is pending, not due, and has had exactly
-        ``count`` reminders, so of two sweeps that read the same item one wins.
+        ``count`` reminders, so of two sweeps that read the same item one wins. It
+        moves the item's sweep key to its next due time (``item``: as the caller read
+        it, else read here).
 
         Returns:
             The item as written, or None when the condition did not hold (or no such item).
         """
 
-    def note_escalation(self, pending_id: str, step: int, *, now: float) -> PendingItem | None:
+    def note_escalation(
+        self, pending_id: str, step: int, *, now: float, item: PendingItem | None = None
+    ) -> PendingItem | None:
         """Record that escalation step ``step + 1`` was taken at ``now``; one conditional write.
 
         The write holds only while the item is pending, not due, and has taken exactly
-        ``step`` steps, so of two sweeps that read the same item one wins.
+        ``step`` steps, so of two sweeps that read the same item one wins. It moves
+        the item's sweep key, as ``note_reminder`` does.
 
         Returns:
             The item as written, or None when the condition did not hold (or no such item).
@@ -268,10 +288,16 @@ class Outbox(Protocol):
         """
 
     def unsent(self, *, created_before: float, limit: int = 100) -> list[OutboxRow]:
-        """Rows never sent (and not failed), oldest first."""
+        """Rows never sent (and not failed), oldest first (every shard)."""
+
+    def unsent_in(self, shard: int, created_before: float) -> Iterator[OutboxRow]:
+        """One shard's unsent rows, oldest first, read lazily: a sweep's ``send`` task."""
 
     def retries_due(self, now: float, *, limit: int = 100) -> list[OutboxRow]:
-        """Failed rows whose ``retry_at`` has come by ``now``, soonest first."""
+        """Failed rows whose ``retry_at`` has come by ``now``, soonest first (every shard)."""
+
+    def retries_due_in(self, shard: int, now: float) -> Iterator[OutboxRow]:
+        """One shard's rows whose retry is due, read lazily: a sweep's ``retry`` task."""
 
     def failed(self, *, limit: int = 100) -> list[OutboxRow]:
         """Rows failed for good (no retry scheduled), oldest failure first."""

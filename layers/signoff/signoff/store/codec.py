@@ -9,13 +9,19 @@ lock, or DynamoDB calls). An item is::
     body          the record as pydantic JSON, or ``blob:<key>`` when it was too large
     <live>        fields that conditions read or single updates change (``LIVE``)
     ttl           epoch seconds after which the item is gone, even if not yet deleted
-    gsi1*         sparse index: pending items by expiry (``pending-by-expiry``)
-    gsi2*         sparse index: outbox rows not sent (``outbox-unsent``), in three
-                  partitions: unsent, failed with a retry due (by ``retry_at``), failed for good
-    gsi3*         sparse index: running sessions by lease expiry (``leases-by-expiry``)
     gsi4*         sparse index: one tenant's pending items by request time, and its
                   audit entries of people, expiry and refusals by time (``by-tenant``),
-                  for the approvals inbox
+                  for the approvals inbox; each tenant's partitions sharded
+    gsi5*         sparse, keys only: what a sweep reads, by when it is due (``sweep``),
+                  in sharded partitions: pending items by their next due time, sessions
+                  running from a checkpoint by lease, outbox rows unsent, retrying, failed
+    gsi1-3*       the previous release's sweep indexes (``pending-by-expiry``,
+                  ``outbox-unsent``, ``leases-by-expiry``): no longer written; every
+                  write drops them, and ``signoff.store.migrate`` moves what still has them
+
+Every partition on a path each turn takes is sharded (``Shards``; docs/scale.md):
+shard 0 of a partition is its unsharded name, so what was written before it was
+sharded, or under a smaller count, is still read.
 
 An API key is stored three times, written together: under its hash (the lookup
 of a request), under its key id (revocation) and in one listing partition; no
@@ -23,10 +29,10 @@ index is needed for any of them. The state rules the adapters apply to these
 items live in ``signoff.store.rules``, as conditions every ``Table`` applies.
 
 Which sessions of an agent had a tool call gated on a day is one small item per
-(agent, day, session) under ``G#<agent>#<YYYY-MM-DD>`` (UTC), sorted by
+(agent, day, session) under ``G#<agent>#<YYYY-MM-DD>`` (UTC; sharded), sorted by
 ``<tenant>#<session id>`` and written with the commit whose log chunk holds the
 decisions, so a replay of rule changes (``signoff.replay``) reads an agent's
-recent history by key, one query per day, without a scan or an index.
+recent history by key, one query per day and shard, without a scan or an index.
 """
 
 from __future__ import annotations
@@ -34,6 +40,8 @@ from __future__ import annotations
 import json
 import math
 import uuid
+import zlib
+from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from typing import TYPE_CHECKING, Any, Final, TypeVar
 
@@ -56,24 +64,36 @@ if TYPE_CHECKING:
 
 __all__ = [
     "BLOB_PREFIX",
-    "FAILED_PARTITION",
+    "DUE",
+    "FAILED",
     "ITEM_LIMIT",
     "JSON_LIVE",
+    "LEASES",
     "LEASE_INDEX",
+    "LEGACY_KEYS",
+    "LEGACY_PARTITIONS",
     "LIVE",
     "LOCK_REMOVES",
     "MAX_RESOLUTION_TEXT",
     "OFFLOAD_AT",
     "PENDING_INDEX",
+    "PENDING_OFFLOAD_AT",
     "RESOLUTION_REMOVES",
+    "RESUME_GRACE",
+    "RETRIES",
+    "SENDS",
     "SETTLED_REMOVES",
+    "SWEEP_INDEX",
+    "SWEEP_KEYS",
     "TABLE_KEY",
     "TENANT_INDEX",
+    "TENANT_KEYS",
     "UNSENT_INDEX",
     "Codec",
     "Item",
     "Key",
     "Record",
+    "Shards",
     "api_key_id_key",
     "api_key_items",
     "api_key_key",
@@ -83,28 +103,26 @@ __all__ = [
     "check_size",
     "chunk_key",
     "chunk_range",
-    "due_before",
+    "due_by",
     "gated_days",
     "gated_entry",
     "gated_partition",
     "item_size",
     "key_of",
-    "lease_index",
-    "outbox_index",
+    "next_due",
     "outbox_key",
     "outbox_prefix",
     "pending_key",
-    "retry_due_by",
     "session_key",
-    "stalled_before",
+    "shard_of",
+    "sharded",
+    "sweep_partition",
     "tenant_audit",
     "tenant_pending",
     "time_key",
     "ttl_at",
     "ttl_of",
-    "unsent_before",
     "votes_json",
-    "waiting_after",
 ]
 
 Record = SessionRecord | LogChunk | PendingItem | OutboxRow | AuditEntry | ApiKey
@@ -114,23 +132,71 @@ R = TypeVar("R", SessionRecord, LogChunk, PendingItem, OutboxRow, AuditEntry, Ap
 # the live attributes and keys always fit next to a blob pointer.
 ITEM_LIMIT: Final = 400 * 1024
 OFFLOAD_AT: Final = 350 * 1024
+# A pending item's body (its tool arguments) beyond this goes to the bucket too.
+PENDING_OFFLOAD_AT: Final = 4 * 1024
 BLOB_PREFIX: Final = "blob:"
 # A resolution's answer and note are set in place next to a body of up to
 # OFFLOAD_AT, so together they must fit in what is left under ITEM_LIMIT.
 MAX_RESOLUTION_TEXT: Final = 32 * 1024
 
 TABLE_KEY: Final = Index(None, "pk", "sk")
+TENANT_INDEX: Final = Index("by-tenant", "gsi4pk", "gsi4sk")
+# What every sweep reads: keys only, so a write that leaves an item's due time
+# alone (a lock, a receipt, a vote, a lease extension) writes nothing to it.
+SWEEP_INDEX: Final = Index("sweep", "gsi5pk", "gsi5sk")
+# The previous release's sweep indexes: read only to move what they still hold.
 PENDING_INDEX: Final = Index("pending-by-expiry", "gsi1pk", "gsi1sk")
 UNSENT_INDEX: Final = Index("outbox-unsent", "gsi2pk", "gsi2sk")
 LEASE_INDEX: Final = Index("leases-by-expiry", "gsi3pk", "gsi3sk")
-TENANT_INDEX: Final = Index("by-tenant", "gsi4pk", "gsi4sk")
-_PENDING_PARTITION: Final = "PENDING"
-_UNSENT_PARTITION: Final = "UNSENT"
-_RETRY_PARTITION: Final = "RETRY"
-# rows failed for good, by when they failed (``signoff outbox list --failed``)
-FAILED_PARTITION: Final = "FAILED"
-_RUNNING_PARTITION: Final = "RUNNING"
+LEGACY_PARTITIONS: Final = (
+    (PENDING_INDEX, "PENDING"),
+    (UNSENT_INDEX, "UNSENT"),
+    (UNSENT_INDEX, "RETRY"),
+    (UNSENT_INDEX, "FAILED"),
+    (LEASE_INDEX, "RUNNING"),
+)
+LEGACY_KEYS: Final = ("gsi1pk", "gsi1sk", "gsi2pk", "gsi2sk", "gsi3pk", "gsi3sk")
+SWEEP_KEYS: Final = ("gsi5pk", "gsi5sk")
+TENANT_KEYS: Final = ("gsi4pk", "gsi4sk")
+# The sweep index's partition families (each ``<family>#<shard>``, shard 0 bare).
+DUE: Final = "DUE"  # pending items, by their next due time
+LEASES: Final = "LEASE"  # sessions running from a checkpoint, by lease
+SENDS: Final = "SEND"  # outbox rows never sent, by creation
+RETRIES: Final = "RETRY"  # failed rows with a slow retry, by retry_at
+FAILED: Final = "FAILED"  # failed for good, by when (``signoff outbox list --failed``)
 _KEYS_PARTITION: Final = "KEYS"
+# A resolved item stays due this long after its resolution while its turn is not
+# resumed: the sweep resumes a turn whose resolving process died before it could.
+RESUME_GRACE: Final = 60.0
+
+
+@dataclass(frozen=True)
+class Shards:
+    """How many partitions each sharded family is spread over (docs/scale.md).
+
+    ``sweep``: each family of the sweep index; ``listing``: a tenant's by-tenant
+    partitions and an agent's daily gated-sessions listing. Raise them on a live
+    table, never lower them: readers read every shard below the current count.
+    """
+
+    sweep: int = 12
+    listing: int = 4
+
+    def __post_init__(self) -> None:
+        if self.sweep < 1 or self.listing < 1:
+            raise ValueError(f"shard counts must be at least 1: {self}")
+
+
+def shard_of(value: str, count: int) -> int:
+    """The shard of ``value`` among ``count``: stable across processes and releases."""
+    return zlib.crc32(value.encode()) % count
+
+
+def sharded(base: str, shard: int) -> str:
+    """Partition ``base``'s shard ``shard``; shard 0 is ``base`` itself, so items
+    written before the partition was sharded are read as its shard 0."""
+    return base if shard == 0 else f"{base}#{shard}"
+
 
 _KIND: Final[dict[type[Record], str]] = {
     SessionRecord: "session",
@@ -144,7 +210,14 @@ _KIND: Final[dict[type[Record], str]] = {
 # Fields kept as top-level attributes instead of in the body: conditions read
 # them, and a claim, a resolution or a sent mark changes them with one update.
 LIVE: Final[dict[type[Record], tuple[str, ...]]] = {
-    SessionRecord: ("status", "pending_id", "lease_owner", "lease_until", "updated_at"),
+    SessionRecord: (
+        "status",
+        "pending_id",
+        "lease_owner",
+        "lease_until",
+        "lease_key_at",
+        "updated_at",
+    ),
     LogChunk: (),
     PendingItem: (
         "status",
@@ -159,6 +232,7 @@ LIVE: Final[dict[type[Record], tuple[str, ...]]] = {
         "retain_until",
         "reminders",
         "reminded_at",
+        "remind_after",
         "escalation_step",
         "escalated_at",
         "votes",
@@ -184,11 +258,11 @@ LIVE: Final[dict[type[Record], tuple[str, ...]]] = {
 # map would need DynamoDB's number types inside it).
 JSON_LIVE: Final = frozenset({"votes"})
 
-# A resolved item leaves the sweeper's index and its tenant's pending list.
-RESOLUTION_REMOVES: Final = ("gsi1pk", "gsi1sk", "gsi4pk", "gsi4sk")
-# Sending is over for a row (sent or failed for good): it leaves the unsent
-# index and its lock.
-SETTLED_REMOVES: Final = ("gsi2pk", "gsi2sk", "lock_owner", "lock_until")
+# A resolved item leaves its tenant's pending list (and the old indexes); its
+# sweep key moves to the resume check (``Codec.owed_key``).
+RESOLUTION_REMOVES: Final = (*TENANT_KEYS, *LEGACY_KEYS)
+# Sending is over for a row (sent): it leaves the sweep index and its lock.
+SETTLED_REMOVES: Final = (*SWEEP_KEYS, *LEGACY_KEYS, "lock_owner", "lock_until")
 LOCK_REMOVES: Final = ("lock_owner", "lock_until")
 
 _LOG_END: Final = 9_999_999_999_999_999
@@ -258,9 +332,10 @@ def api_key_listing(tenant: str | None) -> Key:
     return _KEYS_PARTITION, "" if tenant is None else f"{tenant}#"
 
 
-def gated_partition(agent: str, day: str) -> str:
-    """The partition listing the sessions of ``agent`` with a call gated on ``day``."""
-    return f"G#{agent}#{day}"
+def gated_partition(agent: str, day: str, shard: int = 0) -> str:
+    """Shard ``shard`` of the partition listing the sessions of ``agent`` with a call
+    gated on ``day``."""
+    return sharded(f"G#{agent}#{day}", shard)
 
 
 def _day(at: float) -> str:
@@ -274,14 +349,16 @@ def gated_days(since: float, until: float) -> list[str]:
     return [str(first + timedelta(days=n)) for n in range((last - first).days + 1)]
 
 
-def gated_entry(session: SessionRecord, at: float) -> Item:
-    """The item saying that ``session`` had a call gated on ``at``'s day.
+def gated_entry(session: SessionRecord, at: float, shards: int) -> Item:
+    """The item saying that ``session`` had a call gated on ``at``'s day, in the
+    session's shard of the agent's day.
 
     It lives as long as the session's log (its ``ttl``); writing it again the same
     day rewrites the same item.
     """
+    shard = shard_of(session.session_id, shards)
     item: Item = {
-        "pk": gated_partition(session.agent, _day(at)),
+        "pk": gated_partition(session.agent, _day(at), shard),
         "sk": f"{session.tenant}#{session.session_id}",
         "kind": "gated",
         "session_id": session.session_id,
@@ -309,96 +386,47 @@ def key_of(record: Record) -> Key:
             return api_key_key(record.key_hash)
 
 
-def due_before(now: float) -> tuple[str, str]:
-    """Partition and exclusive upper sort key of pending items with ``expires_at <= now``."""
-    # "$" sorts right after "#", so every "<now>#<id>" key is below the bound.
-    return _PENDING_PARTITION, f"{now:020.6f}$"
-
-
-def waiting_after(now: float) -> tuple[str, str]:
-    """Partition and exclusive lower sort key of pending items with ``expires_at > now``."""
-    # the complement of ``due_before``: every "<now>#<id>" key sorts below it
-    return due_before(now)
-
-
-def unsent_before(created_before: float) -> tuple[str, str]:
-    """Partition and exclusive upper sort key of outbox rows created before a time."""
-    return _UNSENT_PARTITION, f"{created_before:020.6f}"
-
-
-def retry_due_by(now: float) -> tuple[str, str]:
-    """Partition and exclusive upper sort key of failed rows whose retry is due by ``now``."""
-    return _RETRY_PARTITION, f"{now:020.6f}$"
-
-
-def outbox_index(row: OutboxRow | tuple[str, str], *, state: str, at: float) -> Item:
-    """An outbox row's place in the ``outbox-unsent`` index.
-
-    ``state`` is ``unsent`` (by ``at``: its creation, or when it was made sendable
-    again), ``retry`` (by ``at``: its ``retry_at``) or ``failed`` (by ``at``: when
-    it was given up). A sent row has no place.
-    """
-    pending_id, channel = (row.pending_id, row.channel) if isinstance(row, OutboxRow) else row
-    partition = {"unsent": _UNSENT_PARTITION, "retry": _RETRY_PARTITION}.get(
-        state, FAILED_PARTITION
-    )
-    return {"gsi2pk": partition, "gsi2sk": f"{at:020.6f}#{pending_id}#{channel}"}
-
-
-def stalled_before(before: float) -> tuple[str, str]:
-    """Partition and exclusive upper sort key of running sessions stalled by ``before``."""
-    return _RUNNING_PARTITION, f"{before:020.6f}$"
-
-
 def time_key(at: float, record_id: str = "") -> str:
     """A sort key that orders by time, then id: ``<at zero-padded>#<id>``."""
     return f"{at:020.6f}#{record_id}"
 
 
-def tenant_pending(tenant: str) -> str:
-    """The ``by-tenant`` partition of a tenant's items still pending."""
-    return f"T#{tenant}#PENDING"
+def due_by(now: float) -> str:
+    """The exclusive upper sort key of a sweep partition's entries due at ``now``."""
+    # "$" sorts right after "#", so every "<now>#<id>" key is below the bound.
+    return f"{now:020.6f}$"
 
 
-def tenant_audit(tenant: str) -> str:
-    """The ``by-tenant`` partition of a tenant's audit entries (no rule decisions)."""
-    return f"T#{tenant}#AUDIT"
+def sweep_partition(family: str, shard: int) -> str:
+    """Shard ``shard`` of one of the sweep index's families (``DUE``, ``LEASE``, …)."""
+    return sharded(family, shard)
 
 
-def _tenant_attrs(record: Record) -> Item:
-    """A record's place in the ``by-tenant`` index, if it has one."""
-    if isinstance(record, PendingItem) and record.status == "pending":
-        return {
-            "gsi4pk": tenant_pending(record.tenant),
-            "gsi4sk": time_key(record.requested_at, record.id),
-        }
-    # Rule decisions stay out: one per tool call, they would bury the people's.
-    if isinstance(record, AuditEntry) and record.tenant is not None and record.kind != "rule":
-        return {"gsi4pk": tenant_audit(record.tenant), "gsi4sk": time_key(record.at, record.id)}
-    return {}
+def tenant_pending(tenant: str, shard: int = 0) -> str:
+    """Shard ``shard`` of the ``by-tenant`` partition of a tenant's items still pending."""
+    return sharded(f"T#{tenant}#PENDING", shard)
 
 
-def lease_index(session_id: str, since: float) -> Item:
-    """A running session's place in the lease index: when it stops counting as alive."""
-    return {"gsi3pk": _RUNNING_PARTITION, "gsi3sk": f"{since:020.6f}#{session_id}"}
+def tenant_audit(tenant: str, shard: int = 0) -> str:
+    """Shard ``shard`` of the ``by-tenant`` partition of a tenant's audit entries
+    (no rule decisions)."""
+    return sharded(f"T#{tenant}#AUDIT", shard)
 
 
-def _index_attrs(record: Record) -> Item:
-    if isinstance(record, PendingItem) and record.status == "pending":
-        return {"gsi1pk": _PENDING_PARTITION, "gsi1sk": f"{record.expires_at:020.6f}#{record.id}"}
-    if isinstance(record, OutboxRow) and record.notified_at is None:
-        if not record.failed:
-            return outbox_index(record, state="unsent", at=record.created_at)
-        if record.retry_at is not None:
-            return outbox_index(record, state="retry", at=record.retry_at)
-        return outbox_index(record, state="failed", at=record.created_at)
-    if isinstance(record, SessionRecord) and record.status == "running" and record.state:
-        # Only a turn with a checkpoint can be continued. One that yielded
-        # (Continue) holds no lease: it stalls from the moment it stopped, unless
-        # its continuation claims it first.
-        since = record.lease_until if record.lease_until is not None else record.updated_at
-        return lease_index(record.session_id, since)
-    return {}
+def next_due(item: PendingItem) -> float:
+    """When the sweep must look at a waiting item next: the earliest of its expiry,
+    its next escalation step (or the ladder's final ``then``) and its next reminder."""
+    times = [item.expires_at]
+    ladder = item.policy.escalate if item.policy is not None else ()
+    if item.escalation_step < len(ladder):
+        times.append(item.requested_at + ladder[item.escalation_step].after)
+    elif ladder and ladder[-1].then is not None:
+        # every step taken but the final decision not yet: a sweep died between them
+        times.append(item.requested_at + ladder[-1].after)
+    if item.remind_after is not None:
+        since = item.reminded_at if item.reminded_at is not None else item.requested_at
+        times.append(since + item.remind_after)
+    return min(times)
 
 
 # --- TTL and size --------------------------------------------------------------------------
@@ -456,13 +484,105 @@ def _blob_key(record: Record) -> str:
 
 
 class Codec:
-    """Turns records into item dicts and back, moving large bodies to ``blobs``."""
+    """Turns records into item dicts and back, moving large bodies to ``blobs``, and
+    places each record in the indexes (its sharded keys, ``shards``)."""
 
-    def __init__(self, blobs: Blobs | None, *, offload_at: int = OFFLOAD_AT) -> None:
+    def __init__(
+        self,
+        blobs: Blobs | None,
+        *,
+        offload_at: int = OFFLOAD_AT,
+        shards: Shards | None = None,
+    ) -> None:
         # None: a store without a bucket (``signoff keys`` needs only the table);
         # a record too large for one item is then refused, not silently truncated.
         self.blobs = blobs
         self.offload_at = offload_at
+        self.shards = shards or Shards()
+
+    # -- index keys ---------------------------------------------------------------------
+
+    def _sweep(self, family: str, of: str, at: float, *, shard_by: str | None = None) -> Item:
+        shard = shard_of(shard_by or of, self.shards.sweep)
+        return {"gsi5pk": sweep_partition(family, shard), "gsi5sk": time_key(at, of)}
+
+    def due_key(self, pending_id: str, at: float) -> Item:
+        """A pending item's place in the sweep index: due at ``at``."""
+        return self._sweep(DUE, pending_id, at)
+
+    def owed_key(self, pending_id: str, resolved_at: float) -> Item:
+        """A resolved item's place until its turn is resumed: the sweep resumes the
+        turn ``RESUME_GRACE`` after the resolution if nobody did."""
+        return self.due_key(pending_id, resolved_at + RESUME_GRACE)
+
+    def lease_key(self, session_id: str, at: float) -> Item:
+        """A running session's place in the sweep index: when its lease first runs out."""
+        return self._sweep(LEASES, session_id, at)
+
+    def outbox_place(self, subject: str, channel: str, *, state: str, at: float) -> Item:
+        """An outbox row's place in the sweep index.
+
+        ``state`` is ``unsent`` (by ``at``: its creation, or when it was made sendable
+        again), ``retry`` (by ``at``: its ``retry_at``) or ``failed`` (by ``at``: when
+        it was given up). A sent row has no place.
+        """
+        family = {"unsent": SENDS, "retry": RETRIES}.get(state, FAILED)
+        # a subject's rows share a shard: one task enqueues the subject once for all
+        return self._sweep(family, f"{subject}#{channel}", at, shard_by=subject)
+
+    def tenant_shard(self, record_id: str) -> int:
+        """The shard of a tenant's by-tenant partitions that ``record_id`` lives in."""
+        return shard_of(record_id, self.shards.listing)
+
+    def _tenant_attrs(self, record: Record) -> Item:
+        """A record's place in the ``by-tenant`` index, if it has one."""
+        if isinstance(record, PendingItem) and record.status == "pending":
+            partition = tenant_pending(record.tenant, self.tenant_shard(record.id))
+            return {"gsi4pk": partition, "gsi4sk": time_key(record.requested_at, record.id)}
+        # Rule decisions stay out: one per tool call, they would bury the people's.
+        if isinstance(record, AuditEntry) and record.tenant is not None and record.kind != "rule":
+            partition = tenant_audit(record.tenant, self.tenant_shard(record.id))
+            return {"gsi4pk": partition, "gsi4sk": time_key(record.at, record.id)}
+        return {}
+
+    def index_attrs(self, record: Record) -> Item:
+        """A record's place in the sweep index, if it has one."""
+        if isinstance(record, PendingItem):
+            if record.status == "pending":
+                return self.due_key(record.id, next_due(record))
+            if not record.resumed:
+                resolved = record.resolved_at if record.resolved_at is not None else 0.0
+                return self.owed_key(record.id, resolved)
+            return {}
+        if isinstance(record, OutboxRow) and record.notified_at is None:
+            subject, channel = record.pending_id, record.channel
+            if not record.failed:
+                return self.outbox_place(subject, channel, state="unsent", at=record.created_at)
+            if record.retry_at is not None:
+                return self.outbox_place(subject, channel, state="retry", at=record.retry_at)
+            return self.outbox_place(subject, channel, state="failed", at=record.created_at)
+        if isinstance(record, SessionRecord) and record.status == "running" and record.state:
+            # Only a turn with a checkpoint can be continued. One that yielded
+            # (Continue) holds no lease: it stalls from the moment it stopped, unless
+            # its continuation claims it first. A lease extended by a commit keeps the
+            # key its claim gave it (``lease_key_at``): the index is not rewritten.
+            if record.lease_until is None:
+                since = record.updated_at
+            elif record.lease_key_at is not None:
+                since = record.lease_key_at
+            else:
+                since = record.lease_until
+            return self.lease_key(record.session_id, since)
+        return {}
+
+    # -- records ------------------------------------------------------------------------
+
+    def _offload_at(self, record: Record) -> int:
+        # A pending item is read by every sweep and decision of it: its tool
+        # arguments go to the bucket beyond a few KB, so its reads stay one unit.
+        if isinstance(record, PendingItem) and self.blobs is not None:
+            return min(self.offload_at, PENDING_OFFLOAD_AT)
+        return self.offload_at
 
     def encode(self, record: Record) -> Item:
         """The item for ``record``; a body too large for one item goes to Blobs.
@@ -480,14 +600,14 @@ class Codec:
                 value = votes_json(value) if value else None
             if value is not None:
                 item[name] = value
-        item.update(_index_attrs(record))
-        item.update(_tenant_attrs(record))
+        item.update(self.index_attrs(record))
+        item.update(self._tenant_attrs(record))
         ttl = ttl_of(record)
         if ttl is not None:
             item["ttl"] = ttl
         body = record.model_dump_json(exclude=set(live))
         item["body"] = body
-        if item_size(item) > self.offload_at:
+        if item_size(item) > self._offload_at(record):
             # Written before the item: a refused write leaves only an orphan
             # blob, which the bucket's lifecycle rule removes.
             if self.blobs is None:

@@ -9,12 +9,12 @@ classes the DynamoDB store uses; only the primitives differ.
 from __future__ import annotations
 
 import threading
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from signoff.clock import SystemClock
 from signoff.errors import NotFound
 from signoff.store.api_keys import TableApiKeys
-from signoff.store.codec import Codec, check_size
+from signoff.store.codec import Codec, Shards, check_size
 from signoff.store.outbox import TableAudit, TableOutbox
 from signoff.store.pending import TablePendingItems
 from signoff.store.sessions import TableSessions
@@ -61,6 +61,10 @@ class MemoryTable:
         self.lock = lock or threading.RLock()
         self.page_size = page_size
         self._rows: dict[Key, Item] = {}
+        # (partition attribute, value) -> the keys of the items in that partition, for
+        # every attribute named like a partition key (the table's and each index's):
+        # a query reads its partition, not the whole table.
+        self._partitions: dict[tuple[str, Any], set[Key]] = {}
 
     def get(self, key: Key) -> Item | None:
         """The stored item, even past its ttl."""
@@ -92,7 +96,17 @@ class MemoryTable:
                 # DynamoDB refuses an oversized item: so does this table, writing nothing
                 check_size(item)
             for item in after:
-                self._rows[(item["pk"], item["sk"])] = item
+                key = (item["pk"], item["sk"])
+                self._place(key, self._rows.get(key), item)
+                self._rows[key] = item
+
+    def _place(self, key: Key, before: Item | None, after: Item) -> None:
+        for name, value in (before or {}).items():
+            if name.endswith("pk") and after.get(name) != value:
+                self._partitions.get((name, value), set()).discard(key)
+        for name, value in after.items():
+            if name.endswith("pk") and isinstance(value, str):
+                self._partitions.setdefault((name, value), set()).add(key)
 
     def query(
         self,
@@ -108,9 +122,10 @@ class MemoryTable:
         after: tuple[str, str, str] | None = None
         while True:
             with self.lock:
+                keys = self._partitions.get((index.pk, partition), set())
                 rows = [
                     dict(row)
-                    for row in self._rows.values()
+                    for row in (self._rows[key] for key in keys)
                     if row.get(index.pk) == partition
                     and index.sk in row
                     and (sort is None or sort.holds(row))
@@ -151,15 +166,20 @@ class MemoryTable:
 class MemoryStore:
     """Every store port over one ``MemoryTable``, with large values in ``MemoryBlobs``."""
 
-    def __init__(self, *, clock: Clock | None = None, page_size: int = 100) -> None:
+    def __init__(
+        self, *, clock: Clock | None = None, page_size: int = 100, shards: Shards | None = None
+    ) -> None:
         wall = clock or SystemClock()
         self.lock = threading.RLock()
         self.blobs = MemoryBlobs(lock=self.lock)
         self.table = MemoryTable(lock=self.lock, page_size=page_size)
-        coder = Codec(self.blobs)
+        self.codec = coder = Codec(self.blobs, shards=shards)
+        self.shards = coder.shards
 
         def now() -> float:
             return wall.now().timestamp()
+
+        self.now = now
 
         self.sessions = TableSessions(self.table, coder, now=now)
         self.pending = TablePendingItems(self.table, coder, now=now)

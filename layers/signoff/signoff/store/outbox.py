@@ -2,19 +2,20 @@
 
 from __future__ import annotations
 
-from itertools import islice
+import heapq
+from itertools import chain, islice
 from typing import TYPE_CHECKING
 
 from signoff.errors import NotFound
 from signoff.store import codec, rules
 from signoff.store.records import AuditEntry, OutboxRow
-from signoff.store.stored import Stored
+from signoff.store.stored import Stored, rows
 from signoff.store.table import Attr, ConditionFailed, Put, Update
 
 if TYPE_CHECKING:
     from collections.abc import Iterator
 
-    from signoff.store.table import Item
+    from signoff.store.table import Condition, Item
 
 __all__ = ["TableAudit", "TableOutbox"]
 
@@ -97,12 +98,13 @@ class TableOutbox(Stored):
             raise NotFound("outbox row", f"{pending_id}/{channel}")
         attrs: Item = {"failed": True, "last_error": reason, "failures": row.failures + 1}
         now = self._now()
+        place = self._codec.outbox_place
         if retry_at is None:
-            removes: tuple[str, ...] = (*codec.LOCK_REMOVES, "retry_at")
-            attrs |= codec.outbox_index(row, state="failed", at=now)
+            removes: tuple[str, ...] = (*codec.LOCK_REMOVES, *codec.LEGACY_KEYS, "retry_at")
+            attrs |= place(pending_id, channel, state="failed", at=now)
         else:
-            removes = codec.LOCK_REMOVES
-            attrs |= {"retry_at": retry_at} | codec.outbox_index(row, state="retry", at=retry_at)
+            removes = (*codec.LOCK_REMOVES, *codec.LEGACY_KEYS)
+            attrs |= {"retry_at": retry_at} | place(pending_id, channel, state="retry", at=retry_at)
         try:
             self._items.update(Update(key, attrs, removes, rules.live(now)))
         except ConditionFailed as failed:
@@ -137,26 +139,43 @@ class TableOutbox(Stored):
             raise NotFound("outbox row", f"{pending_id}/{channel}") from failed
 
     def unsent(self, *, created_before: float, limit: int = 100) -> list[OutboxRow]:
-        """Rows never sent (and not failed), oldest first."""
-        partition, upper = codec.unsent_before(created_before)
-        index = codec.UNSENT_INDEX
-        pages = self._items.query(partition, Attr(index.sk).lt(upper), index=index, limit=limit)
-        keep = rules.unsent(created_before) & (Attr("failed").missing() | Attr("failed").eq(False))
-        return list(islice(self._found(pages, OutboxRow, keep), limit))
+        """Rows never sent (and not failed), oldest first (every shard, and what the
+        previous release's index still lists)."""
+        shards = [self.unsent_in(shard, created_before) for shard in self._shards()]
+        upper = codec.time_key(created_before)
+        legacy = self._decoded(
+            self._legacy(codec.UNSENT_INDEX, "UNSENT", upper), OutboxRow, _unsent(created_before)
+        )
+        return list(islice(heapq.merge(*shards, legacy, key=_created), limit))
+
+    def unsent_in(self, shard: int, created_before: float) -> Iterator[OutboxRow]:
+        """One shard's rows never sent (and not failed), oldest first, read lazily."""
+        swept = self._swept(codec.SENDS, shard, codec.time_key(created_before))
+        return self._decoded(swept, OutboxRow, _unsent(created_before))
 
     def retries_due(self, now: float, *, limit: int = 100) -> list[OutboxRow]:
         """Failed rows whose slow retry is due at ``now``, soonest due first."""
-        partition, upper = codec.retry_due_by(now)
-        index = codec.UNSENT_INDEX
-        pages = self._items.query(partition, Attr(index.sk).lt(upper), index=index, limit=limit)
-        return list(islice(self._found(pages, OutboxRow, rules.retry_due(now)), limit))
+        shards = [self.retries_due_in(shard, now) for shard in self._shards()]
+        legacy = self._decoded(
+            self._legacy(codec.UNSENT_INDEX, "RETRY", codec.due_by(now)),
+            OutboxRow,
+            rules.retry_due(now),
+        )
+        return list(islice(heapq.merge(*shards, legacy, key=_retry_at), limit))
+
+    def retries_due_in(self, shard: int, now: float) -> Iterator[OutboxRow]:
+        """One shard's failed rows whose slow retry is due at ``now``, read lazily."""
+        swept = self._swept(codec.RETRIES, shard, codec.due_by(now))
+        return self._decoded(swept, OutboxRow, rules.retry_due(now))
 
     def failed(self, *, limit: int = 100) -> list[OutboxRow]:
         """Rows failed for good (no retry left), oldest failure first."""
-        index = codec.UNSENT_INDEX
-        pages = self._items.query(codec.FAILED_PARTITION, index=index, limit=limit)
         keep = Attr("failed").eq(True) & Attr("retry_at").missing()
-        return list(islice(self._found(pages, OutboxRow, keep), limit))
+        upper = "~"  # above every time key
+        shards = [self._swept(codec.FAILED, shard, upper) for shard in self._shards()]
+        legacy = self._legacy(codec.UNSENT_INDEX, "FAILED", None)
+        found = self._decoded(chain(*shards, legacy), OutboxRow, keep)
+        return sorted(found, key=_created)[:limit]
 
     def redrive(self, pending_id: str, channel: str, *, now: float, due_only: bool) -> bool:
         """Make a failed row sendable again (one conditional write); False if it is not failed.
@@ -166,14 +185,13 @@ class TableOutbox(Stored):
         (``signoff outbox retry``): any failed row, with a fresh schedule.
         """
         key = codec.outbox_key(pending_id, channel)
-        attrs: Item = {"failed": False} | codec.outbox_index(
-            (pending_id, channel), state="unsent", at=now
-        )
+        place = self._codec.outbox_place(pending_id, channel, state="unsent", at=now)
+        attrs: Item = {"failed": False} | place
         if not due_only:
             attrs["failures"] = 0
         condition = rules.redrivable(now, due_only=due_only)
         try:
-            self._items.update(Update(key, attrs, ("retry_at",), condition))
+            self._items.update(Update(key, attrs, ("retry_at", *codec.LEGACY_KEYS), condition))
         except ConditionFailed:
             return False
         return True
@@ -217,8 +235,30 @@ class TableAudit(Stored):
         # "#" sorts below every id character, so "<until>#" bounds out entries at ``until``
         high = codec.time_key(*before) if before is not None else codec.time_key(until)
         sort = Attr(index.sk).between(codec.time_key(since), high)
-        pages = self._items.query(codec.tenant_audit(tenant), sort, index=index, descending=True)
-        for entry in self._found(pages, AuditEntry):
+        # the tenant's shards, merged into one list, newest first
+        shards = [
+            rows(self._items.query(partition, sort, index=index, descending=True))
+            for partition in self._audit_partitions(tenant)
+        ]
+        merged = heapq.merge(*shards, key=lambda item: str(item[index.sk]), reverse=True)
+        for entry in self._decoded(merged, AuditEntry):
             # BETWEEN is inclusive: the cursor's own entry came on the page before
             if before is None or (entry.at, entry.id) != before:
                 yield entry
+
+    def _audit_partitions(self, tenant: str) -> list[str]:
+        return [codec.tenant_audit(tenant, shard) for shard in range(self._codec.shards.listing)]
+
+
+def _unsent(created_before: float) -> Condition:
+    return rules.unsent(created_before) & (Attr("failed").missing() | Attr("failed").eq(False))
+
+
+def _created(row: OutboxRow) -> tuple[float, str, str]:
+    # the sweep index's order: by time, then subject and channel
+    return row.created_at, row.pending_id, row.channel
+
+
+def _retry_at(row: OutboxRow) -> tuple[float, str, str]:
+    at = row.retry_at if row.retry_at is not None else row.created_at
+    return at, row.pending_id, row.channel

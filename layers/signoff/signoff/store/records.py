@@ -64,6 +64,9 @@ class SessionRecord(_Record):
     # The lease: one turn per session at a time.
     lease_owner: str | None = None
     lease_until: float | None = None
+    # When the lease its claim took ran out: the session's sweep key, which a
+    # commit extending the lease leaves alone (``signoff.store.codec``).
+    lease_key_at: float | None = None
     updated_at: float = 0.0
     # Epoch seconds after which the store may delete the session and its log:
     # creation + retention, fixed for the session's life so its chunks expire with it.
@@ -139,6 +142,9 @@ class PendingItem(_Record):
     # the count moves only by a conditional write, so two sweeps never send the same one.
     reminders: int = 0
     reminded_at: float | None = None
+    # Seconds between ``stuck`` reminders (its agent's ``remindAfter``, fixed at the
+    # pause like the policy; None: no reminders): part of when it is next due.
+    remind_after: float | None = None
     # Epoch seconds after which the store may delete the item (resolved items).
     retain_until: float | None = None
     # What it needs beyond one decision (quorum, escalation), fixed at the pause;

@@ -12,7 +12,13 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Final
 
 from signoff.errors import AlreadyResolved, Expired, NotFound, SessionBusy, SignoffError, UsageError
-from signoff.store.codec import LEASE_INDEX, MAX_RESOLUTION_TEXT, lease_index, ttl_at, votes_json
+from signoff.store.codec import (
+    LEASE_INDEX,
+    MAX_RESOLUTION_TEXT,
+    SWEEP_INDEX,
+    ttl_at,
+    votes_json,
+)
 from signoff.store.table import Attr
 
 if TYPE_CHECKING:
@@ -97,7 +103,11 @@ def claimable(
         # before its first commit (running, never indexed: no checkpoint). Nothing of
         # that turn was recorded, so once its lease ran out the session is free again.
         "message": STATUS.one_of("idle", "done")
-        | (STATUS.eq("running") & Attr(LEASE_INDEX.pk).missing()),
+        | (
+            STATUS.eq("running")
+            & Attr(SWEEP_INDEX.pk).missing()
+            & Attr(LEASE_INDEX.pk).missing()  # the previous release's lease index
+        ),
         # a resume continues exactly the pause it resolves
         "resume": STATUS.eq("paused") & Attr("pending_id").eq(pending_id),
         # a redrive picks up a turn whose holder stopped renewing its lease
@@ -127,21 +137,20 @@ def claim_refusal(session_id: str, current: SessionRecord | None) -> SignoffErro
     return SessionBusy(session_id, status=current.status, pending_id=current.pending_id)
 
 
-def claim_attrs(
-    *, session_id: str, purpose: ClaimFor, owner: str, until: float, now: float
-) -> Item:
-    """The live attributes a successful claim sets, with the session's place in the lease index.
+def claim_attrs(*, owner: str, until: float, now: float) -> Item:
+    """The live attributes a successful claim sets.
 
-    A resume or a re-drive continues a checkpoint, so the session joins the
-    lease index at once. A message's turn has no checkpoint until its first
-    commit, which indexes it; nothing of a message that died before that was
-    recorded, so there is nothing for the sweeper to continue.
+    ``lease_key_at`` is the lease's first expiry: the session's sweep key from its
+    first commit with a checkpoint (a resume's or a re-drive's claim has one, so
+    the store indexes it at once), which commits that extend the lease keep.
     """
-    attrs: Item = {"status": "running", "lease_owner": owner, "lease_until": until}
-    attrs["updated_at"] = now
-    if purpose == "message":
-        return attrs
-    return attrs | lease_index(session_id, until)
+    return {
+        "status": "running",
+        "lease_owner": owner,
+        "lease_until": until,
+        "lease_key_at": until,
+        "updated_at": now,
+    }
 
 
 def committed_session(commit: Commit, owner: str) -> SessionRecord:

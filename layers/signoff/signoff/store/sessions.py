@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import heapq
 from itertools import islice
 from typing import TYPE_CHECKING
 
@@ -9,7 +10,7 @@ from signoff.errors import LeaseLost
 from signoff.store import codec, rules
 from signoff.store.records import LogChunk, SessionRecord
 from signoff.store.signal import COMMITS
-from signoff.store.stored import Stored
+from signoff.store.stored import Stored, rows
 from signoff.store.table import Attr, ConditionFailed, Put, Update
 
 if TYPE_CHECKING:
@@ -47,13 +48,15 @@ class TableSessions(Stored):
             SessionBusy: the session is not in the state ``purpose`` needs.
             NotFound: ``purpose`` is resume or redrive and there is no such session.
         """
-        attrs = rules.claim_attrs(
-            session_id=fresh.session_id, purpose=purpose, owner=owner, until=until, now=now
-        )
+        attrs = rules.claim_attrs(owner=owner, until=until, now=now)
         condition = rules.claimable(purpose, owner, now, pending_id)
         key = codec.session_key(fresh.session_id)
+        # A resume or a re-drive continues a checkpoint: the session is swept from
+        # now on. A message's turn has none until its first commit, which indexes it.
+        indexed = {} if purpose == "message" else self._codec.lease_key(fresh.session_id, until)
         try:
-            claimed = self._items.update(Update(key, attrs, condition=condition))
+            update = Update(key, attrs | indexed, codec.LEGACY_KEYS, condition)
+            claimed = self._items.update(update)
             return self._codec.decode(claimed, SessionRecord)
         except ConditionFailed as failed:
             current = self._read(failed.item, SessionRecord, now)
@@ -87,7 +90,8 @@ class TableSessions(Stored):
         writes += [Put(self._codec.encode(entry)) for entry in commit.audit]
         if commit.chunk is not None and _gates(commit.chunk):
             # the agent's day lists the session: what a replay of rule changes reads
-            writes.append(Put(codec.gated_entry(session, commit.chunk.at)))
+            shards = self._codec.shards.listing
+            writes.append(Put(codec.gated_entry(session, commit.chunk.at, shards)))
         try:
             self._items.transact(writes)
         except ConditionFailed as refused:
@@ -95,13 +99,25 @@ class TableSessions(Stored):
         COMMITS.committed(session.session_id)
 
     def stalled(self, before: float, *, limit: int = 100) -> list[SessionRecord]:
-        """Running sessions whose lease ran out by ``before``, longest stalled first."""
-        partition, upper = codec.stalled_before(before)
-        index = codec.LEASE_INDEX
-        pages = self._items.query(partition, Attr(index.sk).lt(upper), index=index, limit=limit)
-        found = self._found(pages, SessionRecord, rules.stalled(before))
+        """Running sessions whose lease ran out by ``before``, longest stalled first
+        (every shard, and what the previous release's lease index still lists)."""
+        upper = codec.due_by(before)
+        shards = [self.stalled_in(shard, before) for shard in self._shards()]
+        legacy = self._decoded(
+            self._legacy(codec.LEASE_INDEX, "RUNNING", upper), SessionRecord, rules.stalled(before)
+        )
+        merged = heapq.merge(*shards, legacy, key=_stalled_since)
+        return list(islice((record for record in merged if record.state is not None), limit))
+
+    def stalled_in(self, shard: int, before: float) -> Iterator[SessionRecord]:
+        """One shard's running sessions whose lease ran out by ``before``, longest
+        stalled first, read lazily (a sweep's ``stalled`` task)."""
+        upper = codec.due_by(before)
+        found = self._decoded(
+            self._swept(codec.LEASES, shard, upper), SessionRecord, rules.stalled(before)
+        )
         # only a turn with a checkpoint can be continued
-        return list(islice((record for record in found if record.state is not None), limit))
+        return (record for record in found if record.state is not None)
 
     def gated(
         self, agent: str, *, since: float, until: float, tenant: str | None = None
@@ -111,17 +127,24 @@ class TableSessions(Stored):
         seen: set[str] = set()
         prefix = Attr("sk").begins_with(f"{tenant}#") if tenant is not None else None
         for day in codec.gated_days(since, until):
-            partition = codec.gated_partition(agent, day)
-            for page in self._items.query(partition, prefix, index=codec.TABLE_KEY):
-                alive = rules.live(self._now())
-                for item in page:
-                    session_id = item["session_id"]
-                    if session_id in seen or not alive.holds(item):
-                        continue
-                    seen.add(session_id)
-                    record = self.load(session_id)
-                    if record is not None:
-                        yield record
+            # the day's shards merged into one listing by tenant and id
+            shards = [
+                rows(self._items.query(partition, prefix, index=codec.TABLE_KEY))
+                for partition in self._gated_partitions(agent, day)
+            ]
+            for item in heapq.merge(*shards, key=lambda item: str(item["sk"])):
+                session_id = item["session_id"]
+                if session_id in seen or not rules.live(self._now()).holds(item):
+                    continue
+                seen.add(session_id)
+                record = self.load(session_id)
+                if record is not None:
+                    yield record
+
+    def _gated_partitions(self, agent: str, day: str) -> list[str]:
+        return [
+            codec.gated_partition(agent, day, shard) for shard in range(self._codec.shards.listing)
+        ]
 
     def written_since(self, since: float) -> Iterator[SessionRecord]:
         """Every session last written at or after ``since``: a Scan of the whole table."""
@@ -144,6 +167,11 @@ class TableSessions(Stored):
             pk, Attr("sk").between(low, high), index=codec.TABLE_KEY, limit=2, descending=True
         )
         return self._found(pages, LogChunk)
+
+
+def _stalled_since(record: SessionRecord) -> float:
+    """When a session's turn stopped moving: the order ``stalled`` lists them in."""
+    return record.lease_until if record.lease_until is not None else record.updated_at
 
 
 def _gates(chunk: LogChunk) -> bool:

@@ -4,15 +4,22 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from signoff.store import rules
+from signoff.store import codec, rules
+from signoff.store.table import Attr
 
 if TYPE_CHECKING:
     from collections.abc import Callable, Iterable, Iterator
 
     from signoff.store.codec import Codec, R
-    from signoff.store.table import Condition, Item, Table
+    from signoff.store.table import Condition, Index, Item, Table
 
-__all__ = ["Stored"]
+__all__ = ["Stored", "rows"]
+
+
+def rows(pages: Iterable[list[Item]]) -> Iterator[Item]:
+    """The items of query pages, one by one, fetched as the caller iterates."""
+    for page in pages:
+        yield from page
 
 
 class Stored:
@@ -33,9 +40,40 @@ class Stored:
         self, pages: Iterable[list[Item]], model: type[R], keep: Condition | None = None
     ) -> Iterator[R]:
         """The live records of query pages that meet ``keep``, decoded as the pages arrive."""
+        return self._decoded(rows(pages), model, keep)
+
+    def _decoded(
+        self, items: Iterable[Item], model: type[R], keep: Condition | None = None
+    ) -> Iterator[R]:
+        """The live records among ``items`` that meet ``keep``, decoded as they arrive."""
+        for item in items:
+            # an index is eventually consistent: recheck what it returned
+            if rules.live(self._now()).holds(item) and (keep is None or keep.holds(item)):
+                yield self._codec.decode(item, model)
+
+    def _swept(self, family: str, shard: int, upper: str) -> Iterator[Item]:
+        """The items of one sweep-index partition whose sort key is below ``upper``,
+        oldest first, paged lazily.
+
+        The index holds only keys: each item is read from the table (strongly
+        consistent), and one whose key has moved out since the index was written
+        is left out.
+        """
+        index = codec.SWEEP_INDEX
+        partition = codec.sweep_partition(family, shard)
+        pages = self._items.query(partition, Attr(index.sk).lt(upper), index=index)
         for page in pages:
-            alive = rules.live(self._now())
-            for item in page:
-                # an index is eventually consistent: recheck what it returned
-                if alive.holds(item) and (keep is None or keep.holds(item)):
-                    yield self._codec.decode(item, model)
+            for entry in page:
+                item = self._items.get((entry["pk"], entry["sk"]))
+                moved = item is None or item.get(index.pk) != partition
+                if not moved and item is not None and item.get(index.sk, upper) < upper:
+                    yield item
+
+    def _legacy(self, index: Index, partition: str, upper: str | None) -> Iterator[Item]:
+        """Items the previous release's ``index`` still lists under ``partition`` (below
+        ``upper``, if given), read from the index itself (it projected everything)."""
+        sort = None if upper is None else Attr(index.sk).lt(upper)
+        return rows(self._items.query(partition, sort, index=index))
+
+    def _shards(self) -> range:
+        return range(self._codec.shards.sweep)

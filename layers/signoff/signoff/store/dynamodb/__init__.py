@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING, Self
 from signoff.clock import SystemClock
 from signoff.settings import Deployment
 from signoff.store.api_keys import TableApiKeys
-from signoff.store.codec import Codec
+from signoff.store.codec import Codec, Shards
 from signoff.store.dynamodb.table import DynamoTable
 from signoff.store.outbox import TableAudit, TableOutbox
 from signoff.store.pending import TablePendingItems
@@ -38,14 +38,18 @@ class DynamoStore:
         *,
         clock: Clock | None = None,
         page_size: int = 100,
+        shards: Shards | None = None,
     ) -> None:
         wall = clock or SystemClock()
         self.table = DynamoTable(client, table, page_size=page_size)
         self.blobs = blobs
-        coder = Codec(blobs)
+        self.codec = coder = Codec(blobs, shards=shards)
+        self.shards = coder.shards
 
         def now() -> float:
             return wall.now().timestamp()
+
+        self.now = now
 
         self.sessions = TableSessions(self.table, coder, now=now)
         self.pending = TablePendingItems(self.table, coder, now=now)
@@ -79,4 +83,5 @@ class DynamoStore:
         table = deployment.need("table")
         client = lazy_client("dynamodb")
         blobs = S3Blobs.from_env(deployment) if need_bucket or deployment.bucket else None
-        return cls(client, table, blobs, clock=clock, page_size=page_size)
+        shards = Shards(sweep=deployment.sweep_shards, listing=deployment.listing_shards)
+        return cls(client, table, blobs, clock=clock, page_size=page_size, shards=shards)

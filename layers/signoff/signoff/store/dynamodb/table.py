@@ -2,20 +2,24 @@
 
 Every call goes through ``DynamoTable._call``: a failed condition (alone or in
 a transaction) becomes ``ConditionFailed`` carrying the item as it was, from
-the same call; every other botocore error becomes ``StoreUnavailable``.
+the same call; a transaction cancelled because another request was writing one
+of its items is tried again a few times (``transact``), then becomes
+``TransactionConflicted``; every other botocore error becomes ``StoreUnavailable``.
 Nothing from botocore leaves this module. Items are plain Python values here
 and DynamoDB's attribute-value form on the wire (``dump`` / ``load``).
 """
 
 from __future__ import annotations
 
+import random
+import time
 from decimal import Decimal
 from typing import TYPE_CHECKING, Any, Final, TypeVar, cast
 
 from boto3.dynamodb.types import TypeDeserializer, TypeSerializer
 from botocore.exceptions import BotoCoreError, ClientError
 
-from signoff.errors import StoreUnavailable
+from signoff.errors import StoreUnavailable, TransactionConflicted
 from signoff.store.table import Attr, ConditionFailed, Placeholders, Put, Update
 
 if TYPE_CHECKING:
@@ -41,6 +45,12 @@ RETRYABLE: Final = frozenset(
         "TransactionInProgressException",
     }
 )
+# A transaction cancelled for a TransactionConflict (another request was writing
+# one of its items) wrote nothing, and botocore does not retry a cancellation: it
+# is tried this many times in all, after a full-jitter pause each time (seconds:
+# uniform from 0 to the base doubled per try, at most the cap).
+CONFLICT_TRIES: Final = 4
+CONFLICT_PAUSE: Final = (0.01, 0.1)
 _SERIALIZER = TypeSerializer()
 _DESERIALIZER = TypeDeserializer()
 
@@ -152,12 +162,23 @@ class DynamoTable:
 
         Raises:
             ConditionFailed: the condition of write number ``write`` did not hold.
+            TransactionConflicted: other requests were writing its items on each of
+                ``CONFLICT_TRIES`` tries; nothing was written.
         """
         operations = [
             {"Put" if isinstance(write, Put) else "Update": _write(self.name, write)}
             for write in writes
         ]
-        self._call(self._client.transact_write_items, TransactItems=operations)
+        base, cap = CONFLICT_PAUSE
+        for attempt in range(CONFLICT_TRIES):
+            try:
+                self._call(self._client.transact_write_items, TransactItems=operations)
+                return
+            except TransactionConflicted:
+                if attempt == CONFLICT_TRIES - 1:
+                    raise
+            # full jitter: racing writers do not come back in step
+            time.sleep(random.uniform(0, min(cap, base * 2**attempt)))
 
     def query(
         self,
@@ -223,6 +244,9 @@ def _translate(exc: ClientError) -> Exception:
             number = codes.index("ConditionalCheckFailed")
             old = reasons[number].get("Item")
             return ConditionFailed(None if not old else load(old), write=number)
+        if "TransactionConflict" in codes:
+            # another request was writing one of its items; nothing was written
+            return TransactionConflicted(f"DynamoDB transaction cancelled for a conflict: {codes}")
         return StoreUnavailable(f"DynamoDB transaction cancelled: {codes}")
     if code in RETRYABLE:
         return StoreUnavailable(f"DynamoDB is busy ({code}); retry later")
