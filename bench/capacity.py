@@ -149,38 +149,19 @@ def metered_store(
     deployment: Deployment, indexes: Sequence[GlobalIndex], clock: Any
 ) -> tuple[MemoryStore, MeteringTable]:
     """The store ports ``MemoryStore`` builds, every one over one ``MeteringTable``."""
+    from signoff.store.codec import Shards
     from signoff.store.memory import MemoryStore
     from signoff.store.stored import Stored
 
-    store = MemoryStore(clock=clock, **store_settings(deployment))
+    # the shard counts DynamoStore.from_env takes from the deployment
+    shards = Shards(sweep=deployment.sweep_shards, listing=deployment.listing_shards)
+    store = MemoryStore(clock=clock, shards=shards)
     table = MeteringTable(store.table, indexes)
     for port in vars(store).values():
         if isinstance(port, Stored):
             port._items = table
     store.table = table  # type: ignore[assignment]
     return store, table
-
-
-def store_settings(deployment: Deployment) -> dict[str, Any]:
-    """What ``MemoryStore`` takes of the deployment (its shard counts, when it has them)."""
-    import inspect
-
-    from signoff.store.memory import MemoryStore
-
-    accepted = inspect.signature(MemoryStore).parameters
-    if "shards" in accepted:
-        from signoff.store.codec import Shards
-
-        fields = inspect.signature(Shards).parameters
-        counts = {
-            name: getattr(deployment, f"{name}_shards")
-            for name in fields
-            if hasattr(deployment, f"{name}_shards")
-        }
-        return {"shards": Shards(**counts)}
-    if "deployment" in accepted:
-        return {"deployment": deployment}
-    return {}
 
 
 @dataclass
@@ -203,10 +184,12 @@ def wire(deployment: Deployment, indexes: Sequence[GlobalIndex]) -> Wiring:
     from signoff.channels.memory import RecordingChannel, RecordingMailbox
     from signoff.clock import ManualClock
     from signoff.durable.sweeper import Sweeper
+    from signoff.errors import SignoffError
     from signoff.notify.compose import Composer
     from signoff.notify.hub import Notifier, RetrySchedule
     from signoff.queue.memory import MemoryQueue
     from signoff.secrets.memory import MemorySecrets
+    from signoff.store.migrate import migrator_for
     from signoff.tokens import signer_from
 
     clock = ManualClock()
@@ -229,41 +212,26 @@ def wire(deployment: Deployment, indexes: Sequence[GlobalIndex]) -> Wiring:
         clock=clock,
         retries=RetrySchedule(deployment.notify_retry_delays),
     )
+
+    def remind_after(name: str) -> float | None:
+        try:
+            seconds: float | None = agents.get(name).config.remind_after
+        except SignoffError:
+            return None  # the agent is gone
+        return seconds
+
+    # as sweeper_from_env builds it (every task run here: the deployment's workers do
+    # the same reads, one task each)
     sweeper = Sweeper(
         turns=turns,
         pending=store.pending,
         outbox=store.outbox,
         queue=queue,
         clock=clock,
-        **sweeper_settings(store, agents),
+        shards=store.shards.sweep,
+        migrator=migrator_for(store, remind_after=remind_after),
     )
     return Wiring(store, table, queue, turns, notifier, sweeper, clock)
-
-
-def sweeper_settings(store: MemoryStore, agents: Any) -> dict[str, Any]:
-    """What the deployed sweeper is given beside its ports (``sweeper_from_env``): the
-    store's sweep shard count and the mover of older releases' keys, where it takes them."""
-    import inspect
-
-    from signoff.durable.sweeper import Sweeper
-    from signoff.errors import SignoffError
-
-    accepted = inspect.signature(Sweeper).parameters
-    found: dict[str, Any] = {}
-    if "shards" in accepted:
-        found["shards"] = store.shards.sweep
-    if "migrator" in accepted:
-        from signoff.store.migrate import migrator_for
-
-        def remind_after(name: str) -> float | None:
-            try:
-                seconds: float | None = agents.get(name).config.remind_after
-            except SignoffError:
-                return None  # the agent is gone
-            return seconds
-
-        found["migrator"] = migrator_for(store, remind_after=remind_after)
-    return found
 
 
 # -- tenants ----------------------------------------------------------------------------------
