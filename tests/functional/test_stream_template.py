@@ -75,8 +75,15 @@ def test_by_default_no_stream_function_is_deployed() -> None:
     assert "StreamFunction" not in deployed["Resources"]
     assert _of_type(deployed, "AWS::Lambda::Url") == {}
     assert "StreamUrl" not in deployed["Outputs"]
-    # And the four functions of the HTTP API stack are all there
-    assert len(_of_type(deployed, "AWS::Lambda::Function")) == 4
+    # And the stack's five functions are all there (message, resolve, notifier, and
+    # the sweep's planner and worker)
+    assert set(_of_type(deployed, "AWS::Lambda::Function")) == {
+        "MessageFunction",
+        "ResolveFunction",
+        "NotifierFunction",
+        "SweeperFunction",
+        "SweepWorkerFunction",
+    }
 
 
 @pytest.mark.parametrize(("architecture", "layer"), [("x86_64", "X86"), ("arm64", "Arm64")])
