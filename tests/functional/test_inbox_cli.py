@@ -128,7 +128,7 @@ def test_inbox_link_prints_a_link_for_the_approver(moto_server: dict[str, str]) 
     assert 7100 < grant.expires_at - time.time() <= 7200
     refused = signoff_cli("inbox", "--link", "--tenant", "acme", **env)
     assert refused.returncode != 0 and "--approver" in refused.stderr
-    # the names the audit gives nobody's link and the sweeper are nobody's inbox
-    for system in ("link", "sweeper"):
+    # the names the audit gives nobody's link, the sweeper and a key are nobody's inbox
+    for system in ("link", "sweeper", "apikey:sk_1@acme"):
         refused = signoff_cli("inbox", "--link", "--approver", system, **env)
         assert refused.returncode != 0 and "is the name of no person" in refused.stderr

@@ -164,6 +164,12 @@ def test_the_sample_channels_file_loads() -> None:
             "channels.e.to.0",
             "not an email address",
         ),
+        (
+            # an address with a colon would read as an API key's apikey:<id>@<tenant>
+            "channels:\n  e: {type: email, to: ['apikey:k1@acme.com'], from: a@example.com}\n",
+            "channels.e.to.0",
+            "not an email address",
+        ),
         ("channels:\n  e: {type: email, to: [a@example.com]}\n", "channels.e.from", "required"),
         ("channels:\n  e: {type: email, to: [], from: a@example.com}\n", "channels.e.to", "least"),
         (

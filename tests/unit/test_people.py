@@ -70,11 +70,12 @@ def test_an_identity_is_looked_up_by_its_kind_never_by_what_its_text_reads_as() 
     assert people.person_of(api_caller(None, "acme").identity) is None
 
 
-def test_a_name_with_an_at_sign_is_refused(tmp_path: Path) -> None:
+@pytest.mark.parametrize("name", ["bob@example.com", "apikey:k-bob"])
+def test_a_name_that_reads_as_an_address_or_a_key_is_refused(tmp_path: Path, name: str) -> None:
     path = tmp_path / "people.yaml"
-    path.write_text(yaml.safe_dump({"people": {"bob@example.com": {"slack": "U0BOB"}}}))
+    path.write_text(yaml.safe_dump({"people": {name: {"slack": "U0BOB"}}}))
 
-    with pytest.raises(ConfigError, match=r"people\.bob@example\.com: a person.s or group.s name"):
+    with pytest.raises(ConfigError, match="a person's or group's name has no '@' or ':'"):
         load_people(path)
 
 

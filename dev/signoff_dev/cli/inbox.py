@@ -137,9 +137,9 @@ def _link(args: argparse.Namespace) -> int:
 
     if not args.approver:
         raise UsageError("--link needs --approver: the email address or person id it is for")
-    if args.approver in (LINK.id, SWEEPER):
-        # the audit and the pages name nobody's link and the sweeper so: a person's
-        # decision must never read as either
+    if args.approver in (LINK.id, SWEEPER) or ":" in args.approver:
+        # the audit and the pages name nobody's link, the sweeper and an API key
+        # (apikey:<key id>@<tenant>) so: a person's decision must never read as them
         raise UsageError(f"--approver {args.approver!r} is the name of no person: give theirs")
     ttl = parse_duration(args.ttl)
     if ttl is None or ttl <= 0:

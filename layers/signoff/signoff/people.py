@@ -19,8 +19,9 @@ open id never matches a Slack id, nor an address an API key, nor anything a
 person's name. An identity in no entry counts as itself (its actor id) and is
 nobody a rule's ``from`` names. A rule's ``from`` names people and groups;
 ``check_policies`` refuses unknown names and a quorum the names cannot reach
-(``signoff check``, a cold start). A person's or group's name has no ``@``: an
-inbox link's approver is a person's name or an email address, never both.
+(``signoff check``, a cold start). A person's or group's name has no ``@`` and no
+``:``: an inbox link's approver is a person's name or an email address, never both,
+and never reads as an API key's actor id.
 """
 
 from __future__ import annotations
@@ -44,8 +45,9 @@ if TYPE_CHECKING:
 __all__ = ["PEOPLE_FILE", "People", "Person", "check_policies", "load_people"]
 
 PEOPLE_FILE: Final = "people.yaml"
-# A person's or group's name: what a rule's from and an inbox link name, never an address.
-_NAME: Final = re.compile(r"^[^@]+$")
+# A person's or group's name: what a rule's from and an inbox link name, never an
+# address (no "@") nor an API key's actor id (no ":").
+_NAME: Final = re.compile(r"^[^@:]+$")
 
 
 def _listed(value: object) -> object:
@@ -95,7 +97,7 @@ class People(_Entry):
         for kind, names in (("people", self.people), ("groups", self.groups)):
             for name in names:
                 if not _NAME.match(name):
-                    raise ValueError(f"{kind}.{name}: a person's or group's name has no '@'")
+                    raise ValueError(f"{kind}.{name}: a person's or group's name has no '@' or ':'")
         for group, members in self.groups.items():
             if group in self.people:
                 raise ValueError(f"groups.{group}: a group and a person share the name")

@@ -75,7 +75,9 @@ CHANNELS_FILE: Final = "channels.yaml"
 # A channel's name ends up in idempotency keys (``runId:pendingId:channel``) and
 # in secret-free log lines: no colon, no spaces, nothing that needs quoting.
 _NAME: Final = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_-]{0,63}$")
-_EMAIL: Final = re.compile(r"^[^@\s<>]+@[^@\s<>]+\.[^@\s<>]+$")
+# No colon (an unquoted address never has one): the pages tell an API key's
+# ``apikey:<key id>@<tenant>`` from an address by it.
+_EMAIL: Final = re.compile(r"^[^@\s<>:]+@[^@\s<>:]+\.[^@\s<>:]+$")
 # A table name is spliced into SQL (quoted, by psycopg.sql.Identifier): only a plain
 # identifier, optionally schema-qualified, gets that far.
 _TABLE: Final = re.compile(r"[A-Za-z_][A-Za-z0-9_]{0,62}(\.[A-Za-z_][A-Za-z0-9_]{0,62})?")
