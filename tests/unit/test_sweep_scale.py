@@ -233,13 +233,21 @@ def test_a_sweep_with_nothing_due_reads_one_page_per_task_however_many_are_open(
     assert tasks == 4 * store.shards.sweep  # send, retry, due and stalled, per shard
 
 
+@pytest.mark.parametrize(("adapter", "due_ahead"), [("memory", 3_000), ("dynamodb", 120)])
 def test_a_stalled_turn_is_re_driven_by_its_own_task_behind_many_due_items(
-    caplog: pytest.LogCaptureFixture,
+    adapter: str, due_ahead: int, request: pytest.FixtureRequest, caplog: pytest.LogCaptureFixture
 ) -> None:
     caplog.set_level(logging.ERROR)
     clock = ManualClock(START)
-    store = MemoryStore(clock=clock)
-    due = populate(store, 3_000)
+    store: Store
+    if adapter == "memory":
+        store = MemoryStore(clock=clock)
+    else:
+        from signoff.store.dynamodb import DynamoStore
+
+        request.getfixturevalue("aws")
+        store = DynamoStore.from_env(clock=clock)
+    due = populate(store, due_ahead)
     turns = sweeper(store, clock).turns
     # a turn whose process died mid-run: running from a checkpoint, its lease run out
     paused = turns.send("refunds", "hello", tenant="acme", environment="production")
@@ -247,22 +255,23 @@ def test_a_stalled_turn_is_re_driven_by_its_own_task_behind_many_due_items(
     record = store.sessions.load(paused.session_id)
     assert record is not None
     stalled = _stall(store, record)
-    clock.advance(31 * MINUTE)
+    clock.advance(31 * MINUTE)  # every due item fell due, and the lease ran out long ago
     sweep = sweeper(store, clock)
-    tasks = sweep.plan()
     # the due tasks get no time at all: their deadline has passed
     late = clock.monotonic() - 1
-    reports = [sweep.run(task, deadline=late if task.job == "due" else None) for task in tasks]
+    reports = [
+        sweep.run(task, deadline=late if task.job == "due" else None) for task in sweep.plan()
+    ]
 
     assert [r for report in reports for r in report.redriven] == [stalled.session_id]
     assert [r for report in reports for r in report.reminded] == [
         f"stalled:{stalled.session_id}:run-stalled"
     ]
     assert not handled(reports), "the due tasks ran out of time before any item"
-    assert len(due) == 3_000
+    assert len(due) == due_ahead
 
 
-def _stall(store: MemoryStore, record: SessionRecord) -> SessionRecord:
+def _stall(store: Store, record: SessionRecord) -> SessionRecord:
     """The session as a process that died while running it left it."""
     state = record.state
     if state is None:
