@@ -29,7 +29,8 @@ index is needed for any of them. The state rules the adapters apply to these
 items live in ``signoff.store.rules``, as conditions every ``Table`` applies.
 
 Which sessions of an agent had a tool call gated on a day is one small item per
-(agent, day, session) under ``G#<agent>#<YYYY-MM-DD>`` (UTC; sharded), sorted by
+(agent, day, session) under ``G#<agent>#<YYYY-MM-DD>`` (UTC; sharded), written by
+the session's first commit of the day that gated a call, sorted by
 ``<tenant>#<session id>`` and written with the commit whose log chunk holds the
 decisions, so a replay of rule changes (``signoff.replay``) reads an agent's
 recent history by key, one query per day and shard, without a scan or an index.
@@ -103,6 +104,7 @@ __all__ = [
     "check_size",
     "chunk_key",
     "chunk_range",
+    "day_of",
     "due_by",
     "gated_days",
     "gated_entry",
@@ -174,8 +176,9 @@ RESUME_GRACE: Final = 60.0
 class Shards:
     """How many partitions each sharded family is spread over (docs/scale.md).
 
-    ``sweep``: each family of the sweep index; ``listing``: a tenant's by-tenant
-    partitions and an agent's daily gated-sessions listing. Raise them on a live
+    ``sweep``: each family of the sweep index, and an agent's daily gated-sessions
+    listing (one agent may take every turn); ``listing``: a tenant's by-tenant
+    partitions. Raise them on a live
     table, never lower them: readers read every shard below the current count.
     """
 
@@ -338,7 +341,8 @@ def gated_partition(agent: str, day: str, shard: int = 0) -> str:
     return sharded(f"G#{agent}#{day}", shard)
 
 
-def _day(at: float) -> str:
+def day_of(at: float) -> str:
+    """The UTC day of ``at``, as the gated-sessions listing names it."""
     return datetime.fromtimestamp(at, UTC).strftime("%Y-%m-%d")
 
 
@@ -358,7 +362,7 @@ def gated_entry(session: SessionRecord, at: float, shards: int) -> Item:
     """
     shard = shard_of(session.session_id, shards)
     item: Item = {
-        "pk": gated_partition(session.agent, _day(at), shard),
+        "pk": gated_partition(session.agent, day_of(at), shard),
         "sk": f"{session.tenant}#{session.session_id}",
         "kind": "gated",
         "session_id": session.session_id,

@@ -68,6 +68,9 @@ class SessionRecord(_Record):
     # commit extending the lease leaves alone (``signoff.store.codec``).
     lease_key_at: float | None = None
     updated_at: float = 0.0
+    # The UTC day the agent's gated-sessions listing last listed the session: a
+    # later commit that day gating a call again writes no second entry.
+    gated_day: str | None = None
     # Epoch seconds after which the store may delete the session and its log:
     # creation + retention, fixed for the session's life so its chunks expire with it.
     expires_at: float | None = None

@@ -78,6 +78,15 @@ class TableSessions(Stored):
             LeaseLost: another owner holds the lease now, or wrote this step already.
         """
         session = rules.committed_session(commit, owner)
+        listed: Put | None = None
+        if commit.chunk is not None and _gates(commit.chunk):
+            day = codec.day_of(commit.chunk.at)
+            if session.gated_day != day:
+                # the agent's day lists the session, once a day: what a replay of rule
+                # changes reads (sharded like the sweep: one agent may take every turn)
+                shards = self._codec.shards.sweep
+                listed = Put(codec.gated_entry(session, commit.chunk.at, shards))
+                session = session.model_copy(update={"gated_day": day})
         # what the step adds is new: a second writer of the same chunk lost the race
         fresh = rules.absent(self._now())
         writes = [Put(self._codec.encode(session), rules.owned(owner))]
@@ -88,10 +97,8 @@ class TableSessions(Stored):
         ]
         writes += [Put(self._codec.encode(row)) for row in commit.outbox]
         writes += [Put(self._codec.encode(entry)) for entry in commit.audit]
-        if commit.chunk is not None and _gates(commit.chunk):
-            # the agent's day lists the session: what a replay of rule changes reads
-            shards = self._codec.shards.listing
-            writes.append(Put(codec.gated_entry(session, commit.chunk.at, shards)))
+        if listed is not None:
+            writes.append(listed)
         try:
             self._items.transact(writes)
         except ConditionFailed as refused:
@@ -143,7 +150,7 @@ class TableSessions(Stored):
 
     def _gated_partitions(self, agent: str, day: str) -> list[str]:
         return [
-            codec.gated_partition(agent, day, shard) for shard in range(self._codec.shards.listing)
+            codec.gated_partition(agent, day, shard) for shard in range(self._codec.shards.sweep)
         ]
 
     def written_since(self, since: float) -> Iterator[SessionRecord]:
