@@ -13,12 +13,12 @@ A botocore recorder (``BaseClient._make_api_call``, which every client request p
 records each request a function makes while it runs: by the thread running its
 handler, by the pool threads it hands work to (the notifier's sends:
 ``ThreadPoolExecutor.submit`` carries the function along), or, for other threads a
-handler starts, while exactly that one function runs. ``LocalFunction.invoke`` is wrapped to count invocations,
-their trigger and wall time: Lambda bills the handler's duration rounded up to the
-millisecond, times the template's ``MemorySize``. The local SQS poller stands for
-Lambda's event source mapping: its own polls run whether or not there is work, so
-per batch delivered one ``ReceiveMessage`` and one ``DeleteMessageBatch`` are
-counted (the modelled minimum), not its idle polls.
+handler starts, while exactly that one function runs. ``LocalFunction.invoke`` is
+wrapped to count invocations, their trigger and wall time: Lambda bills the handler's
+duration rounded up to the millisecond, times the template's ``MemorySize``. The local
+SQS poller stands for Lambda's event source mapping: its own polls run whether or not
+there is work, so per batch delivered one ``ReceiveMessage`` and one
+``DeleteMessageBatch`` are counted (the modelled minimum), not its idle polls.
 
 DynamoDB capacity is **computed from item sizes**, not read from
 ``ReturnConsumedCapacity``: moto answers that with fixed figures, and the code's own
