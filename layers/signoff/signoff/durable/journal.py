@@ -179,7 +179,8 @@ class Journal:
         # an unsent row runs from the moment it could have been enqueued.
         announced = [row.model_copy(update={"created_at": now}) for row in self._announced]
         rows = [*announced, *(outbox or [])]
-        self.sessions.commit(
+        # as stored: the next commit keeps what the store added (the day it was listed)
+        updated = self.sessions.commit(
             Commit(
                 session=updated,
                 chunk=chunk,

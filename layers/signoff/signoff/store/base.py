@@ -68,8 +68,9 @@ class Sessions(Protocol):
             NotFound: ``purpose`` is resume or redrive and there is no such session.
         """
 
-    def commit(self, commit: Commit, *, owner: str) -> None:
-        """Write ``commit`` atomically, if ``owner`` still holds the lease.
+    def commit(self, commit: Commit, *, owner: str) -> SessionRecord:
+        """Write ``commit`` atomically, if ``owner`` still holds the lease; the session
+        as stored (what the writer's next commit builds on).
 
         Raises:
             LeaseLost: another owner holds the lease now (or already wrote this step).

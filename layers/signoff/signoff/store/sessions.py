@@ -71,7 +71,7 @@ class TableSessions(Stored):
             raise rules.claim_refusal(fresh.session_id, current) from raced
         return self._codec.decode(created, SessionRecord)
 
-    def commit(self, commit: Commit, *, owner: str) -> None:
+    def commit(self, commit: Commit, *, owner: str) -> SessionRecord:
         """Write ``commit`` in one transaction, if ``owner`` still holds the lease.
 
         Raises:
@@ -104,6 +104,7 @@ class TableSessions(Stored):
         except ConditionFailed as refused:
             raise LeaseLost(session.session_id) from refused
         COMMITS.committed(session.session_id)
+        return session
 
     def stalled(self, before: float, *, limit: int = 100) -> list[SessionRecord]:
         """Running sessions whose lease ran out by ``before``, longest stalled first
