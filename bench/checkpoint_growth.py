@@ -23,6 +23,7 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
+from signoff.actors import api_caller
 from signoff.agents import Agent, AgentConfig
 from signoff.clock import SystemClock
 from signoff.durable.turns import Turns
@@ -35,6 +36,8 @@ from signoff.tools import tool
 
 WRITES = {"PutItem", "UpdateItem", "DeleteItem", "TransactWriteItems", "BatchWriteItem"}
 STEPS = 200
+# who approves: an API caller of the bench's tenant
+BENCH = api_caller("bench", "t")
 
 
 @tool(safe=True)
@@ -157,7 +160,7 @@ def resume_time_in_memory(repeat: int = 15) -> float:
         assert paused.pending is not None
         resumer = turns(store, Script(0))  # a fresh process: nothing cached
         started = time.perf_counter()
-        done = resumer.resolve(paused.pending.id, decision="approve", actor="bench", channel="api")
+        done = resumer.resolve(paused.pending.id, decision="approve", actor=BENCH)
         timings.append(time.perf_counter() - started)
         assert done.status == "finished"
     return statistics.median(timings)

@@ -20,6 +20,7 @@ from signoff.queue.memory import MemoryQueue
 from signoff.secrets.memory import MemorySecrets
 from signoff.store.memory import MemoryStore
 from signoff.tokens import signer_from
+from tests.support.actors import person
 from tests.support.durable import StaticAgents, turns_over
 
 AGENTS = Path(__file__).resolve().parents[2] / "agents"
@@ -287,7 +288,7 @@ def test_an_expired_item_ends_its_turn_denied_and_a_late_click_gets_410(
     assert [a.kind for a in store.audit.for_subject(item.session_id)][-1] == "expiry"
     with pytest.raises(Expired):
         turns_over(store, queue, agents(), clock).resolve(
-            item.id, decision="approve", actor="late", channel="email"
+            item.id, decision="approve", actor=person("late", "email")
         )
 
 

@@ -86,7 +86,7 @@ def test_a_python_channel_is_built_from_its_class_and_options(tmp_path: Path) ->
     path = channels_yaml(
         tmp_path,
         {
-            "inbox": {
+            "team-inbox": {
                 "type": "python",
                 "class": f"{PLUGIN}:InboxChannel",
                 "options": {"inbox": "ops", "prefix": "[ops] "},
@@ -95,7 +95,7 @@ def test_a_python_channel_is_built_from_its_class_and_options(tmp_path: Path) ->
     )
     channels = channel_set(load_channels(path))
 
-    channels["inbox"].notify(sample_approval(), "run-1:p1:inbox")
+    channels["team-inbox"].notify(sample_approval(), "run-1:p1:inbox")
 
     assert INBOXES["ops"].keys == ["run-1:p1:inbox"]
     assert INBOXES["ops"].titles == ["[ops] Approve issue_refund?"]  # its options reached it
@@ -104,11 +104,17 @@ def test_a_python_channel_is_built_from_its_class_and_options(tmp_path: Path) ->
 def test_a_python_channel_passes_the_conformance_suite(tmp_path: Path) -> None:
     path = channels_yaml(
         tmp_path,
-        {"inbox": {"type": "python", "class": f"{PLUGIN}:InboxChannel", "options": {"inbox": "c"}}},
+        {
+            "team-inbox": {
+                "type": "python",
+                "class": f"{PLUGIN}:InboxChannel",
+                "options": {"inbox": "c"},
+            }
+        },
     )
     channels = channel_set(load_channels(path))
 
-    check_channel(lambda: InboxHarness(channels, "inbox", "c"))
+    check_channel(lambda: InboxHarness(channels, "team-inbox", "c"))
 
 
 @pytest.mark.parametrize(
@@ -148,7 +154,7 @@ def test_a_plugin_failing_when_built_fails_only_its_own_channel(tmp_path: Path) 
         tmp_path,
         {
             "broken": {"type": "python", "class": f"{PLUGIN}:BrokenAtBuild"},
-            "inbox": {
+            "team-inbox": {
                 "type": "python",
                 "class": f"{PLUGIN}:InboxChannel",
                 "options": {"inbox": "o"},
@@ -159,7 +165,7 @@ def test_a_plugin_failing_when_built_fails_only_its_own_channel(tmp_path: Path) 
 
     with pytest.raises(SendFailed) as failed:
         channels["broken"]
-    channels["inbox"].notify(sample_approval(), "run-1:p1:inbox")
+    channels["team-inbox"].notify(sample_approval(), "run-1:p1:inbox")
 
     assert failed.value.retryable is False
     assert "the inbox server is not configured" in failed.value.reason
@@ -286,7 +292,7 @@ def test_a_plugin_declaring_approval_only_refuses_other_events(tmp_path: Path) -
                 "class": f"{PLUGIN}:PendingQueueChannel",
                 "options": {"inbox": "q"},
             },
-            "inbox": {
+            "team-inbox": {
                 "type": "python",
                 "class": f"{PLUGIN}:InboxChannel",
                 "options": {"inbox": "i"},
@@ -295,7 +301,7 @@ def test_a_plugin_declaring_approval_only_refuses_other_events(tmp_path: Path) -
     )
     config = load_channels(path)
 
-    check_agent_notify("agent.yaml", {"queue": ["approval"], "inbox": ["stuck"]}, config)
+    check_agent_notify("agent.yaml", {"queue": ["approval"], "team-inbox": ["stuck"]}, config)
     with pytest.raises(ConfigError) as refused:
         check_agent_notify("agent.yaml", {"queue": ["approval", "stuck"]}, config)
     assert refused.value.field == "notify.queue"
