@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING, get_args
 import httpx
 import pytest
 
-from signoff.actors import ESCALATION, EXPIRY, LINK, RESERVED_CHANNELS
+from signoff.actors import ESCALATION, EXPIRY, LINK, RESERVED_CHANNELS, RULES
 from signoff.agents import AgentCatalog, load_agent
 from signoff.channels.addresses import address_problem
 from signoff.channels.build import build_channels
@@ -223,7 +223,7 @@ def test_a_channel_named_like_the_systems_own_actors_is_refused_with_its_line(
 def test_the_reserved_names_hold_every_word_the_audit_writes_by_itself() -> None:
     kinds = get_args(AuditEntry.model_fields["kind"].annotation)
     assert set(kinds) <= RESERVED_CHANNELS
-    system = {EXPIRY.channel, ESCALATION.channel, EXPIRY.id, LINK.channel, LINK.id}
+    system = {EXPIRY.channel, ESCALATION.channel, EXPIRY.id, LINK.channel, LINK.id, RULES}
     assert system | {"api", "inbox", "cli"} <= RESERVED_CHANNELS
 
 

@@ -45,6 +45,7 @@ __all__ = [
     "LINK",
     "LINK_CHANNEL",
     "RESERVED_CHANNELS",
+    "RULES",
     "SWEEPER",
     "Actor",
     "Decider",
@@ -67,8 +68,9 @@ LINK_CHANNEL: Final = "link"
 INBOX_CHANNEL: Final = "inbox"
 # What the terminal's decisions (``signoff run``) are shown as.
 CLI_CHANNEL: Final = "cli"
-# The id the audit gives the sweeper's own decisions.
+# The id the audit gives the sweeper's own decisions, and the gate's (kind ``rule``).
 SWEEPER: Final = "sweeper"
+RULES: Final = "rules"
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -135,6 +137,7 @@ RESERVED_CHANNELS: Final[frozenset[str]] = frozenset(
         "expiry",
         "escalation",
         SWEEPER,
+        RULES,
         API_CHANNEL,
         LINK_CHANNEL,
         INBOX_CHANNEL,

@@ -22,6 +22,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
+from signoff.actors import RULES
 from signoff.errors import Misconfigured, SendFailed, SignoffError
 from signoff.events import ActauthDecision, ErrorEvent, dump
 from signoff.ids import new_id
@@ -89,7 +90,7 @@ class Journal:
                     at=self.clock.now().timestamp(),
                     kind="rule",
                     decision=event.decision,
-                    actor="rules",
+                    actor=RULES,
                     tool=event.tool,
                     reason=event.reason,
                 )
