@@ -30,7 +30,7 @@ LAMBDA_VENV ?= .venv-lambda
 # run the built functions under it against a Runtime API stand-in.
 LAMBDA_RIC ?= .venv-lambda-ric
 
-.PHONY: install demo test lint template build deploy packaging bench
+.PHONY: install demo test lint template build deploy packaging bench client-test
 
 # dev/venv.sh checks the Python first, makes a virtualenv a wrong Python left behind
 # again, and prints a line per package while pip works.
@@ -117,11 +117,24 @@ deploy: build
 # in .aws-sam/build, run by the Lambda runtime's stand-in (and its awslambdaric).
 packaging: template $(LAMBDA_VENV)/.installed $(LAMBDA_RIC)/.installed
 
+# The TypeScript client (clients/typescript, Node.js 20+ and npm): its devDependencies from
+# the lockfile (npm ci; node_modules stays in that folder), then node --test: the generated
+# event types against protocol/loop-event.schema.json, the committed dist/ (and the
+# playground's copy of it) against what src/ builds, and the client against local stacks the
+# tests start with this virtualenv's Python (tests/support/node_stack.py).
+CLIENT := clients/typescript
+client-test: install
+	@command -v node >/dev/null 2>&1 && command -v npm >/dev/null 2>&1 || { echo "make test runs the TypeScript client's tests (clients/typescript) with Node.js 20+ and npm: node or npm is not on PATH; install them and run again" >&2; exit 1; }
+	@node -e 'process.exit(Number(process.versions.node.split(".")[0]) >= 20 ? 0 : 1)' || { echo "the TypeScript client's tests need Node.js 20 or newer; this node is $$(node --version)" >&2; exit 1; }
+	cd $(CLIENT) && npm ci --no-audit --no-fund
+	cd $(CLIENT) && SIGNOFF_PYTHON="$(abspath $(BIN))/python" npm test
+
 # pytest exits 5 when it collects nothing; that is not a failure of the checks above.
-# `packaging` comes first, so the packaging tests find what they import.
-# PYTEST_ARGS narrows the run (folders, -k …); empty, it is every test.
+# `packaging` comes first, so the packaging tests find what they import; the TypeScript
+# client's tests (client-test) run before pytest.
+# PYTEST_ARGS narrows the pytest run (folders, -k …); empty, it is every test.
 PYTEST_ARGS ?=
-test: lint packaging
+test: lint packaging client-test
 	$(BIN)/python -m pytest -q $(PYTEST_ARGS); rc=$$?; [ $$rc -eq 0 ] || [ $$rc -eq 5 ]
 
 bench: install packaging
