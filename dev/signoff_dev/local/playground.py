@@ -5,7 +5,14 @@ stream (``signoff_dev.local.stream``), approve, deny or answer in a dialog — t
 decision goes through the API's own approval and question routes, and the
 open stream goes on to ``done``. The page, its script and its stylesheet are
 files beside this module (``static/``), served as they are, with a policy
-that allows only them.
+that allows only them. The script is an ES module on the TypeScript client,
+``/signoff-client.js``: the build of ``clients/typescript`` (``npm run build``
+copies it to ``static/``; a test fails when the copy is not the build), so the
+page needs no Node.js to run.
+
+``/examples/chat`` serves the minimal chat example of the checkout the stack
+runs from (``examples/chat/``: a page and its script on the same client), when
+there is one.
 
 ``GET /_local/agents`` tells the page what is wrong with each misconfigured
 agent (``file:line: field: problem``, as ``signoff check`` says it), and each
@@ -32,6 +39,7 @@ if TYPE_CHECKING:
 
 __all__ = [
     "AGENT_PROBLEMS_PATH",
+    "CHAT_EXAMPLE_PATH",
     "PLAYGROUND_PATH",
     "agent_status",
     "playground_routes",
@@ -43,6 +51,12 @@ _FILES: Final = {
     PLAYGROUND_PATH: ("playground.html", "text/html; charset=utf-8"),
     "/playground.js": ("playground.js", "text/javascript; charset=utf-8"),
     "/playground.css": ("playground.css", "text/css; charset=utf-8"),
+    "/signoff-client.js": ("signoff-client.js", "text/javascript; charset=utf-8"),
+}
+CHAT_EXAMPLE_PATH: Final = "/examples/chat"
+_CHAT_EXAMPLE: Final = {
+    CHAT_EXAMPLE_PATH: ("index.html", "text/html; charset=utf-8"),
+    f"{CHAT_EXAMPLE_PATH}/chat.js": ("chat.js", "text/javascript; charset=utf-8"),
 }
 _HEADERS: Final = [
     (
@@ -58,19 +72,26 @@ _HEADERS: Final = [
 ]
 
 
-def playground_routes() -> dict[tuple[str, str], Callable[[HttpRequest], HttpResponse]]:
-    """``GET`` routes for the page and its two assets, for the gateway."""
+def playground_routes(
+    examples: Path | None = None,
+) -> dict[tuple[str, str], Callable[[HttpRequest], HttpResponse]]:
+    """``GET`` routes for the page and its assets, for the gateway; with ``examples`` (a
+    checkout's ``examples/`` folder), the chat example's too, when it has one."""
     static = files("signoff_dev.local").joinpath("static")
     routes = {
-        ("GET", path): _serving(
-            HttpResponse(
-                200, [("content-type", kind), *_HEADERS], static.joinpath(name).read_bytes()
-            )
-        )
+        ("GET", path): _file(kind, static.joinpath(name).read_bytes())
         for path, (name, kind) in _FILES.items()
     }
+    chat = None if examples is None else examples / "chat"
+    if chat is not None and (chat / "index.html").is_file():
+        for path, (name, kind) in _CHAT_EXAMPLE.items():
+            routes[("GET", path)] = _file(kind, (chat / name).read_bytes())
     routes[("GET", AGENT_PROBLEMS_PATH)] = _problems
     return routes
+
+
+def _file(kind: str, body: bytes) -> Callable[[HttpRequest], HttpResponse]:
+    return _serving(HttpResponse(200, [("content-type", kind), *_HEADERS], body))
 
 
 def agent_status(root: Path) -> tuple[dict[str, str], dict[str, list[str]]]:

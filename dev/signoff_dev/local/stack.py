@@ -367,7 +367,7 @@ class LocalStack:
 
         stream = TurnStream(self.message_api, stopping=self._stopping, log=self.say)
         gateway.local_patterns = [(stream.route, stream.serve)] if self.settings.stream else []
-        gateway.local.update(playground_routes())
+        gateway.local.update(playground_routes(self.root / "examples"))
 
     def _served(self, gateway: Gateway) -> RouteTable:
         """Every route ``gateway`` serves, the template's and its local-only ones, for the guard."""

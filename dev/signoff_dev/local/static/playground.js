@@ -1,7 +1,8 @@
-// The playground: one turn per message over the SSE stream (or, where the API has none, the
-// plain route followed by long-poll), its pending decisions as dialogs.
+// The playground: one turn per message through the signoff client (/signoff-client.js, built
+// from clients/typescript): over the SSE stream, or, where the API has none, the plain route
+// followed by long-poll; its pending decisions as dialogs.
 // Everything a model or a person wrote goes into the page as text (textContent), never as HTML.
-"use strict";
+import { Client, SignoffError } from "/signoff-client.js";
 
 const $ = (id) => document.getElementById(id);
 let sessionId = null;
@@ -14,29 +15,25 @@ function apiBase() {
   return $("base-url").value.trim().replace(/\/+$/, "") || window.location.origin;
 }
 
-function api(path) {
-  return `${apiBase()}${path}`;
+// The stream URL field's (a deployed stack's stream function, its StreamUrl output), or none:
+// the API's own base URL serves the stream (the local stack does).
+function streamUrl() {
+  return $("stream-url").value.trim().replace(/\/+$/, "") || null;
 }
 
-// Where the SSE stream is: the stream URL field's (a deployed stack's stream function, its
-// StreamUrl output), or the API's own base URL (the local stack serves both).
-function streamBase() {
-  return $("stream-url").value.trim().replace(/\/+$/, "") || apiBase();
-}
+// The page's one client, for the fields as they are now (a new one when they change: its
+// memory that an API has no stream belongs to that API).
+let client = null;
+let clientFor = "";
 
-// The stream route's answer; null when a stream URL of its own cannot be reached (not
-// deployed, down, or no CORS for this page): nothing was sent there, so long-poll takes over.
-async function openStream(agent, body) {
-  try {
-    return await fetch(`${streamBase()}/agents/${encodeURIComponent(agent)}/messages/stream`, {
-      method: "POST",
-      headers: requestHeaders(true),
-      body: JSON.stringify(body),
-    });
-  } catch (error) {
-    if (streamBase() !== apiBase()) return null;
-    throw error;
+function api() {
+  const apiKey = $("api-key").value.trim() || null;
+  const fields = JSON.stringify([apiBase(), streamUrl(), apiKey]);
+  if (client === null || fields !== clientFor) {
+    client = new Client(apiBase(), { apiKey, streamUrl: streamUrl(), wait: LONG_POLL_WAIT });
+    clientFor = fields;
   }
+  return client;
 }
 
 // What a model wrote, with its hidden characters shown escaped (\u202e): the rule of
@@ -54,47 +51,12 @@ function visible(text) {
     });
 }
 
-function requestHeaders(json) {
-  const headers = {};
-  if (json) headers["content-type"] = "application/json";
-  const key = $("api-key").value.trim();
-  if (key) headers["x-api-key"] = key;
-  return headers;
-}
-
-async function problem(response) {
-  try {
-    const body = await response.json();
-    return `${response.status} ${body.error || ""}: ${body.detail || body.message || ""}`;
-  } catch {
-    return `${response.status} ${response.statusText}`;
+// An error answer as the page shows it: "422 invalid_changes: …"; anything else as it says.
+function problem(error) {
+  if (error instanceof SignoffError && error.status) {
+    return `${error.status} ${error.code || ""}: ${error.detail}`;
   }
-}
-
-// SSE frames (`event: <type>\ndata: <json>\n\n`) from a fetch response, parsed as they arrive.
-async function* sseEvents(response) {
-  const reader = response.body.pipeThrough(new TextDecoderStream()).getReader();
-  let buffer = "";
-  for (;;) {
-    const { value, done } = await reader.read();
-    if (done) return;
-    buffer += value.replace(/\r\n?/g, "\n");
-    let end;
-    while ((end = buffer.indexOf("\n\n")) >= 0) {
-      const block = buffer.slice(0, end);
-      buffer = buffer.slice(end + 2);
-      const data = [];
-      for (const line of block.split("\n")) {
-        if (line.startsWith(":")) continue; // a comment: the stream's keep-alive
-        const colon = line.indexOf(":");
-        const field = colon < 0 ? line : line.slice(0, colon);
-        let text = colon < 0 ? "" : line.slice(colon + 1);
-        if (text.startsWith(" ")) text = text.slice(1);
-        if (field === "data") data.push(text);
-      }
-      if (data.length) yield JSON.parse(data.join("\n"));
-    }
-  }
+  return error instanceof SignoffError ? error.detail : String(error);
 }
 
 function say(kind, text) {
@@ -226,12 +188,7 @@ async function showCard(event) {
   if (!sessionId) return; // an approval without a session of this page's: nothing to ask
   let pending;
   try {
-    const response = await fetch(
-      api(`/agents/${encodeURIComponent(event.scope.agent)}/sessions/${encodeURIComponent(sessionId)}`),
-      { headers: requestHeaders(false) },
-    );
-    if (!response.ok) return;
-    pending = (await response.json()).pending;
+    pending = (await api().status(event.scope.agent, sessionId)).pending;
   } catch {
     return; // the dialog still shows the call, its reason and its arguments
   }
@@ -259,11 +216,7 @@ const pendingArgs = new Map();
 // The change box shows only for a tool declared editable (the agent's config says so).
 async function offerChanges(event) {
   try {
-    const response = await fetch(api(`/agents/${encodeURIComponent(event.scope.agent)}/config`), {
-      headers: requestHeaders(false),
-    });
-    if (!response.ok) return;
-    const config = await response.json();
+    const config = await api().config(event.scope.agent);
     const tool = (config.tools || []).find((candidate) => candidate.name === event.tool);
     if (tool && tool.editable && $("approval").dataset.item === event.id) {
       $("approval-changes-box").hidden = false;
@@ -325,42 +278,41 @@ function openQuestion(event) {
   $("question").showModal();
 }
 
-// The decision goes through the API's own route; the open stream (or the long-poll) carries
-// what follows.
 // An approval that needs several people: "1 of 2 approvals — alice" (none: hidden).
 function showVotes(approvals) {
   $("approval-votes").textContent = approvals ? visible(approvals.line) : "";
   $("approval-votes-box").hidden = !approvals;
 }
 
-async function decide(dialog, route, body, errorField, buttons) {
+// The decision goes through the API's own route (the client's approve, deny or answer); the
+// open stream (or the long-poll) carries what follows.
+async function decide(dialog, deciding, errorField, buttons) {
   const item = dialog.dataset.item;
   for (const button of buttons) button.disabled = true;
   try {
-    const response = await fetch(api(`/${route[0]}/${encodeURIComponent(item)}/${route[1]}`), {
-      method: "POST",
-      headers: requestHeaders(true),
-      body: JSON.stringify(body),
-    });
+    const reply = await deciding(api(), item);
     // 202 with the item itself: a vote short of its quorum, the turn waits for more
-    const voted = response.status === 202 ? await response.clone().json().catch(() => ({})) : {};
-    if (voted.approvals && voted.id === item) {
-      showVotes(voted.approvals);
+    if (reply && reply.pending && reply.approvals && reply.id === item) {
+      showVotes(reply.approvals);
       $(errorField).textContent = "Your vote is recorded; it waits for the other approvals.";
       return; // the buttons stay disabled: a person votes once
     }
+    if (dialog.open && dialog.dataset.item === item) dialog.close();
+    return;
+  } catch (error) {
     // 409: someone decided first (a link, Slack): the stream shows what they chose.
-    if (response.ok || response.status === 409) {
+    if (error instanceof SignoffError && error.status === 409) {
       if (dialog.open && dialog.dataset.item === item) dialog.close();
       return;
     }
-    $(errorField).textContent = await problem(response);
-  } catch (error) {
-    $(errorField).textContent = String(error);
+    $(errorField).textContent = problem(error);
   }
   for (const button of buttons) button.disabled = false;
 }
 
+// One turn of the agent: the client picks the transport (SSE; the plain route and long-poll
+// where the API has no stream, or the stream URL cannot be reached; a dropped stream resumed
+// by long-poll) and yields the same events either way, session first, done (or error) last.
 async function send(event) {
   event.preventDefault();
   const agent = $("agent").value;
@@ -370,117 +322,34 @@ async function send(event) {
   $("send").disabled = true;
   say("user", message);
   setStatus("running");
-  const body = { message };
-  if (sessionId) body.sessionId = sessionId;
+  const turn = api().send(agent, message, sessionId ? { sessionId } : {});
+  let started = false;
   try {
-    const response = await openStream(agent, body);
-    if (response === null || (await noStream(response))) {
-      await longPoll(agent, body);
-      return;
+    for await (const loopEvent of turn) {
+      started = true;
+      handle(loopEvent);
     }
-    if (!response.ok) {
-      $("send-error").textContent = await problem(response);
-      setStatus("refused");
-      return;
-    }
-    for await (const loopEvent of sseEvents(response)) handle(loopEvent);
   } catch (error) {
-    $("send-error").textContent = `the stream broke off: ${error}`;
-    setStatus("disconnected");
+    // Refused before the turn started (a bad key, a busy session), or the API is gone.
+    $("send-error").textContent = started ? `the turn broke off: ${problem(error)}` : problem(error);
+    setStatus(started ? "disconnected" : "refused");
   } finally {
     $("send").disabled = false;
   }
 }
 
-// A 404 or 405 for the route itself, not for an agent or a session: the API has no stream
-// (a deployed HTTP API without the stream function). signoff.client reads it the same way.
-async function noStream(response) {
-  if (response.status === 405) return true;
-  if (response.status !== 404) return false;
-  let detail = "";
-  try {
-    detail = String((await response.clone().json()).detail || "");
-  } catch {
-    return true; // not the API's JSON error: the gateway's own 404
-  }
-  return !detail || detail.startsWith("no route ");
-}
-
-// A session id of the protocol's form, chosen here so the turn can be followed on the status
-// route while the plain route still runs it.
-function newSessionId() {
-  const bytes = crypto.getRandomValues(new Uint8Array(16));
-  return Array.from(bytes, (byte) => byte.toString(16).padStart(2, "0")).join("");
-}
-
-// The status route's answer for the session (null: no such session yet), or throws its problem.
-async function status(agent, session, after, wait) {
-  const path = `/agents/${encodeURIComponent(agent)}/sessions/${encodeURIComponent(session)}`;
-  const response = await fetch(api(`${path}?after=${after}&wait=${wait}`), {
-    headers: requestHeaders(false),
-  });
-  if (response.status === 404) return null;
-  if (!response.ok) throw new Error(await problem(response));
-  return response.json();
-}
-
-// No stream: the message goes to the plain route (which answers when the turn finished or
-// paused) and the turn's events come from the status route's long-poll (?after=N&wait=S) as
-// each step is committed; the same events, handled as the stream's are.
-async function longPoll(agent, body) {
-  const session = body.sessionId || newSessionId();
-  body.sessionId = session;
-  const before = await status(agent, session, 2 ** 31, 0); // only its event count (next)
-  let after = before ? before.next : 0;
-  const first = after;
-  let answered = null; // the plain route's answer: {ok} or {problem}
-  fetch(api(`/agents/${encodeURIComponent(agent)}/messages`), {
-    method: "POST",
-    headers: requestHeaders(true),
-    body: JSON.stringify(body),
-  }).then(
-    async (response) => {
-      answered = response.ok ? { ok: true } : { problem: await problem(response) };
-    },
-    (error) => { answered = { problem: String(error) }; },
-  );
-  handle({ type: "session", sessionId: session });
-  for (;;) {
-    const started = after > first;
-    // Short while the message may yet be refused: the refusal is then the answer.
-    const now = await status(agent, session, after, started || answered ? LONG_POLL_WAIT : 2);
-    for (const event of now ? now.events : []) {
-      handle(event);
-      if (event.type === "error") return;
-    }
-    if (now) after = now.next;
-    if (after === first && answered && answered.problem) {
-      $("send-error").textContent = answered.problem;
-      setStatus("refused");
-      return;
-    }
-    if (now && after > first && now.status === "done") {
-      handle({ type: "done", text: now.text || "", stopReason: now.stopReason });
-      return;
-    }
-    if (now && after > first && now.status === "idle" && answered) return;
-  }
-}
-
 async function loadAgents() {
-  let response;
+  let agents;
   try {
-    response = await fetch(api("/agents"), { headers: requestHeaders(false) });
+    agents = await api().agents();
   } catch (error) {
-    // Unreachable, or another origin whose API allows no CORS request from this page.
-    $("send-error").textContent = `listing the agents at ${apiBase()}: ${error}`;
+    // Unreachable, or another origin whose API allows no CORS request from this page; or
+    // its error answer.
+    $("send-error").textContent = error instanceof SignoffError && error.status
+      ? `listing the agents: ${problem(error)}`
+      : `listing the agents at ${apiBase()}: ${problem(error)}`;
     return;
   }
-  if (!response.ok) {
-    $("send-error").textContent = `listing the agents: ${await problem(response)}`;
-    return;
-  }
-  const agents = await response.json();
   // What is wrong with a misconfigured agent: the local stack says it (the API only marks it).
   // A healthy agent's rule warnings (a rule for a tool it lacks) show; Send stays on.
   let problems = {};
@@ -542,10 +411,12 @@ $("approve").addEventListener("click", () => {
     $("approval-error").textContent = error.message;
     return;
   }
-  decide($("approval"), ["approvals", "approve"], body, "approval-error", [$("approve"), $("deny")]);
+  decide($("approval"), (client, id) => client.approve(id, body), "approval-error", [$("approve"), $("deny")]);
 });
-$("deny").addEventListener("click", () =>
-  decide($("approval"), ["approvals", "deny"], denyBody(), "approval-error", [$("approve"), $("deny")]));
+$("deny").addEventListener("click", () => {
+  const body = denyBody();
+  decide($("approval"), (client, id) => client.deny(id, body), "approval-error", [$("approve"), $("deny")]);
+});
 $("answer-form").addEventListener("submit", (event) => {
   event.preventDefault();
   const choice = document.querySelector("input[name=choice]:checked");
@@ -554,8 +425,10 @@ $("answer-form").addEventListener("submit", (event) => {
     $("question-error").textContent = "Choose an option or write an answer.";
     return;
   }
-  decide($("question"), ["questions", "answer"], { answer }, "question-error", [$("send-answer")]);
+  decide($("question"), (client, id) => client.answer(id, answer), "question-error", [$("send-answer")]);
 });
 // A dialog closed with Escape leaves the decision open: it can still be made from a link.
 $("base-url").placeholder = window.location.origin;
+// A module's functions are its own; the browser tests feed events to the page's handler.
+Object.assign(window, { handle, closeDialogs });
 loadAgents();
