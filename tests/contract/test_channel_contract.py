@@ -9,7 +9,10 @@ webhook channel (a real HTTP server on loopback), the Slack channel (a Slack
 Web API on loopback that keeps its messages), the GitHub channel (a GitHub REST
 API on loopback that keeps one issue's comments), the Lark channel (a Lark Open
 API on loopback that issues tenant tokens and honours the send's ``uuid`` as
-Lark does: one message per uuid within its hour), the email channel (SES v2
+Lark does: one message per uuid within its hour), the OpenClaw channel (a
+gateway's hooks endpoint on loopback that checks the hook token and answers a
+repeated ``Idempotency-Key`` and body within its replay window with the first
+run, as the gateway does), the email channel (SES v2
 on moto; failures are scripted through botocore's ``before-call`` event, the
 hook botocore's own Stubber uses, and delivered mail is read from moto's SES
 backend), and the console channel (a stream whose ``write`` raises the
@@ -17,8 +20,8 @@ scripted ``OSError``: EAGAIN, or EPIPE for good). The rules come from seed
 004: a failed send raises and is never swallowed, and every retry carries the
 same idempotency key — and a retry after a send whose record was lost
 delivers nothing new wherever the transport can promise it (Slack, GitHub,
-Lark); elsewhere (webhook, email, console) it delivers again with the same
-key.
+Lark, OpenClaw within its replay window); elsewhere (webhook, email, console)
+it delivers again with the same key.
 """
 
 from __future__ import annotations
@@ -44,6 +47,7 @@ from signoff.channels.github import GitHubChannel
 from signoff.channels.lark import LarkChannel, lark_uuid
 from signoff.channels.memory import RecordingChannel
 from signoff.channels.notification import idempotency_key, notification_key
+from signoff.channels.openclaw import OpenClawChannel
 from signoff.channels.slack import SlackChannel
 from signoff.channels.webhook import WebhookChannel
 from signoff.clock import SystemClock
@@ -52,6 +56,7 @@ from signoff.testing import CHANNEL_CHECKS, ChannelHarness, sample_approval
 from tests.support.aws import mocked_aws
 from tests.support.github_api import FakeGitHub
 from tests.support.lark_api import DEDUPE_WINDOW, FakeLark
+from tests.support.openclaw_gateway import FakeOpenClaw
 from tests.support.slack_api import FakeSlack
 from tests.support.webhook_sink import Reply, WebhookSink
 
@@ -229,6 +234,33 @@ class LarkHarness:
         return lark_uuid(key)
 
 
+class OpenClawHarness:
+    # The gateway's replay cache: the same token, Idempotency-Key and body within
+    # its window (5 minutes, in memory) answers the first run and starts none.
+    dedupes_unrecorded = True
+
+    def __init__(self, fake: FakeOpenClaw, http: httpx.Client) -> None:
+        self.fake = fake
+        self.channel = OpenClawChannel(
+            "openclaw",
+            fake.url,
+            "hook-secret",
+            client=http,
+            clock=SystemClock(),
+            allow_private=True,
+        )
+
+    def fail_next(self, times: int, *, retryable: bool) -> None:
+        self.fake.fail_next(times, retryable=retryable)
+
+    def delivered(self) -> list[str]:
+        return [key or "" for key in self.fake.run_keys()]
+
+    def carried(self, key: str) -> str:
+        # the Idempotency-Key carries the seed's key of the notification
+        return notification_key(key, run_id="run-1", channel=self.channel.name)
+
+
 class _Stream(io.StringIO):
     """A text stream whose next writes raise the scripted ``OSError``s (a full or closed pipe)."""
 
@@ -269,7 +301,9 @@ def http() -> Iterator[httpx.Client]:
         yield client
 
 
-@pytest.fixture(params=["recording", "webhook", "slack", "github", "lark", "email", "console"])
+@pytest.fixture(
+    params=["recording", "webhook", "slack", "github", "lark", "openclaw", "email", "console"]
+)
 def harness(
     request: pytest.FixtureRequest, http: httpx.Client, monkeypatch: pytest.MonkeyPatch
 ) -> Iterator[Harness]:
@@ -291,6 +325,9 @@ def harness(
     elif request.param == "lark":
         with FakeLark() as lark:
             yield LarkHarness(lark, http)
+    elif request.param == "openclaw":
+        with FakeOpenClaw("hook-secret") as gateway:
+            yield OpenClawHarness(gateway, http)
     elif request.param == "console":
         yield ConsoleHarness()
     else:

@@ -1,4 +1,4 @@
-"""Which addresses a channel may reach: the SSRF rules of the webhook and GitHub channels.
+"""Which addresses a channel may reach: the SSRF rules of the webhook, GitHub and OpenClaw channels.
 
 A channel that posts to a configured URL must not be aimed at the deployment's
 own network: private, loopback, link-local, reserved and other non-global
@@ -6,7 +6,10 @@ addresses are refused — also an IPv4 host wrapped in IPv6 (mapped, 6to4,
 NAT64). Literal addresses are judged when ``channels.yaml`` loads; what a
 hostname resolves to is judged at each send by the channel itself. The local
 stack (``SIGNOFF_ALLOW_PRIVATE_WEBHOOKS``) or a channel's ``allowPrivate``
-lifts the rule.
+lifts the rule. ``checked_address`` is that send-time judgement for a channel
+that talks to one configured API host (GitHub, OpenClaw): https only, every
+address the host resolves to checked, and the one to connect to handed back so
+a second DNS answer cannot swap in another between the check and the connect.
 """
 
 from __future__ import annotations
@@ -15,14 +18,16 @@ import ipaddress
 from typing import TYPE_CHECKING, Final
 from urllib.parse import urlsplit
 
+from signoff.errors import SendFailed
 from signoff.settings import Deployment
 
 if TYPE_CHECKING:
-    from collections.abc import Mapping
+    from collections.abc import Callable, Mapping, Sequence
 
 __all__ = [
     "ALLOW_PRIVATE_VARIABLE",
     "address_problem",
+    "checked_address",
     "private_webhooks_allowed",
     "public_url_problem",
 ]
@@ -70,6 +75,61 @@ def public_url_problem(url: str) -> str | None:
         # the body carries one-click approve and deny links
         return f"a public webhook must use https; {hint}"
     return None
+
+
+def checked_address(
+    channel: str,
+    *,
+    scheme: str,
+    host: str,
+    port: int | None,
+    resolve: Callable[[str, int], Sequence[str]],
+    setting: str,
+    kind: str,
+) -> str | None:
+    """The address a channel aimed at one public API host connects to (None: the host itself).
+
+    ``host`` may be a literal address (None: connect to it as it is, once judged).
+    ``setting`` names the URL's key in ``channels.yaml`` (``apiUrl``) and ``kind``
+    what it points at (``API URLs``), for the operator reading the failure.
+
+    Raises:
+        SendFailed: the host does not resolve (retryable), or the URL is not https
+            or reaches a non-public address (permanent: the settings must change).
+    """
+    if scheme != "https":
+        raise SendFailed(
+            channel,
+            f"refused: {setting} must use https (the token travels with every request)",
+            retryable=False,
+        )
+    literal = _is_address(host)
+    if literal:
+        addresses: Sequence[str] = [host]
+    else:
+        try:
+            addresses = list(resolve(host, port or 443))
+        except OSError as exc:
+            raise SendFailed(channel, f"{host} does not resolve ({exc})", retryable=True) from exc
+        if not addresses:
+            raise SendFailed(channel, f"{host} resolves to no address", retryable=True)
+    for address in addresses:
+        problem = address_problem(address)
+        if problem:
+            raise SendFailed(
+                channel,
+                f"refused: {host} resolves to {problem}; private {kind} need allowPrivate: true",
+                retryable=False,
+            )
+    return None if literal else addresses[0]
+
+
+def _is_address(host: str) -> bool:
+    try:
+        ipaddress.ip_address(host)
+    except ValueError:
+        return False
+    return True
 
 
 def _embedded_ipv4(

@@ -44,7 +44,11 @@ import httpx
 from pydantic import Field, model_validator
 
 from signoff.channels._chat import in_transit
-from signoff.channels.addresses import address_problem, private_webhooks_allowed
+from signoff.channels.addresses import (
+    address_problem,
+    checked_address,
+    private_webhooks_allowed,
+)
 from signoff.channels.base import Delivery, already_sent
 from signoff.channels.config import ChannelSettings, HttpUrl, Secret
 from signoff.channels.github_app import GitHubAppSettings, InstallationTokens, app_jwt, expiry
@@ -418,32 +422,18 @@ def _checked_address(channel: GitHubChannel) -> str | None:
     Raises:
         SendFailed: the host does not resolve (retryable) or is refused (permanent).
     """
-    url = channel._api
-    host = url.host
     if channel.allow_private:
         return None
-    if url.scheme != "https":
-        raise channel.failed(
-            "refused: apiUrl must use https (the token travels with every request)",
-            retryable=False,
-        )
-    if _is_address(host):
-        addresses = [host]
-    else:
-        try:
-            addresses = list(channel._resolve(host, url.port or 443))
-        except OSError as exc:
-            raise channel.failed(f"{host} does not resolve ({exc})", retryable=True) from exc
-        if not addresses:
-            raise channel.failed(f"{host} resolves to no address", retryable=True)
-    for address in addresses:
-        problem = address_problem(address)
-        if problem:
-            raise channel.failed(
-                f"refused: {host} resolves to {problem}; private API URLs need allowPrivate: true",
-                retryable=False,
-            )
-    return None if _is_address(host) else addresses[0]
+    url = channel._api
+    return checked_address(
+        channel.name,
+        scheme=url.scheme,
+        host=url.host,
+        port=url.port,
+        resolve=channel._resolve,
+        setting="apiUrl",
+        kind="API URLs",
+    )
 
 
 def _check_public_url(api_url: str) -> None:

@@ -60,6 +60,10 @@ CHANNEL_TYPES: Final[dict[str, ChannelType]] = {
         channel="signoff.channels.github:GitHubChannel",
         settings="signoff.channels.github:GitHubSettings",
     ),
+    "openclaw": ChannelType(
+        channel="signoff.channels.openclaw:OpenClawChannel",
+        settings="signoff.channels.openclaw:OpenClawSettings",
+    ),
     "redis": ChannelType(
         channel="signoff.channels.redis:RedisChannel",
         settings=f"{_CONFIG}:RedisSettings",
