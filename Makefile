@@ -75,16 +75,20 @@ lint: install
 # loaded as the functions load them, so a bad notify name or a YAML error fails
 # here and not at an agent's first request, a rule naming a tool its agent lacks
 # (a warning elsewhere: --strict) fails too, and a redis / database channel whose
-# client library the layer lacks fails naming it (signoff check, well under a second);
+# client library neither the layer's requirements nor requirements-channels.txt pins
+# fails naming it (signoff check, well under a second);
 # then cfn-lint, checkov (offline; .checkov.yaml lists the findings accepted and
 # why), SAM's own lint, and a build into .aws-sam/build (the engine
 # layer's wheels are fetched for python3.13 and ARCH,
 # x86_64 by default). sam needs a region for these, no credentials. --cached
 # rebuilds only what changed. Then the agents layer goes into the build with the
 # parse of its YAML (dev/agents_layer.py: a deployed cold start reads that instead
-# of importing PyYAML; an edited file is parsed as ever).
+# of importing PyYAML; an edited file is parsed as ever). And the engine layer gets
+# the client libraries of the channels agents/ configures, no others
+# (dev/channel_libraries.py: redis for a redis channel, psycopg for a database one,
+# requirements-channels.txt's pins, wheels for python3.13 and ARCH).
 template: install $(SAM_VENV)/.installed $(CHECKOV_VENV)/.installed
-	$(BIN)/signoff check --strict --agents agents --layer-requirements layers/signoff/requirements.txt
+	$(BIN)/signoff check --strict --agents agents --layer-requirements layers/signoff/requirements.txt --layer-requirements layers/signoff/requirements-channels.txt
 	$(BIN)/cfn-lint template.yaml
 	$(CHECKOV_VENV)/bin/checkov --config-file .checkov.yaml
 	$(SAM) validate --lint --region us-east-1
@@ -92,6 +96,7 @@ template: install $(SAM_VENV)/.installed $(CHECKOV_VENV)/.installed
 	PATH="$(dir $(PYTHON313)):$$PATH" $(SAM) build --cached --parameter-overrides Architecture=$(ARCH) $(SAM_BUILD_ARGS)
 	$(BIN)/python dev/pin_architecture.py .aws-sam/build/template.yaml $(ARCH)
 	$(BIN)/python dev/agents_layer.py .aws-sam/build agents
+	$(BIN)/python dev/channel_libraries.py .aws-sam/build agents $(ARCH)
 	$(PYTHON313) -m compileall -q -f -j 0 --invalidation-mode unchecked-hash .aws-sam/build
 
 # What to deploy: `make deploy` (or `make build` then the pinned sam yourself). The template's checks and

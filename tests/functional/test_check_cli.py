@@ -163,11 +163,12 @@ def test_make_build_and_make_test_run_the_check_before_anything_else() -> None:
     recipe = makefile.split("\ntemplate:", 1)[1].split("\n\n", 1)[0].splitlines()[1:]
     assert recipe[0].strip() == (
         "$(BIN)/signoff check --strict --agents agents "
-        "--layer-requirements layers/signoff/requirements.txt"
+        "--layer-requirements layers/signoff/requirements.txt "
+        "--layer-requirements layers/signoff/requirements-channels.txt"
     )
     assert "\nbuild: template\n" in makefile
     assert "\npackaging: template " in makefile
-    assert "\ntest: lint packaging\n" in makefile
+    assert "\ntest: lint packaging client-test\n" in makefile
 
 
 def test_rules_actauth_accepts_pass_with_warnings_and_ambiguous_ones_fail(

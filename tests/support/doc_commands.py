@@ -40,6 +40,24 @@ NOT_RUNNABLE: dict[tuple[str, str], str] = {
     "tests/e2e/test_local_stack.py's",
     ("README.md", "sam build"): "needs Docker (sam local); documented, not tested (README says so)",
     ("README.md", "make deploy"): "deploys to an AWS account; tests/packaging builds the template",
+    ("README.md", "aws secretsmanager create-secret --name signoff/approvals-redis \\"): (
+        "needs an AWS account and an ElastiCache endpoint; tests/packaging/"
+        "test_channel_libraries.py stores the URL of a real redis-server as the channel's "
+        "secret and runs the built notifier against it"
+    ),
+    (
+        "README.md",
+        'psql "host=approvals.cluster-abc123.us-east-1.rds.amazonaws.com dbname=approvals '
+        "user=admin sslmode=require\" <<'SQL'",
+    ): (
+        "needs an RDS database; tests/packaging/test_channel_libraries.py creates the same "
+        "table (create_table_sql) in a real PostgreSQL and the built notifier inserts into it, "
+        "tests/contract/test_queue_channels.py inserts as a role granted INSERT only"
+    ),
+    ("README.md", 'make deploy DEPLOY_ARGS="--parameter-overrides \\'): (
+        "deploys to an AWS account; tests/functional/test_vpc_template.py transforms the "
+        "template with these parameters and without them"
+    ),
     ("README.md", "API=$(aws cloudformation describe-stacks --stack-name signoff \\"): "needs a "
     "deployed stack; the same routes are driven over the local stack by tests/e2e",
     ("docs/protocol.md", "API=$(aws cloudformation describe-stacks --stack-name signoff \\"): (

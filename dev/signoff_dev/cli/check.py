@@ -9,10 +9,12 @@ each agent fully (``agent.yaml``, ``actauth.yml``, ``tools.py``, skills) with it
 The template's agent schedules must be those of the agents' ``schedule``
 (``signoff template sync`` writes them; ``--template``, default the
 ``template.yaml`` beside the agents folder).
-With ``--layer-requirements`` (``make build`` passes the engine layer's file), a
-channel whose client library is an optional extra (redis, database) must have
-that library in the layer too: deployed, the notifier would otherwise fail its
-rows on every send, and the build is where to say what to add.
+With ``--layer-requirements`` (``make build`` passes the engine layer's file and
+``requirements-channels.txt``, whose pins it adds to the layer for the channels
+configured: ``dev/channel_libraries.py``), a channel whose client library is an
+optional extra (redis, database) must have that library in one of those files:
+deployed, the notifier would otherwise fail its rows on every send, and the build
+is where to say what to add.
 
 A rule file that loads can still draw warnings, printed on stderr one line each
 (yellow on a terminal): signoff loads and decides every file actauth accepts as
@@ -53,7 +55,7 @@ if TYPE_CHECKING:
 
     from signoff.agents import AgentCatalog
 
-__all__ = ["check_agents", "register", "rule_warnings_of"]
+__all__ = ["channel_extras", "check_agents", "extra_requirements", "register", "rule_warnings_of"]
 
 EXIT_OK, EXIT_PROBLEMS = 0, 1
 
@@ -75,9 +77,10 @@ def register(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> N
     check.add_argument(
         "--layer-requirements",
         type=Path,
+        action="append",
         default=None,
-        help="the Lambda layer's requirements.txt: every optional library a configured "
-        "channel needs must be listed there",
+        help="the Lambda layer's requirements.txt (repeat it for more files): every "
+        "optional library a configured channel needs must be listed in one of them",
     )
     check.add_argument(
         "--template",
@@ -113,25 +116,40 @@ def extra_requirements(extra: str) -> list[str]:
     return [r.split(";")[0].strip() for r in declared if marker.search(r)]
 
 
-def missing_from_layer(catalog: AgentCatalog, layer_requirements: Path) -> dict[str, str]:
-    """Each configured channel whose optional library the layer lacks, with what to add."""
+def channel_extras(catalog: AgentCatalog) -> dict[str, dict[str, str]]:
+    """The ``signoff[<extra>]`` each configured channel needs: extra → {channel: type}.
+
+    Channels of a type without an optional client library (webhook, Slack, …) need none.
+    """
     from signoff.channels.registry import CHANNEL_TYPES
 
-    listed = {
-        name
-        for line in layer_requirements.read_text().splitlines()
-        if (name := _project(line.split("#")[0]))
-    }
-    found: dict[str, str] = {}
+    found: dict[str, dict[str, str]] = {}
     for name, settings in catalog.channels.channels.items():
         entry = CHANNEL_TYPES.get(settings.type)
-        if entry is None or entry.extra is None:
-            continue
-        needed = [r for r in extra_requirements(entry.extra) if _project(r) not in listed]
-        if needed:
+        if entry is not None and entry.extra is not None:
+            found.setdefault(entry.extra, {})[name] = settings.type
+    return found
+
+
+def missing_from_layer(
+    catalog: AgentCatalog, layer_requirements: Path | list[Path]
+) -> dict[str, str]:
+    """Each configured channel whose optional library the layer lacks, with what to add."""
+    files = layer_requirements if isinstance(layer_requirements, list) else [layer_requirements]
+    listed = {
+        name
+        for path in files
+        for line in path.read_text().splitlines()
+        if (name := _project(line.split("#")[0]))
+    }
+    where = " or ".join(str(path) for path in files)
+    found: dict[str, str] = {}
+    for extra, channels in channel_extras(catalog).items():
+        needed = [r for r in extra_requirements(extra) if _project(r) not in listed]
+        for name, kind in channels.items() if needed else ():
             found[name] = (
-                f"type {settings.type} needs {', '.join(needed)} in the Lambda layer: add it to "
-                f"{layer_requirements} (deployed, its rows would fail: the library is missing)"
+                f"type {kind} needs {', '.join(needed)} in the Lambda layer: add it to "
+                f"{where} (deployed, its rows would fail: the library is missing)"
             )
     return found
 
