@@ -44,6 +44,14 @@ def query(event: dict[str, Any], **values: str) -> dict[str, Any]:
     return event
 
 
+def twice(event: dict[str, Any], **values: tuple[str, str]) -> dict[str, Any]:
+    """``event`` with each query parameter given twice (API Gateway joins them with ',')."""
+    event = json.loads(json.dumps(event))
+    event["queryStringParameters"] = {k: ",".join(v) for k, v in values.items()}
+    event["rawQueryString"] = "&".join(f"{k}={one}" for k, v in values.items() for one in v)
+    return event
+
+
 class World:
     """What the requests of the table name: a paused item, its token, its session."""
 
@@ -69,6 +77,7 @@ DENY, ANSWER = "/approvals/{id}/deny", "/questions/{id}/answer"
 RESOLVE, PENDING_ANSWER = "/pending-approvals/{id}/resolve", "/pending-questions/{id}/answer"
 LINK, AGENTS = "/a/{token}", "/agents"
 CONFIG, SESSION = "/agents/{name}/config", "/agents/{name}/sessions/{id}"
+CONFIG_PAGE = "/agents/config"
 SLACK, LARK = "/slack/interactions", "/lark/callback"
 INBOX, CARD = "/inbox", "/inbox/items/{id}"
 AUDIT_JSON, AUDIT_CSV = "/inbox/audit.json", "/inbox/audit.csv"
@@ -182,6 +191,16 @@ CASES: list[Case] = [
         "get",
         "resolve",
         lambda w: with_path(load_event("agent_config"), "/agents/nobody/config", name="nobody"),
+    ),
+    (CONFIG_PAGE, "get", "resolve", lambda w: load_event("agent_config_page")),
+    (CONFIG_PAGE, "get", "resolve", lambda w: query(load_event("agent_config_page"))),
+    (CONFIG_PAGE, "get", "resolve", lambda w: query(load_event("agent_config_page"), agent="x")),
+    (CONFIG_PAGE, "get", "resolve", lambda w: keyed(load_event("agent_config_page"), "sk_bogus")),
+    (
+        CONFIG_PAGE,
+        "get",
+        "resolve",
+        lambda w: twice(load_event("agent_config_page"), agent=("a", "b")),
     ),
     (SESSION, "get", "resolve", lambda w: load_event("session_status", SESSION_ID=w.session_id)),
     (SESSION, "get", "resolve", lambda w: load_event("session_status", SESSION_ID="nope")),

@@ -168,6 +168,8 @@ def _banner(stack: LocalStack) -> str:
             *broken,
             f"  playground     {stack.url}/playground  (live events over the SSE stream, "
             f"POST {stack.url}/agents/<name>/messages/stream)",
+            f"  agent config   {stack.url}/agents/config  (every agent's prompt, tools, rules, "
+            "channels and hooks)",
             f"  notifications  printed here as they arrive at {stack.url}{SINK_PATH};",
             f"                 GET {stack.url}{LIST_PATH} lists them",
             "  emails         printed here as the emulator's SES accepts them;",

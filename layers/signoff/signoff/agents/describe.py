@@ -30,6 +30,12 @@ def describe_agent(agent: Agent, deployment: Deployment | None = None) -> dict[s
         "maxTurns": config.max_turns,
         "budget": config.budget.model_dump(by_alias=True),
         "approvalTimeoutSeconds": config.approval_timeout,
+        "remindAfterSeconds": config.remind_after,
+        # the ladder every ask and question climbs, unless its rule has its own escalate
+        "escalate": [
+            step.model_dump(mode="json", by_alias=True, exclude_none=True)
+            for step in config.escalate
+        ],
         "tools": [
             {
                 "name": tool.name,

@@ -1,21 +1,25 @@
-"""Read-only routes: the agents, an agent's resolved config, a session's status and decisions."""
+"""Read-only routes: the agents, an agent's resolved config (JSON, and the page of every
+agent's), a session's status and decisions."""
 
 from __future__ import annotations
 
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Annotated, Any
 
+from aws_lambda_powertools.event_handler import Response
 from aws_lambda_powertools.event_handler.api_gateway import Router
 from aws_lambda_powertools.event_handler.openapi.params import Query
 
 from signoff.agents.describe import describe_agent
 from signoff.api.context import api_of
-from signoff.api.docs import errors, json_response
+from signoff.api.docs import errors, json_response, page_responses
 from signoff.api.models import AgentSummary, SessionDecision, SessionStatusBody
 from signoff.api.shapes import pending_body
 from signoff.api.waiting import MAX_WAIT, longest_pause, wait_for_chunk
 from signoff.clock import iso
-from signoff.errors import ConfigError, NotFound
+from signoff.errors import AuthFailed, ConfigError, NotFound, UnknownAgent
+from signoff.web import PAGE_HEADERS, error_page
+from signoff.web.config_html import CONFIG_HEADERS, CONFIG_PAGE_PATH, config_html
 
 if TYPE_CHECKING:
     from signoff.store.records import SessionRecord
@@ -56,6 +60,50 @@ def agent_config(name: str) -> dict[str, Any]:
     api = api_of(router)
     api.tenant(router.current_event.headers)
     return describe_agent(api.agents.get(name), api.deployment)
+
+
+@router.get(
+    CONFIG_PAGE_PATH,
+    summary="Every agent's resolved config as a page (?agent=<name>: one agent)",
+    description=(
+        "loopengine's config page, for a browser: the bodies of `GET /agents/{name}/config` "
+        "drawn as HTML — prompt, model, tools with their JSON schemas and parallel-safety, "
+        "the rules the gate enforces, the channels of each notification kind, which hooks "
+        "are the agent's own. Never a secret. Behind the API key, as the JSON route."
+    ),
+    # a query the route cannot read (agent given twice) is refused before it, as JSON
+    responses={**page_responses(401, 404), **errors(400)},
+    tags=["agents"],
+)
+def agent_config_page(
+    agent: Annotated[str | None, Query(description="One agent's name; absent: every agent")] = None,
+) -> Response[str]:
+    api = api_of(router)
+    try:
+        api.tenant(router.current_event.headers)
+    except AuthFailed as refused:
+        return _page(401, error_page(401, "An API key is needed", str(refused)), PAGE_HEADERS)
+    names = api.agents.names()
+    if agent is not None and agent not in names:
+        # the JSON route's answer, as a page (the caller is authenticated: the names are its)
+        unknown = str(UnknownAgent(agent, names))
+        return _page(404, error_page(404, "No such agent", unknown), PAGE_HEADERS)
+    shown: list[tuple[str, dict[str, Any] | None]] = []
+    for name in [agent] if agent is not None else names:
+        try:
+            shown.append((name, describe_agent(api.agents.get(name), api.deployment)))
+        except ConfigError:
+            # One broken agent must not hide the others; what is wrong stays in the
+            # function's log from its cold start, as the JSON route keeps it.
+            shown.append((name, None))
+    return _page(200, config_html(names, shown, selected=agent))
+
+
+def _page(status: int, page: str, headers: dict[str, str] = CONFIG_HEADERS) -> Response[str]:
+    """A page with the headers of its stylesheet (an error page has the link pages')."""
+    return Response(
+        status_code=status, content_type="text/html; charset=utf-8", body=page, headers=headers
+    )
 
 
 @router.get(

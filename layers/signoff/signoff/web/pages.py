@@ -76,16 +76,17 @@ _CSS: Final = (
 )
 
 
-def page_headers(css: str) -> dict[str, str]:
+def page_headers(css: str, *, script: bool = True) -> dict[str, str]:
     """The headers of a page whose one inline stylesheet is ``css`` (and whose one
-    script is the local-time one)."""
+    script is the local-time one; ``script=False``: a page with no script at all)."""
     css_hash = base64.b64encode(hashlib.sha256(css.encode("utf-8")).digest()).decode()
+    scripts = f"script-src 'sha256-{SCRIPT_HASH}'; " if script else ""
     return {
         "Content-Type": "text/html; charset=utf-8",
         # Only our inline stylesheet (by hash), forms only to ourselves, no framing.
         "Content-Security-Policy": (
             f"default-src 'none'; style-src 'sha256-{css_hash}'; "
-            f"script-src 'sha256-{SCRIPT_HASH}'; form-action 'self'; "
+            f"{scripts}form-action 'self'; "
             "frame-ancestors 'none'; base-uri 'none'"
         ),
         # The token is in the URL: no other origin may see it in a Referer. Not
