@@ -10,6 +10,7 @@
         if turn.pending is not None:        # approval:pending / question:pending
             turn.pending.approve()          # or .deny("why"), .answer("text")
     print(turn.done.text if turn.done else turn.error)
+    print(turn.stop_reason)                 # None, max_turns, denied, pending_approval, …
 
 A turn yields what the streamed transports carry: ``session`` first, the
 engine's events, then one ``done`` (or one ``error`` when the turn failed after
@@ -78,9 +79,12 @@ if TYPE_CHECKING:
 
     from signoff.events import LoopEvent
 
-__all__ = ["Client", "Pending", "SessionEvents", "Transport", "Turn", "error_for"]
+__all__ = ["Client", "Pending", "SessionEvents", "StopReason", "Transport", "Turn", "error_for"]
 
 Transport = Literal["auto", "sse", "poll"]
+# Why a turn stopped, as the API's bodies say it: ``done``'s max_turns / denied, or
+# (the 202 and the status route of a paused session) pending_approval / pending_question.
+StopReason = Literal["max_turns", "denied", "pending_approval", "pending_question"]
 
 # The status route waits at most 25 s (API Gateway's HTTP API gives up at 30 s).
 POLL_WAIT: Final = 20.0
@@ -160,6 +164,13 @@ class Pending:
     def id(self) -> str:
         return self.event.id
 
+    @property
+    def stop_reason(self) -> Literal["pending_approval", "pending_question"]:
+        """What the turn stopped with while it waits here, as the API's 202 says it."""
+        if isinstance(self.event, QuestionPending):
+            return "pending_question"
+        return "pending_approval"
+
     def approve(self, note: str | None = None, args: dict[str, Any] | None = None) -> None:
         """Approve the call (with changed ``args`` if the tool allows it)."""
         body = {key: value for key, value in (("note", note), ("args", args)) if value is not None}
@@ -192,6 +203,17 @@ class Turn:
     _seen: int = 0
     _announced: bool = field(default=False, repr=False)
     _started: bool = field(default=False, repr=False)
+
+    @property
+    def stop_reason(self) -> StopReason | None:
+        """Why the turn stopped: ``done``'s ``max_turns`` / ``denied`` (None for an answer,
+        or while it runs), or ``pending_approval`` / ``pending_question`` while it waits on
+        a person (``pending``) — what the 202 body and the status route say."""
+        if self.done is not None:
+            return self.done.stop_reason
+        if self.pending is not None and self.error is None:
+            return self.pending.stop_reason
+        return None
 
     def __iter__(self) -> Iterator[LoopEvent]:
         if self._started:

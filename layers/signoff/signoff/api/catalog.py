@@ -144,10 +144,14 @@ def session_status(
         record = _owned(api, name, id, tenant)
         events, count = _events_after(api, record, after)
     pending = None
+    # a paused session's reason is its pause's, never an earlier turn's finish
+    stop_reason = None if record.status == "paused" else record.stop_reason
     if record.status == "paused" and record.pending_id:
         item = api.pending.get(record.pending_id)
         if item is not None:
             pending = pending_body(item, [])
+            # as the 202 of the pause said it: the turn stopped to wait on a person
+            stop_reason = pending.stop_reason
     body = SessionStatusBody(
         session_id=record.session_id,
         agent=record.agent,
@@ -155,7 +159,7 @@ def session_status(
         pending=pending,
         decisions=_decisions(api, record),
         text=record.text,
-        stop_reason=record.stop_reason,
+        stop_reason=stop_reason,
         events=events,
         next=count,
     )

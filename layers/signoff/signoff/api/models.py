@@ -22,10 +22,12 @@ __all__ = [
     "EscalationState",
     "FinishedBody",
     "MessageBody",
+    "PausedReason",
     "PendingBody",
     "ScheduledRun",
     "SessionDecision",
     "SessionStatusBody",
+    "StopReason",
     "VoteBody",
 ]
 
@@ -88,6 +90,12 @@ class AnswerBody(BaseModel):
     model_config = ConfigDict(defer_build=True, extra="forbid")
 
     answer: str = Field(min_length=1, max_length=MAX_MESSAGE_CHARS)
+
+
+# Why a turn stopped: a finish v1 marks (max_turns, denied), or a pause on a person,
+# as loopengine's durable approver ends a turn (pending_approval, pending_question).
+PausedReason = Literal["pending_approval", "pending_question"]
+StopReason = Literal["max_turns", "denied", "pending_approval", "pending_question"]
 
 
 class FinishedBody(_Wire):
@@ -166,6 +174,13 @@ class PendingBody(_Wire):
     # An approval its rule gives to more than one person, or to named ones
     # (signoff.gate.policy): the quorum and the votes so far. Additive to v1.
     approvals: ApprovalsState | None = None
+    # What loopengine's durable approver ends the turn with; absent for ``running``.
+    # Additive to v1.
+    stop_reason: PausedReason | None = Field(
+        default=None,
+        description="pending_approval or pending_question: the turn stopped to wait on a "
+        "person (absent while it is running)",
+    )
 
 
 class SessionDecision(_Wire):
@@ -193,7 +208,11 @@ class SessionStatusBody(_Wire):
     pending: PendingBody | None = None
     decisions: list[SessionDecision] = Field(default_factory=list)
     text: str | None = None
-    stop_reason: str | None = None
+    stop_reason: StopReason | None = Field(
+        default=None,
+        description="done: max_turns or denied (absent for an answer); paused: "
+        "pending_approval or pending_question",
+    )
     events: list[dict[str, Any]]
     next: int = Field(description="Pass as ?after= to get only newer events")
 

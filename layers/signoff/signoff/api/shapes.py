@@ -43,6 +43,7 @@ def pending_body(item: PendingItem, events: list[dict[str, Any]]) -> PendingBody
     if item.kind == "question":
         return PendingBody(
             type="question",
+            stop_reason="pending_question",
             question=item.question,
             options=item.options,
             answer_url=f"/questions/{quote(item.id)}/answer",
@@ -50,6 +51,7 @@ def pending_body(item: PendingItem, events: list[dict[str, Any]]) -> PendingBody
         )
     return PendingBody(
         type="approval",
+        stop_reason="pending_approval",
         tool=item.tool,
         args=item.args,
         scope=item.scope.model_dump() if item.scope else None,
