@@ -30,7 +30,17 @@ def test_send_to_signoff_dev_prints_the_ndjson_of_run_with_deny(
     ran_code, ran = signoff(agents, tmp_path, "run", "customer-service", "--json", "--deny", REFUND)
     url = stack.url
     sent_code, sent = signoff(
-        agents, tmp_path, "send", "--url", url, "customer-service", "--json", "--deny", "no", REFUND
+        agents,
+        tmp_path,
+        "send",
+        "--url",
+        url,
+        "customer-service",
+        "--json",
+        "--deny",
+        "--reason",
+        "no",
+        REFUND,
     )
     assert sent_code == ran_code == 0
     assert [e["type"] for e in ran][-2:] == ["loop:denied", "done"]

@@ -176,7 +176,7 @@ def test_signoff_send_streams_from_its_stream_url(
     def send(*options: str) -> tuple[int, list[dict[str, Any]]]:
         return signoff(
             agents, tmp_path, "send", "--url", stack.url, *options, "--transport", "sse",
-            "shop", "--json", "--deny", "no", ASKS,
+            "shop", "--json", "--deny", "--reason", "no", ASKS,
         )  # fmt: skip
 
     one_url_code, one_url = send()

@@ -737,7 +737,7 @@ def test_a_long_poll_turn_whose_connection_drops_resumes_without_a_lost_or_doubl
 @pytest.mark.parametrize(
     ("message", "decide", "sent"),
     [
-        (ASKS, ("--deny",), ("--deny", "not this one")),
+        (ASKS, ("--deny",), ("--deny", "--reason", "not this one")),
         (ASKS, ("--approve",), ("--approve",)),
         (FINISHES, (), ()),
     ],
@@ -759,7 +759,7 @@ def test_signoff_send_prints_what_signoff_run_prints(
     )
     assert sent_code == ran_code == 0
     assert per_run(sent_events) == per_run(ran)
-    # The reason given with --deny reaches the denied call's result.
+    # The reason given with --deny (--reason) reaches the denied call's result.
     results = [e.get("detailText", "") for e in sent_events if e["type"] == "tool:result"]
     denied = [text for text in results if text.startswith("Denied by ")]
     assert denied == (["Denied by anonymous@default (not this one)."] if "--deny" in sent else [])

@@ -54,6 +54,23 @@ def test_production_refund_denied_with_the_flag(tmp_path: Path) -> None:
     assert not any(e["type"] == "tool:started" and e["tool"] == "issue_refund" for e in events)
 
 
+def test_a_deny_takes_its_reason_from_its_own_option(tmp_path: Path) -> None:
+    # --deny is a switch: the message after it stays the message; --reason says why
+    done = signoff(
+        "run", "customer-service", "--json", "--deny", "--reason", "wrong order", REFUND,
+        home=tmp_path,
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    events = ndjson(done.stdout)
+    refund = next(e for e in events if e["type"] == "tool:result" and e["tool"] == "issue_refund")
+    assert (refund["statusText"], refund["detailText"]) == (
+        "Denied.",
+        "Denied by cli-flag (wrong order).",
+    )
+    alone = signoff("run", "customer-service", "--reason", "why", REFUND, home=tmp_path)
+    assert alone.returncode == 2 and "give --deny too" in alone.stderr
+
+
 def test_production_refund_approved_with_the_flag(tmp_path: Path) -> None:
     done = signoff("run", "customer-service", "--json", "--approve", REFUND, home=tmp_path)
     events = ndjson(done.stdout)

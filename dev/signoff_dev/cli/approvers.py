@@ -67,10 +67,12 @@ class TerminalApprover:
 
 @dataclass(frozen=True)
 class FlagApprover:
-    """Answers from ``--approve`` / ``--deny`` / ``--answer``; refuses what they don't cover."""
+    """Answers from ``--approve`` / ``--deny`` (with ``--reason``) / ``--answer``; refuses
+    what they don't cover."""
 
     decision: str | None
     answer: str | None
+    reason: str = ""
 
     def __call__(self, pending: ApprovalPending | QuestionPending, call_id: str) -> Resolution:
         if isinstance(pending, QuestionPending):
@@ -83,7 +85,7 @@ class FlagApprover:
         if self.decision == "approve":
             return Approved(call_id=call_id, actor="cli-flag")
         if self.decision == "deny":
-            return Denied(call_id=call_id, actor="cli-flag")
+            return Denied(call_id=call_id, actor="cli-flag", reason=self.reason)
         raise UsageError(
             f"{pending.tool} needs approval ({pending.reason}) and there is no terminal to ask on;"
             " rerun with --approve or --deny (it was not run)"

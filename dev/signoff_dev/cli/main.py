@@ -36,7 +36,12 @@ from signoff.events import ErrorEvent
 from signoff.ids import new_id
 from signoff.messages import Message
 from signoff_dev.cli import check, dev, inbox, keys, migrate, new, outbox, rules, send, template
-from signoff_dev.cli.options import AGENTS_HELP, add_agents_option
+from signoff_dev.cli.options import (
+    AGENTS_HELP,
+    add_agents_option,
+    add_decision_options,
+    flag_decision,
+)
 
 if TYPE_CHECKING:
     from collections.abc import Sequence
@@ -97,22 +102,7 @@ def _parser() -> argparse.ArgumentParser:
         dest="environment",
         help="the environment the rules see (default: production)",
     )
-    decision = run.add_mutually_exclusive_group()
-    decision.add_argument(
-        "--approve",
-        action="store_const",
-        const="approve",
-        dest="decision",
-        help="approve every call a rule asks about (no prompt)",
-    )
-    decision.add_argument(
-        "--deny",
-        action="store_const",
-        const="deny",
-        dest="decision",
-        help="deny every call a rule asks about (no prompt)",
-    )
-    run.add_argument("--answer", help="the answer to give if the agent asks a question")
+    add_decision_options(run)
     run.set_defaults(command=_run)
 
     agents = commands.add_parser("agents", help="list the agents")
@@ -204,6 +194,7 @@ def _run(args: argparse.Namespace) -> int:
     from signoff_dev.cli.approvers import FlagApprover, TerminalApprover
     from signoff_dev.cli.printer import event_printer
 
+    decision = flag_decision(args)
     agent = _catalog(args).get(args.agent)
     session_id = args.session or new_id()
     if not _SESSION_ID.match(session_id):
@@ -213,12 +204,12 @@ def _run(args: argparse.Namespace) -> int:
 
     sink = event_printer(args.json)
     approver: LiveApprover
-    interactive = args.decision is None and args.answer is None and sys.stdin.isatty()
+    interactive = decision is None and args.answer is None and sys.stdin.isatty()
     if interactive:
         summaries = {name: tool.summary for name, tool in agent.tools.items()}
         approver = TerminalApprover(sys.stdin, sys.stderr, summaries)
     else:
-        approver = FlagApprover(args.decision, args.answer)
+        approver = FlagApprover(decision, args.answer, args.reason or "")
     engine = Engine(
         agent=agent,
         model=build_model(agent.config.model, agent.directory),

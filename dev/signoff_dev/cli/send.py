@@ -5,7 +5,7 @@ at ``--stream-url`` when it is elsewhere, e.g. a deployed stack's ``StreamUrl``;
 long-poll on the status route otherwise; ``--transport`` forces one) and is
 printed by ``run``'s printer: the same NDJSON with ``--json``, the same lines
 without. A pending approval or question is asked on the terminal as ``run``
-asks it, or answered from ``--approve`` / ``--deny [REASON]`` / ``--answer``;
+asks it, or answered from ``--approve`` / ``--deny`` (``--reason TEXT``) / ``--answer``;
 without either, the command stops with ``run``'s usage error (exit 2) and the
 turn waits on the server for its approval link. Exit codes are ``run``'s: 0 the
 turn finished, 1 it failed, 2 a usage error.
@@ -16,6 +16,8 @@ from __future__ import annotations
 import os
 import sys
 from typing import TYPE_CHECKING
+
+from signoff_dev.cli.options import add_decision_options, flag_decision
 
 if TYPE_CHECKING:
     import argparse
@@ -52,24 +54,7 @@ def register(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> N
         default="auto",
         help="SSE, long-poll, or SSE when the server has it (default: auto)",
     )
-    decision = send.add_mutually_exclusive_group()
-    decision.add_argument(
-        "--approve",
-        action="store_const",
-        const="approve",
-        dest="decision",
-        help="approve every call a rule asks about (no prompt)",
-    )
-    decision.add_argument(
-        "--deny",
-        nargs="?",
-        const="",
-        default=None,
-        metavar="REASON",
-        dest="deny_reason",
-        help="deny every call a rule asks about, saying why if given (no prompt)",
-    )
-    send.add_argument("--answer", help="the answer to give if the agent asks a question")
+    add_decision_options(send)
     send.set_defaults(command=_send)
 
 
@@ -80,13 +65,13 @@ def _send(args: argparse.Namespace) -> int:
     from signoff_dev.cli.approvers import FlagApprover, TerminalApprover
     from signoff_dev.cli.printer import event_printer
 
-    decision = "deny" if args.deny_reason is not None else args.decision
+    decision = flag_decision(args)
     sink = event_printer(args.json)
     approver: LiveApprover
     if decision is None and args.answer is None and sys.stdin.isatty():
         approver = TerminalApprover(sys.stdin, sys.stderr)
     else:
-        approver = FlagApprover(decision, args.answer)
+        approver = FlagApprover(decision, args.answer, args.reason or "")
     with Client(
         args.url, api_key=args.api_key, stream_url=args.stream_url, transport=args.transport
     ) as client:
@@ -97,7 +82,7 @@ def _send(args: argparse.Namespace) -> int:
                 sink(event)
                 printed = True
                 if turn.pending is not None:
-                    _decide(turn.pending, approver, args.deny_reason)
+                    _decide(turn.pending, approver)
         except Absent as refused:
             if printed:
                 raise
@@ -116,7 +101,7 @@ def _send(args: argparse.Namespace) -> int:
     return EXIT_OK
 
 
-def _decide(pending: Pending, approver: LiveApprover, deny_reason: str | None) -> None:
+def _decide(pending: Pending, approver: LiveApprover) -> None:
     """Resolve ``pending`` on the server with what the terminal or the flags say."""
     from signoff.engine import Approved, Denied
 
@@ -124,6 +109,6 @@ def _decide(pending: Pending, approver: LiveApprover, deny_reason: str | None) -
     if isinstance(resolution, Approved):
         pending.approve()
     elif isinstance(resolution, Denied):
-        pending.deny(deny_reason or resolution.reason or None)
+        pending.deny(resolution.reason or None)
     else:
         pending.answer(resolution.answer)
