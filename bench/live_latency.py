@@ -159,12 +159,13 @@ def recording() -> Iterator[Recorder]:
         TableAudit.for_subject,
     )
 
-    def recorded_commit(self: TableSessions, change: Any, *, owner: str) -> None:
-        commit(self, change, owner=owner)
+    def recorded_commit(self: TableSessions, change: Any, *, owner: str) -> Any:
+        stored = commit(self, change, owner=owner)
         if change.chunk is not None:
             recorder.committed(
                 change.session.session_id, change.chunk.seq, len(change.chunk.events)
             )
+        return stored
 
     def recorded_load(self: TableSessions, session_id: str) -> Any:
         recorder.read(session_id)
