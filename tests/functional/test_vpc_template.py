@@ -16,15 +16,14 @@ from __future__ import annotations
 
 import json
 import subprocess
-from typing import TYPE_CHECKING, Any
+import sys
+from pathlib import Path
+from typing import Any
 
 import pytest
 
 from tests.functional.test_stream_template import SAM_PYTHON, TRANSFORM
 from tests.support.aws import TEMPLATE
-
-if TYPE_CHECKING:
-    from pathlib import Path
 
 ROOT = TEMPLATE.parent
 SUBNETS = "subnet-0a1b2c3d4e5f60718,subnet-0b1c2d3e4f5061728"
@@ -211,7 +210,8 @@ def test_cfn_lint_and_sam_validate_pass_with_and_without_the_vpc_parameters(
     copy = tmp_path / "template.yaml"
     copy.write_text(text, encoding="utf-8")
     # When cfn-lint reads it as written and as SAM transforms it, and sam validate lints it
-    cfn_lint = str(ROOT / ".venv" / "bin" / "cfn-lint")
+    # the test run's own virtualenv (CI's is not .venv)
+    cfn_lint = str(Path(sys.executable).parent / "cfn-lint")
     _run([cfn_lint, str(copy)], tmp_path)
     transformed = tmp_path / "transformed.json"
     transformed.write_text(_run([str(SAM_PYTHON), str(TRANSFORM), str(copy)], tmp_path))
