@@ -77,7 +77,7 @@ from bench.metering import TABLE, GlobalIndex, MeteringTable, Usage, global_inde
 if TYPE_CHECKING:
     from collections.abc import Iterator, Mapping, Sequence
 
-    from signoff.actors import Actor
+    from signoff.approver.actors import Actor
     from signoff.durable.sweeper import Sweeper
     from signoff.durable.turns import Turns
     from signoff.notify.hub import Notifier
@@ -185,12 +185,12 @@ def wire(deployment: Deployment, indexes: Sequence[GlobalIndex]) -> Wiring:
     from signoff.clock import ManualClock
     from signoff.durable.sweeper import Sweeper
     from signoff.errors import SignoffError
+    from signoff.keys.tokens import signer_from
     from signoff.notify.compose import Composer
     from signoff.notify.hub import Notifier, RetrySchedule
     from signoff.queue.memory import MemoryQueue
     from signoff.secrets.memory import MemorySecrets
     from signoff.store.migrate import migrator_for
-    from signoff.tokens import signer_from
 
     clock = ManualClock()
     store, table = metered_store(deployment, indexes, clock)
@@ -258,7 +258,7 @@ def draw_tenants(count: int, tenants: int, rng: random.Random) -> list[str]:
 
 def approver() -> Actor:
     """The approver, deciding through the email link the notifier sent them."""
-    from signoff.actors import link_recipient
+    from signoff.approver.actors import link_recipient
 
     return link_recipient(APPROVER, "local-email")
 

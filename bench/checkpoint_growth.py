@@ -23,8 +23,8 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from signoff.actors import api_caller
 from signoff.agents import Agent, AgentConfig
+from signoff.approver.actors import api_caller
 from signoff.clock import SystemClock
 from signoff.durable.turns import Turns
 from signoff.gate import RuleSet

@@ -24,12 +24,12 @@ from signoff.aws.batch import handle_batch
 from signoff.channels.build import BuildContext, ChannelSet
 from signoff.channels.config import ChannelsConfig
 from signoff.clock import SystemClock
+from signoff.keys.tokens import signer_from
 from signoff.notify.compose import Composer
 from signoff.notify.hub import Notifier
 from signoff.secrets.memory import MemorySecrets
 from signoff.store.memory import MemoryStore
 from signoff.store.records import Commit, OutboxRow, PendingItem, SessionRecord
-from signoff.tokens import signer_from
 from tests.support.http_server import RecordingServer, Reply
 
 RECORDS, CHANNELS, DELAY = 10, 3, 0.2

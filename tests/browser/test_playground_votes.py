@@ -14,7 +14,7 @@ import yaml
 from selenium.webdriver.common.by import By
 from selenium.webdriver.support.ui import WebDriverWait
 
-from signoff.apikeys import new_api_key
+from signoff.keys.api_keys import new_api_key
 from tests.browser.test_playground import (
     console_errors,
     dialog_open,

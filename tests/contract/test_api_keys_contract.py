@@ -10,8 +10,8 @@ from typing import TYPE_CHECKING, Any
 import boto3
 import pytest
 
-from signoff.apikeys import hash_key, new_api_key
 from signoff.errors import NotFound, UsageError
+from signoff.keys.api_keys import hash_key, new_api_key
 from signoff.store.memory import MemoryStore
 from signoff.store.records import ApiKey
 

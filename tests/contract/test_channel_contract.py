@@ -43,12 +43,12 @@ from moto.ses.models import ses_backends
 from signoff.channels.base import Delivery
 from signoff.channels.console import ConsoleChannel
 from signoff.channels.email import IDEMPOTENCY_HEADER, EmailChannel
-from signoff.channels.github import GitHubChannel
-from signoff.channels.lark import LarkChannel, lark_uuid
+from signoff.channels.github.channel import GitHubChannel
+from signoff.channels.lark.channel import LarkChannel, lark_uuid
 from signoff.channels.memory import RecordingChannel
 from signoff.channels.notification import idempotency_key, notification_key
 from signoff.channels.openclaw import OpenClawChannel
-from signoff.channels.slack import SlackChannel
+from signoff.channels.slack.channel import SlackChannel
 from signoff.channels.webhook import WebhookChannel
 from signoff.clock import SystemClock
 from signoff.errors import SendFailed

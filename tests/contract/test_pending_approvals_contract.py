@@ -19,20 +19,20 @@ from typing import TYPE_CHECKING, Any, Protocol
 import psycopg
 import pytest
 
-from signoff.channels.approvals import MemoryPendingApprovals, PendingApprovalsRepository
-from signoff.channels.database import (
+from signoff.channels.database.channel import (
     DatabaseChannel,
     PendingApprovalRow,
     PostgresPendingApprovals,
     create_table_sql,
 )
-from signoff.channels.dbapi import DbApiPendingApprovals
+from signoff.channels.database.dbapi import DbApiPendingApprovals
+from signoff.channels.database.repository import MemoryPendingApprovals, PendingApprovalsRepository
 from signoff.channels.notification import idempotency_key
 from signoff.clock import ManualClock, iso
 from signoff.errors import SendFailed
+from signoff.keys.tokens import signer_from
 from signoff.notify.compose import Composer
 from signoff.secrets.memory import MemorySecrets
-from signoff.tokens import signer_from
 from tests.support.builders import T0, pending_approval
 from tests.support.services import postgres_server as postgres_server
 

@@ -19,10 +19,14 @@ import psycopg
 import pytest
 import redis
 
-from signoff.channels.approvals import MemoryPendingApprovals, PendingApprovalsRepository
-from signoff.channels.database import DatabaseChannel, PostgresPendingApprovals, create_table_sql
+from signoff.channels.database.channel import (
+    DatabaseChannel,
+    PostgresPendingApprovals,
+    create_table_sql,
+)
+from signoff.channels.database.redis import RedisChannel
+from signoff.channels.database.repository import MemoryPendingApprovals, PendingApprovalsRepository
 from signoff.channels.notification import idempotency_key
-from signoff.channels.redis import RedisChannel
 from signoff.clock import ManualClock
 from signoff.errors import SendFailed
 from signoff.testing import CHANNEL_CHECKS, ChannelHarness
@@ -33,8 +37,8 @@ from tests.support.services import redis_server as redis_server
 if TYPE_CHECKING:
     from collections.abc import Callable, Iterator
 
-    from signoff.channels._approval import PendingApprovalRow
     from signoff.channels.base import Channel
+    from signoff.channels.database.rows import PendingApprovalRow
     from tests.support.services import PostgresServer, RedisServer
 
 

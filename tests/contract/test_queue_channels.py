@@ -25,20 +25,20 @@ from redis.crc import key_slot
 from signoff.channels.base import Delivery
 from signoff.channels.build import BuildContext
 from signoff.channels.config import DatabaseSettings, RedisSettings, SecretRef
-from signoff.channels.database import (
+from signoff.channels.database.channel import (
     DatabaseChannel,
     PendingApprovalRow,
     PostgresPendingApprovals,
     create_table_sql,
     validate_table,
 )
+from signoff.channels.database.redis import RedisChannel
 from signoff.channels.notification import Notification, idempotency_key
-from signoff.channels.redis import RedisChannel
 from signoff.clock import ManualClock, iso
 from signoff.errors import SecretMissing, SendFailed
+from signoff.keys.tokens import signer_from
 from signoff.notify.compose import Composer
 from signoff.secrets.memory import MemorySecrets
-from signoff.tokens import signer_from
 from tests.support.builders import T0, approval_notification, pending_approval
 from tests.support.services import postgres_server as postgres_server
 from tests.support.services import redis_server as redis_server

@@ -13,10 +13,10 @@ from botocore.config import Config
 from botocore.stub import Stubber
 
 from signoff.errors import SecretMissing, StoreUnavailable
+from signoff.keys.tokens import RESUME_SIGNING_SECRET, Signer, signer_from
 from signoff.secrets.aws import ReferencedSecrets, SecretsManagerSecrets, secret_id_variable
 from signoff.secrets.env import EnvSecrets, variable_name
 from signoff.secrets.memory import MemorySecrets
-from signoff.tokens import RESUME_SIGNING_SECRET, Signer, signer_from
 from tests.support.aws import fake_credentials, mocked_aws
 
 if TYPE_CHECKING:

@@ -26,7 +26,7 @@ from schemathesis.specs.openapi.checks import (
     status_code_conformance,
 )
 
-from signoff.apikeys import new_api_key
+from signoff.keys.api_keys import new_api_key
 from tests.support.local_stack import stack as stack
 
 if TYPE_CHECKING:

@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING, Any
 import httpx
 import yaml
 
-from signoff.apikeys import new_api_key
+from signoff.keys.api_keys import new_api_key
 from tests.conftest import ROOT
 from tests.support.local_stack import REFUND, WAIT, finished, running_stack
 

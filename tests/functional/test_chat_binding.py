@@ -24,7 +24,7 @@ import boto3
 import pytest
 import yaml
 
-from signoff.apikeys import new_api_key
+from signoff.keys.api_keys import new_api_key
 from tests.conftest import ROOT
 from tests.support.lambdas import FakeLambdaContext, body, deployed_at, import_handler, load_event
 

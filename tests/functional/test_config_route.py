@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING, Any
 import pytest
 import yaml
 
-from signoff.apikeys import new_api_key
+from signoff.keys.api_keys import new_api_key
 from signoff.web import PAGE_HEADERS
 from signoff.web.config_html import CONFIG_HEADERS
 from tests.conftest import ROOT

@@ -16,7 +16,7 @@ import yaml
 from moto.core import DEFAULT_ACCOUNT_ID
 from moto.ses.models import ses_backends
 
-from signoff.apikeys import new_api_key
+from signoff.keys.api_keys import new_api_key
 from signoff.store import codec
 from tests.conftest import ROOT
 from tests.support.lambdas import (

@@ -19,7 +19,7 @@ from tests.support.lambdas import lambdas as lambdas
 pytestmark = pytest.mark.usefixtures("lambdas")
 
 WHY = "refund only 30, the item was used"
-MAX_REASON_CHARS = 2000  # signoff.edits.MAX_REASON_CHARS, the documented bound
+MAX_REASON_CHARS = 2000  # signoff.approver.edits.MAX_REASON_CHARS, the documented bound
 
 
 def refund_events(result: dict[str, Any], kind: str) -> list[dict[str, Any]]:

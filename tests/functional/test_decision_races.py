@@ -27,8 +27,8 @@ import yaml
 from signoff.api.authorize import decider_for
 from signoff.api.errors import error_payload
 from signoff.api.shapes import vote_response
-from signoff.apikeys import new_api_key
 from signoff.durable.decide import verdict_of
+from signoff.keys.api_keys import new_api_key
 from signoff.store import codec
 from signoff.store.dynamodb.table import CONFLICT_TRIES
 from tests.conftest import ROOT

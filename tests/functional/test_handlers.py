@@ -189,7 +189,7 @@ def test_a_token_for_another_item_is_forged(lambdas: Lambdas) -> None:
 
 
 def test_an_api_key_of_another_tenant_is_forbidden(lambdas: Lambdas) -> None:
-    from signoff.apikeys import new_api_key
+    from signoff.keys.api_keys import new_api_key
 
     paused = pause_refund(lambdas)
     clear, key = new_api_key("acme-corp", "test", time.time())
@@ -215,7 +215,7 @@ def test_an_api_key_of_another_tenant_is_forbidden(lambdas: Lambdas) -> None:
 
 
 def test_a_tenant_key_gets_its_own_rules(lambdas: Lambdas) -> None:
-    from signoff.apikeys import new_api_key
+    from signoff.keys.api_keys import new_api_key
 
     clear, key = new_api_key("acme-corp", "test", time.time())
     lambdas.api.api_keys.add(key)

@@ -17,8 +17,8 @@ from typing import TYPE_CHECKING, Any
 
 import pytest
 
-from signoff.apikeys import new_api_key
 from signoff.continuations.memory import MemoryContinuations
+from signoff.keys.api_keys import new_api_key
 from tests.support.hooks import agents_with_hooks, hook_calls, named
 from tests.support.lambdas import (
     Lambdas,

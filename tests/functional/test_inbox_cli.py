@@ -1,6 +1,6 @@
 """``signoff inbox`` and ``signoff audit`` as an operator runs them, against a moto server.
 
-The rows are those of the HTTP views (``signoff.inbox``): the tenant's pending items,
+The rows are those of the HTTP views (``signoff.approvals.inbox``): the tenant's pending items,
 its history newest first with refusals marked, the CSV export; ``--link`` prints an
 inbox link whose token the deployment's signing secret verifies for that approver.
 """
@@ -13,10 +13,10 @@ import json
 import time
 from urllib.parse import parse_qs, urlsplit
 
+from signoff.keys.tokens import RESUME_SIGNING_SECRET, signer_from
 from signoff.secrets.aws import SecretsManagerSecrets
 from signoff.store.dynamodb import DynamoStore
 from signoff.store.records import AuditEntry, Commit, SessionRecord
-from signoff.tokens import RESUME_SIGNING_SECRET, signer_from
 from tests.support.aws import moto_server as moto_server
 from tests.support.builders import pending_approval
 from tests.support.cli import signoff_cli

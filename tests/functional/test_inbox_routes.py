@@ -16,7 +16,7 @@ from urllib.parse import urlencode
 
 import pytest
 
-from signoff.apikeys import new_api_key
+from signoff.keys.api_keys import new_api_key
 from tests.support.lambdas import Lambdas, body, load_event
 from tests.support.lambdas import lambdas as lambdas
 

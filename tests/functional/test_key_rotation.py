@@ -15,9 +15,9 @@ import boto3
 import pytest
 
 from signoff.clock import ManualClock
-from signoff.keyring import KEYS_MAX_AGE, rotating_signer
+from signoff.keys.keyring import KEYS_MAX_AGE, rotating_signer
+from signoff.keys.tokens import RESUME_SIGNING_SECRET, Signer
 from signoff.secrets.aws import SecretsManagerSecrets
-from signoff.tokens import RESUME_SIGNING_SECRET, Signer
 from tests.support.lambdas import Lambdas, load_event
 from tests.support.lambdas import lambdas as lambdas
 

@@ -9,8 +9,8 @@ import sys
 
 import pytest
 
-from signoff.apikeys import hash_key, tenant_for
 from signoff.errors import Unauthorized
+from signoff.keys.api_keys import hash_key, tenant_for
 from signoff.store.dynamodb import DynamoStore
 from tests.conftest import ROOT
 from tests.support.aws import moto_server as moto_server

@@ -113,7 +113,7 @@ def test_a_chat_channel_that_cannot_be_built_leaves_the_other_chat_channels_work
 ) -> None:
     from signoff.aws.channels import chat_from_env
     from signoff.channels.config import ChannelsConfig
-    from signoff.channels.slack import SlackChannel
+    from signoff.channels.slack.channel import SlackChannel
     from signoff.clock import SystemClock
     from signoff.settings import Deployment
 

@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING, Any
 import pytest
 from jsonschema import Draft202012Validator
 
-from signoff.apikeys import new_api_key
+from signoff.keys.api_keys import new_api_key
 from tests.conftest import ROOT
 from tests.functional.test_handlers import link_token, pause_refund, with_body, with_path
 from tests.support.lambdas import Lambdas, load_event

@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING, Any
 
 import pytest
 
-from signoff.apikeys import new_api_key
+from signoff.keys.api_keys import new_api_key
 from tests.support.lambdas import Lambdas, body, load_event
 from tests.support.lambdas import lambdas as lambdas
 

@@ -21,8 +21,8 @@ import httpx
 import pytest
 
 from signoff.api.stream_server import READY_PATH, make_server
-from signoff.apikeys import new_api_key
 from signoff.continuations.memory import MemoryContinuations
+from signoff.keys.api_keys import new_api_key
 from tests.conftest import validate_event
 from tests.support import awscalls
 from tests.support.aws import aws as aws

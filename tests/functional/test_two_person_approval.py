@@ -22,9 +22,9 @@ import httpx
 import pytest
 import yaml
 
-from signoff.apikeys import new_api_key
 from signoff.client import Client
 from signoff.errors import Conflict
+from signoff.keys.api_keys import new_api_key
 from tests.conftest import ROOT
 from tests.support.lambdas import Lambdas, body, deployed_at, imported_lambdas, load_event
 

@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING, Any
 import httpx
 import pytest
 
-from signoff.apikeys import new_api_key
+from signoff.keys.api_keys import new_api_key
 from signoff.store.dynamodb import DynamoStore
 from tests.conftest import validate_event
 from tests.packaging.test_built_handlers import (

@@ -30,7 +30,7 @@ from packaging.requirements import Requirement
 from packaging.utils import canonicalize_name
 
 from signoff.agents import AgentCatalog
-from signoff.channels.database import create_table_sql, quoted_table
+from signoff.channels.database.channel import create_table_sql, quoted_table
 from signoff.channels.registry import CHANNEL_TYPES
 from signoff_dev.cli.check import channel_extras
 from tests.packaging.test_built_handlers import (

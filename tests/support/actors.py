@@ -1,8 +1,8 @@
-"""People who decide in tests, as ``signoff.actors`` builds them for the real ways in."""
+"""People who decide in tests, as ``signoff.approver.actors`` builds them for the real ways in."""
 
 from __future__ import annotations
 
-from signoff.actors import Actor, Identity
+from signoff.approver.actors import Actor, Identity
 
 __all__ = ["person"]
 

@@ -11,14 +11,14 @@ import yaml
 from signoff.agents import Agent, AgentConfig
 from signoff.clock import ManualClock
 from signoff.engine import Answered, Approved, Denied, Engine, Finished, Resolution
+from signoff.engine.live import run_live
 from signoff.events import ApprovalPending, LoopEvent, QuestionPending
 from signoff.gate import RuleSet
-from signoff.live import run_live
 from signoff.messages import Message, ModelRequest, ModelResponse, ToolCall
 from signoff.models.scripted import ScriptedModel
 
 if TYPE_CHECKING:
-    from signoff.skills import Skill
+    from signoff.agents.skills import Skill
     from signoff.tools import Tool
 
 ALLOW_ALL = "default_decision: allow"

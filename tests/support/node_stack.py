@@ -28,7 +28,7 @@ import threading
 import time
 from pathlib import Path
 
-from signoff.apikeys import new_api_key
+from signoff.keys.api_keys import new_api_key
 from signoff_dev.local.stack import LocalStack, StackSettings
 from tests.e2e.test_transport_conformance import (
     BROKEN_YAML,

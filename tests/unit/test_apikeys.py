@@ -9,8 +9,8 @@ import re
 import pytest
 from pydantic import ValidationError
 
-from signoff.apikeys import ANONYMOUS_TENANT, hash_key, new_api_key, tenant_for
 from signoff.errors import Unauthorized, UsageError
+from signoff.keys.api_keys import ANONYMOUS_TENANT, hash_key, new_api_key, tenant_for
 from signoff.store.memory import MemoryStore
 from signoff.store.records import ApiKey
 

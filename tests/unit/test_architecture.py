@@ -92,14 +92,14 @@ def test_the_registry_patterns_name_the_adapters_modules() -> None:
     assert "models/openai.py" in ADAPTER_PATTERNS
     for kind in CHANNEL_TYPES.values():
         assert (PACKAGE / _module_file(kind.channel)).is_file(), kind.channel
-    assert "channels/slack.py" in ADAPTER_PATTERNS
+    assert "channels/slack/channel.py" in ADAPTER_PATTERNS
 
 
 def test_the_check_sees_adapter_imports() -> None:
     # guards against a check that can never fail: the adapters do import them
     assert "httpx" in _imports(PACKAGE / "models" / "openai.py")
     assert "boto3" in _imports(PACKAGE / "models" / "bedrock.py")
-    assert "redis" in _imports(PACKAGE / "channels" / "redis.py")
+    assert "redis" in _imports(PACKAGE / "channels" / "database" / "redis.py")
 
 
 def test_every_package_folder_is_a_regular_package() -> None:
@@ -168,3 +168,15 @@ def test_a_new_route_module_needs_no_lint_ignore() -> None:
     # And the same import used only by a helper's annotation is still flagged
     flagged = _ruff(HELPER_MODULE, path)
     assert "TC001" in flagged.stdout, flagged.stdout + flagged.stderr
+
+
+def test_every_declared_inbound_route_is_served() -> None:
+    # chat_from_env keeps the channels of the types that declare a route; a route that
+    # drifted from the API would leave that type's clicks unverifiable
+    import json
+
+    paths = json.loads((ROOT / "openapi.json").read_text())["paths"]
+    declared = {kind.inbound for kind in CHANNEL_TYPES.values() if kind.inbound}
+    assert declared == {"/slack/interactions", "/lark/callback"}
+    for route in declared:
+        assert "post" in paths[route], route

@@ -14,16 +14,16 @@ from typing import TYPE_CHECKING
 import pytest
 
 from signoff.agents.config import AgentConfig
-from signoff.card import decided_line, readable_args, relative, summarize
+from signoff.approver.card import decided_line, readable_args, relative, summarize
 from signoff.channels.email import render
-from signoff.channels.lark import render_card
-from signoff.channels.slack import render_blocks
+from signoff.channels.lark.channel import render_card
+from signoff.channels.slack.channel import render_blocks
 from signoff.durable.pausing import pending_item
 from signoff.engine import TurnState
 from signoff.events import ApprovalPending, PendingScope
+from signoff.keys.tokens import Signer
 from signoff.messages import AssistantMessage, ToolCall, UserMessage
 from signoff.notify.compose import Composer
-from signoff.tokens import Signer
 from signoff.tools import tool as signoff_tool
 from tests.support.agents import make_agent
 from tests.support.builders import T0, pending_approval

@@ -23,13 +23,13 @@ from signoff.channels.memory import RecordingChannel
 from signoff.channels.registry import CHANNEL_TYPES, ChannelType
 from signoff.clock import ManualClock
 from signoff.errors import SendFailed, StoreUnavailable
+from signoff.keys.tokens import signer_from
 from signoff.models.factory import build_model
 from signoff.notify.compose import Composer
 from signoff.notify.hub import Notifier
 from signoff.queue.memory import MemoryQueue
 from signoff.secrets.memory import MemorySecrets
 from signoff.store.memory import MemoryStore
-from signoff.tokens import signer_from
 from tests.support.durable import StaticAgents, turns_over
 
 if TYPE_CHECKING:

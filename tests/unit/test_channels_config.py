@@ -8,8 +8,8 @@ from typing import TYPE_CHECKING, get_args
 import httpx
 import pytest
 
-from signoff.actors import ESCALATION, EXPIRY, LINK, RESERVED_CHANNELS, RULES
 from signoff.agents import AgentCatalog, load_agent
+from signoff.approver.actors import ESCALATION, EXPIRY, LINK, RESERVED_CHANNELS, RULES
 from signoff.channels.addresses import address_problem
 from signoff.channels.build import build_channels
 from signoff.channels.config import (

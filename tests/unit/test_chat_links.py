@@ -21,13 +21,13 @@ from signoff.agents import load_agent
 from signoff.channels.build import build_channels
 from signoff.channels.config import ChannelsConfig
 from signoff.clock import ManualClock
+from signoff.keys.tokens import Signer, signer_from
 from signoff.models.scripted import ScriptedModel
 from signoff.notify.compose import Composer
 from signoff.notify.hub import Notifier
 from signoff.queue.memory import MemoryQueue
 from signoff.secrets.memory import MemorySecrets
 from signoff.store.memory import MemoryStore
-from signoff.tokens import Signer, signer_from
 from tests.support.agents import calls
 from tests.support.durable import StaticAgents, turns_over
 from tests.support.http_server import Recorded, RecordingServer, Reply
@@ -39,7 +39,7 @@ if TYPE_CHECKING:
 
 AGENTS = Path(__file__).resolve().parents[2] / "agents"
 PUBLIC = "https://api.example.com"
-# Every resume token has this shape (signoff.tokens): v1.<key id>.<payload>.<signature>.
+# Every resume token has this shape (signoff.keys.tokens): v1.<key id>.<payload>.<signature>.
 TOKEN = re.compile(r"v1\.[A-Za-z0-9_-]{1,32}\.[A-Za-z0-9_-]+\.[A-Za-z0-9_-]+")
 SECRETS = {
     "resume-signing": "k" * 32,

@@ -7,10 +7,10 @@ from typing import TYPE_CHECKING, Any
 
 import pytest
 
-from signoff.actors import link_recipient
 from signoff.agents import load_agent
+from signoff.approver.actors import link_recipient
+from signoff.approver.edits import MAX_EDIT_BYTES
 from signoff.durable.decide import Approve, Deny
-from signoff.edits import MAX_EDIT_BYTES
 from signoff.errors import Forbidden, InvalidChanges, NotEditable, UsageError
 from signoff.messages import ToolResultMessage
 from signoff.models.factory import build_model

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from signoff.display import visible
+from signoff.approver.display import visible
 
 BIDI = [*range(0x202A, 0x202F), *range(0x2066, 0x206A), 0x200E, 0x200F, 0x061C]
 ZERO_WIDTH = [0x200B, 0x200C, 0x200D, 0x2060, 0xFEFF, 0x180E]

@@ -9,8 +9,8 @@ from typing import Any
 
 import pytest
 
-from signoff.actors import chat_user
 from signoff.agents import load_agent
+from signoff.approver.actors import chat_user
 from signoff.clock import ManualClock
 from signoff.durable.decide import Approve
 from signoff.errors import AlreadyResolved, Expired, SessionBusy, SignoffError, UsageError

@@ -7,13 +7,13 @@ from typing import Any
 
 import pytest
 
+from signoff.agents.skills import Skill
 from signoff.clock import ManualClock
 from signoff.engine import Answered, Approved, Continue, Denied, Finished, Paused
 from signoff.errors import PromptTooLong, ResolutionError, UnknownPending
 from signoff.events import ApprovalPending, QuestionPending
 from signoff.messages import ModelRequest, ModelResponse, ToolResultMessage, UserMessage
 from signoff.models.scripted import ScriptedModel
-from signoff.skills import Skill
 from signoff.tools import ToolContext, tool
 from tests.support.agents import (
     answer,

@@ -17,19 +17,19 @@ from typing import TYPE_CHECKING, Any
 
 import pytest
 
+from signoff.approvals.escalation import escalation_of
 from signoff.channels.memory import RecordingChannel, RecordingChat
 from signoff.channels.notification import idempotency_key, notification_key
 from signoff.durable.decide import not_sent_to
 from signoff.durable.sweeper import Sweeper
 from signoff.errors import AlreadyResolved
-from signoff.escalation import escalation_of
+from signoff.keys.tokens import signer_from
 from signoff.models.scripted import ScriptedModel
 from signoff.notify import lifecycle
 from signoff.notify.compose import Composer, card_of
 from signoff.notify.hub import Notifier
 from signoff.queue.memory import MemoryQueue
 from signoff.secrets.memory import MemorySecrets
-from signoff.tokens import signer_from
 from signoff.tools import tool
 from signoff.web.card_html import approval_card
 from tests.support.actors import person

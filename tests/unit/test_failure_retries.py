@@ -9,12 +9,12 @@ import pytest
 
 from signoff.channels.memory import RecordingChannel, fail_times
 from signoff.clock import ManualClock
+from signoff.keys.tokens import signer_from
 from signoff.notify.compose import Composer
 from signoff.notify.hub import Notifier, RetrySchedule
 from signoff.queue.memory import MemoryQueue
 from signoff.secrets.memory import MemorySecrets
 from signoff.store.memory import MemoryStore
-from signoff.tokens import signer_from
 from tests.unit.test_notifier import CHANNELS, pause, sweeper
 
 if TYPE_CHECKING:

@@ -20,7 +20,7 @@ from signoff.aws.channels import channel_secret_names
 from signoff.channels.base import Delivery
 from signoff.channels.build import build_channels
 from signoff.channels.config import load_channels
-from signoff.channels.github import GitHubApp, GitHubChannel, marker
+from signoff.channels.github.channel import GitHubApp, GitHubChannel, marker
 from signoff.channels.notification import idempotency_key
 from signoff.clock import ManualClock
 from signoff.errors import ConfigError, SecretMissing, SendFailed

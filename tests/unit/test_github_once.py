@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING
 
 import pytest
 
-from signoff.channels.github import GitHubChannel
+from signoff.channels.github.channel import GitHubChannel
 from signoff.clock import ManualClock
 from tests.support.chat import http as http
 from tests.support.github_api import FakeGitHub

@@ -11,8 +11,8 @@ from typing import Any
 import pytest
 
 from signoff.channels.email import render
-from signoff.channels.lark import render_card
-from signoff.channels.slack import render_blocks
+from signoff.channels.lark.channel import render_card
+from signoff.channels.slack.channel import render_blocks
 from signoff.web import confirmation_page
 from tests.support.chat import APPROVAL, QUESTION
 from tests.unit.test_pages import ACTION, TOKEN, approval, question

@@ -10,7 +10,7 @@ import httpx
 import pytest
 
 from signoff.channels.notification import Notification
-from signoff.channels.slack import SlackChannel
+from signoff.channels.slack.channel import SlackChannel
 from signoff.channels.webhook import WebhookChannel
 from signoff.clock import ManualClock
 from signoff.errors import ModelError, ModelUnavailable, SendFailed

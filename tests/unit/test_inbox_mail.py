@@ -18,11 +18,11 @@ from signoff.channels.email import render
 from signoff.channels.memory import RecordingMailbox
 from signoff.clock import ManualClock
 from signoff.errors import TokenForged
+from signoff.keys.tokens import signer_from
 from signoff.notify.compose import INBOX_LINK_TTL, Composer
 from signoff.notify.hub import Notifier
 from signoff.secrets.memory import MemorySecrets
 from signoff.store.memory import MemoryStore
-from signoff.tokens import signer_from
 from tests.unit.test_notifier import pause
 
 AGENTS = Path(__file__).resolve().parents[2] / "agents"

@@ -1,4 +1,4 @@
-"""The approvals inbox's rows (``signoff.inbox``): pending items, history, filters, CSV.
+"""The approvals inbox's rows (``signoff.approvals.inbox``): pending items, history, filters, CSV.
 
 On the memory store: what the inbox lists for a tenant (age, rule, votes, escalation),
 its history filtered by every field and paged by cursor, and the CSV export — one
@@ -13,9 +13,7 @@ from datetime import UTC, datetime
 
 import pytest
 
-from signoff.clock import ManualClock
-from signoff.errors import BadInput
-from signoff.inbox import (
+from signoff.approvals.inbox import (
     CSV_COLUMNS,
     audit_filter,
     csv_cell,
@@ -25,6 +23,8 @@ from signoff.inbox import (
     inbox_page,
     parse_moment,
 )
+from signoff.clock import ManualClock
+from signoff.errors import BadInput
 from signoff.store.memory import MemoryStore
 from signoff.store.records import AuditEntry, Commit, SessionRecord
 from tests.support.builders import T0, pending_approval

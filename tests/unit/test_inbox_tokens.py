@@ -9,7 +9,7 @@ import json
 import pytest
 
 from signoff.errors import TokenExpired, TokenForged, UsageError
-from signoff.tokens import Signer
+from signoff.keys.tokens import Signer
 
 KEY = b"k" * 32
 NOW = 1_800_000_000.0

@@ -8,9 +8,9 @@ import pytest
 
 from signoff.clock import ManualClock
 from signoff.errors import StoreUnavailable, TokenForged
-from signoff.keyring import KEYS_MAX_AGE, KEYS_MIN_REFRESH, rotating_signer
+from signoff.keys.keyring import KEYS_MAX_AGE, KEYS_MIN_REFRESH, rotating_signer
+from signoff.keys.tokens import Signer
 from signoff.secrets.memory import MemorySecrets
-from signoff.tokens import Signer
 
 K1 = "k1-0123456789abcdef-ffff"
 K2 = "k2-fedcba9876543210-eeee"

@@ -14,7 +14,7 @@ from cryptography.hazmat.primitives.ciphers import Cipher, algorithms, modes
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from signoff.channels.lark_callbacks import (
+from signoff.channels.lark.callbacks import (
     LarkAction,
     LarkChallenge,
     decrypt_lark_body,

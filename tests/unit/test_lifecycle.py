@@ -19,12 +19,12 @@ from signoff.channels.memory import RecordingChannel, fail_times
 from signoff.durable.sweeper import Sweeper
 from signoff.engine import Engine
 from signoff.errors import SendFailed
+from signoff.keys.tokens import signer_from
 from signoff.models.factory import build_model
 from signoff.notify.compose import Composer
 from signoff.notify.hub import Notifier
 from signoff.queue.memory import MemoryQueue
 from signoff.secrets.memory import MemorySecrets
-from signoff.tokens import signer_from
 from signoff.tools import ToolContext, tool
 from tests.support.actors import person
 from tests.support.agents import answer, calls, make_agent, playing

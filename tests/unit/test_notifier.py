@@ -13,13 +13,13 @@ from signoff.channels.memory import RecordingChannel, RecordingMailbox, fail_tim
 from signoff.clock import ManualClock
 from signoff.durable.sweeper import Sweeper
 from signoff.errors import Expired, SendFailed
+from signoff.keys.tokens import signer_from
 from signoff.models.factory import build_model
 from signoff.notify.compose import Composer
 from signoff.notify.hub import Notifier
 from signoff.queue.memory import MemoryQueue
 from signoff.secrets.memory import MemorySecrets
 from signoff.store.memory import MemoryStore
-from signoff.tokens import signer_from
 from tests.support.actors import person
 from tests.support.durable import StaticAgents, turns_over
 

@@ -27,9 +27,9 @@ from signoff.channels.openclaw import (
 )
 from signoff.clock import ManualClock
 from signoff.errors import ConfigError, SecretMissing, SendFailed, StoreUnavailable
+from signoff.keys.tokens import Signer
 from signoff.notify.compose import Composer
 from signoff.secrets.memory import MemorySecrets
-from signoff.tokens import Signer
 from tests.support.builders import pending_approval, pending_question, question_notification
 from tests.support.http_server import Reply
 from tests.support.openclaw_gateway import REPLAY_TTL, FakeOpenClaw

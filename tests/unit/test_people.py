@@ -9,10 +9,10 @@ from typing import TYPE_CHECKING, Any
 import pytest
 import yaml
 
-from signoff.actors import LINK, api_caller, chat_user, inbox_approver, link_recipient
 from signoff.agents import AgentCatalog
+from signoff.approver.actors import LINK, api_caller, chat_user, inbox_approver, link_recipient
 from signoff.errors import ConfigError
-from signoff.people import People, load_people
+from signoff.gate.people import People, load_people
 from tests.conftest import ROOT
 
 if TYPE_CHECKING:

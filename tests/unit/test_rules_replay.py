@@ -1,4 +1,4 @@
-"""Replaying a rules change over recorded history (``signoff.replay``, ``signoff.testing``).
+"""Replaying a rules change over recorded history (``signoff.approvals.replay``, ``testing``).
 
 The history is recorded by real turns (the durable engine on the in-memory store)
 or, for 1,000 calls, written through the store's API the way the journal writes
@@ -13,12 +13,12 @@ from typing import TYPE_CHECKING
 import pytest
 import yaml
 
+from signoff.approvals.replay import recorded_calls
 from signoff.clock import ManualClock
 from signoff.errors import ConfigError
 from signoff.gate import RuleSet, rules_from
 from signoff.messages import AssistantMessage, ToolCall
 from signoff.queue.memory import MemoryQueue
-from signoff.replay import recorded_calls
 from signoff.store.memory import MemoryStore
 from signoff.store.records import LogChunk, SessionRecord
 from signoff.testing import replay_rules
@@ -41,7 +41,7 @@ from tests.support.replay_history import (
 if TYPE_CHECKING:
     from pathlib import Path
 
-    from signoff.replay import Replay
+    from signoff.approvals.replay import Replay
 
 DAY = 86400.0
 

@@ -16,9 +16,9 @@ from typing import TYPE_CHECKING, Any
 
 import pytest
 
-from signoff.actors import chat_user
 from signoff.agents import hooks as hooks_module
 from signoff.agents import load_agent
+from signoff.approver.actors import chat_user
 from signoff.clock import ManualClock
 from signoff.durable.decide import verdict_of
 from signoff.models.factory import build_model

@@ -8,8 +8,8 @@ import pytest
 
 from signoff.api.models import MessageBody
 from signoff.errors import SecretMissing
+from signoff.keys.sessions import SESSION_KEY_SECRET, SessionKeys, session_keys_from
 from signoff.secrets.memory import MemorySecrets
-from signoff.sessionkeys import SESSION_KEY_SECRET, SessionKeys, session_keys_from
 
 SECRET = b"session-key-0123456789abcdef"
 KEYS = SessionKeys(SECRET)

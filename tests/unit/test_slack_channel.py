@@ -13,8 +13,8 @@ from signoff.channels.base import Delivery
 from signoff.channels.build import BuildContext
 from signoff.channels.config import SlackSettings
 from signoff.channels.notification import Notification, idempotency_key
-from signoff.channels.slack import SlackChannel, render_blocks
-from signoff.channels.slack_interactions import parse_slack_action
+from signoff.channels.slack.channel import SlackChannel, render_blocks
+from signoff.channels.slack.interactions import parse_slack_action
 from signoff.errors import SendFailed
 from signoff.secrets.memory import MemorySecrets
 from tests.support.chat import APPROVAL, EXPIRES, QUESTION, nothing_listening

@@ -12,7 +12,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from signoff.channels.slack_interactions import (
+from signoff.channels.slack.interactions import (
     SlackAction,
     parse_slack_action,
     verify_slack_request,

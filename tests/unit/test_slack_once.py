@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING
 
 import pytest
 
-from signoff.channels.slack import SlackChannel
+from signoff.channels.slack.channel import SlackChannel
 from signoff.clock import ManualClock
 from tests.support.chat import http as http
 from tests.support.once import (

@@ -17,10 +17,10 @@ from typing import TYPE_CHECKING, Any
 
 import pytest
 
-from signoff.actors import ESCALATION, EXPIRY, link_recipient
+from signoff.approver.actors import ESCALATION, EXPIRY, link_recipient
 from signoff.durable.decide import Approve
 from signoff.errors import Forbidden
-from signoff.people import People
+from signoff.gate.people import People
 from signoff.queue.memory import MemoryQueue
 from signoff.tools import tool
 from tests.support.agents import answer, calls, make_agent, playing

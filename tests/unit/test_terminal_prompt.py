@@ -31,7 +31,7 @@ def test_the_prompt_shows_the_arguments_as_json_and_the_rule() -> None:
     shown = out.getvalue()
     head, _, rest = shown.partition("  arguments of issue_refund:\n")
     assert head == (
-        # without a summary template, the arguments as one readable line (signoff.card)
+        # without a summary template, the arguments as one readable line (signoff.approver.card)
         "Approve? Issue refund: orderId A-1001, amount 42.0, note 张三, paid true, ref null\n"
         "  why it asks: matched rule 'refund-production-needs-approval'\n"
         "  for: agent customer-service · tenant default · production\n"

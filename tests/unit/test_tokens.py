@@ -13,8 +13,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from signoff.errors import SecretMissing, TokenExpired, TokenForged, UsageError
+from signoff.keys.tokens import ResumeToken, Signer, args_hash, signer_from
 from signoff.secrets.memory import MemorySecrets
-from signoff.tokens import ResumeToken, Signer, args_hash, signer_from
 
 K1 = b"k1-secret-0123456789abcdef"
 K2 = b"k2-secret-fedcba9876543210"

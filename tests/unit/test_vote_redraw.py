@@ -8,16 +8,16 @@ from typing import TYPE_CHECKING, Any
 
 import pytest
 
-from signoff.actors import chat_user
+from signoff.approver.actors import chat_user
 from signoff.channels.memory import RecordingChat
 from signoff.durable.decide import Approve
 from signoff.errors import AlreadyVoted
+from signoff.keys.tokens import signer_from
 from signoff.notify import lifecycle
 from signoff.notify.compose import Composer
 from signoff.notify.hub import Notifier
 from signoff.queue.memory import MemoryQueue
 from signoff.secrets.memory import MemorySecrets
-from signoff.tokens import signer_from
 from signoff.tools import tool
 from tests.support.actors import person
 from tests.support.agents import answer, calls, make_agent, playing

@@ -6,8 +6,8 @@ import json
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, TextIO
 
-from signoff.card import summarize
-from signoff.display import visible
+from signoff.approver.card import summarize
+from signoff.approver.display import visible
 from signoff.engine import Answered, Approved, Denied
 from signoff.errors import UsageError
 from signoff.events import ApprovalPending, QuestionPending
@@ -24,7 +24,7 @@ __all__ = ["FlagApprover", "TerminalApprover"]
 class TerminalApprover:
     """Asks on the terminal and waits for the answer.
 
-    An approval is shown as its decision card (``signoff.card``): the summary (from
+    An approval is shown as its decision card (``signoff.approver.card``): the summary (from
     ``summaries``, each tool's ``summary`` template by name), why it asks, for whom,
     then the arguments as JSON. Model text is shown with hidden characters escaped.
     """

@@ -2,7 +2,7 @@
 
 ``signoff inbox`` lists a tenant's items waiting for a decision, ``signoff audit``
 its history of decisions (refusals marked), with the filters of ``GET /inbox`` —
-the rows are ``signoff.inbox``'s, the same as the HTTP views. ``signoff inbox
+the rows are ``signoff.approvals.inbox``'s, the same as the HTTP views. ``signoff inbox
 --link --approver A`` prints a signed, expiring inbox link for one approver
 (``SIGNOFF_PUBLIC_URL`` and the signing secret's ``SIGNOFF_RESUME_SIGNING_SECRET_ARN``;
 ``signoff dev``'s banner exports both, with the table).
@@ -21,16 +21,16 @@ import time
 from typing import TYPE_CHECKING
 from urllib.parse import quote
 
-from signoff.actors import LINK, SWEEPER
-from signoff.apikeys import ANONYMOUS_TENANT
-from signoff.errors import UsageError
-from signoff.inbox import (
+from signoff.approvals.inbox import (
     audit_filter,
     history,
     history_csv,
     parse_duration,
     pending_rows,
 )
+from signoff.approver.actors import LINK, SWEEPER
+from signoff.errors import UsageError
+from signoff.keys.api_keys import ANONYMOUS_TENANT
 
 if TYPE_CHECKING:
     import argparse
@@ -131,9 +131,9 @@ def _inbox(args: argparse.Namespace) -> int:
 
 
 def _link(args: argparse.Namespace) -> int:
+    from signoff.keys.tokens import RESUME_SIGNING_SECRET, signer_from
     from signoff.secrets.aws import SecretsManagerSecrets
     from signoff.settings import Deployment
-    from signoff.tokens import RESUME_SIGNING_SECRET, signer_from
 
     if not args.approver:
         raise UsageError("--link needs --approver: the email address or person id it is for")

@@ -72,7 +72,7 @@ def _row(key: ApiKey) -> str:
 
 
 def _create(args: argparse.Namespace) -> int:
-    from signoff.apikeys import new_api_key
+    from signoff.keys.api_keys import new_api_key
 
     store = _store()
     clear, key = new_api_key(args.tenant, args.label, time.time())

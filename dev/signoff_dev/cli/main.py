@@ -46,7 +46,7 @@ from signoff_dev.cli.options import (
 if TYPE_CHECKING:
     from collections.abc import Sequence
 
-    from signoff.live import LiveApprover
+    from signoff.engine.live import LiveApprover
 
 __all__ = ["main"]
 
@@ -189,7 +189,7 @@ def _config(args: argparse.Namespace) -> int:
 def _run(args: argparse.Namespace) -> int:
     from signoff.clock import SystemClock
     from signoff.engine import Engine
-    from signoff.live import run_live
+    from signoff.engine.live import run_live
     from signoff.models.factory import build_model
     from signoff_dev.cli.approvers import FlagApprover, TerminalApprover
     from signoff_dev.cli.printer import event_printer

@@ -7,7 +7,7 @@
 Reads the tool calls the gate decided for the agent from the store (the table
 named by ``SIGNOFF_TABLE`` through the normal AWS credentials, or the local
 stack's with ``AWS_ENDPOINT_URL``, as ``signoff keys`` does), decides each again
-with the new rules (``signoff.replay``) and prints the decisions that would
+with the new rules (``signoff.approvals.replay``) and prints the decisions that would
 change, counted per (old decision and rule → new decision and rule), with
 examples. The old decision is the recorded one.
 
@@ -28,15 +28,15 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Final
 
+from signoff.approvals.inbox import parse_moment
 from signoff.errors import BadInput, ConfigError, UsageError
-from signoff.inbox import parse_moment
 from signoff_dev.cli.style import style_for
 from signoff_dev.lines import located
 
 if TYPE_CHECKING:
     import argparse
 
-    from signoff.replay import Replay
+    from signoff.approvals.replay import Replay
     from signoff.store.dynamodb import DynamoStore
 
 __all__ = ["parse_since", "register"]
@@ -89,7 +89,7 @@ def register(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> N
 def parse_since(text: str, now: float) -> float:
     """``7d`` (before ``now``), an ISO date-time (UTC unless it says) or epoch seconds.
 
-    The inbox's reading of a moment (``signoff.inbox.parse_moment``), so ``--since``
+    The inbox's reading of a moment (``signoff.approvals.inbox.parse_moment``), so ``--since``
     means the same here, in ``signoff audit`` and on ``GET /inbox``.
 
     Raises:
@@ -121,8 +121,8 @@ def _store() -> DynamoStore:
 
 
 def _replay(args: argparse.Namespace) -> int:
+    from signoff.approvals.replay import replay_rules
     from signoff.gate import load_rules
-    from signoff.replay import replay_rules
 
     try:
         rules = load_rules(args.rules, args.agent)

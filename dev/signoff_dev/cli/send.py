@@ -23,7 +23,7 @@ if TYPE_CHECKING:
     import argparse
 
     from signoff.client import Pending
-    from signoff.live import LiveApprover
+    from signoff.engine.live import LiveApprover
 
 __all__ = ["register"]
 

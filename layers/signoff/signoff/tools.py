@@ -51,10 +51,10 @@ class Tool:
     ``safe`` tools have no side effects and may run concurrently with each other;
     ``idempotent`` tools may be run again after a crash with the same key;
     ``editable`` tools take an approver's changes to their arguments
-    (``signoff.edits``): approving with changes runs them with the changed ones.
+    (``signoff.approver.edits``): approving with changes runs them with the changed ones.
     ``summary`` is the one line an approver reads first, a ``str.format`` template
     over the arguments (``"Refund {amount} {currency} on order {orderId}"``,
-    filled by ``signoff.card.summarize``, which falls back to the arguments).
+    filled by ``signoff.approver.card.summarize``, which falls back to the arguments).
     """
 
     name: str

@@ -37,7 +37,7 @@ function api() {
 }
 
 // What a model wrote, with its hidden characters shown escaped (\u202e): the rule of
-// signoff.display.visible, which the link pages, email, Slack and Lark apply. Categories
+// signoff.approver.display.visible, which the link pages, email, Slack and Lark apply. Categories
 // Cc, Cf, Cs, Zl, Zp and the blank default-ignorables; newline and tab stay, CRLF as newline.
 const HIDDEN = /[\p{Cc}\p{Cf}\p{Cs}\p{Zl}\p{Zp}\u034f\u115f\u1160\u17b4\u17b5\u3164\uffa0]/gu;
 
@@ -171,7 +171,7 @@ function openApproval(event) {
   offerChanges(event);
 }
 
-// "in 23 hours": the largest whole unit, as signoff.card.relative words it.
+// "in 23 hours": the largest whole unit, as signoff.approver.card.relative words it.
 function relative(seconds) {
   let left = Math.abs(Math.trunc(seconds));
   let unit = "second";

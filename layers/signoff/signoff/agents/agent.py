@@ -6,16 +6,16 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
 from signoff.agents.hooks import NO_HOOKS, Hooks
+from signoff.agents.skills import skills_index
 from signoff.budget import Budget
-from signoff.skills import skills_index
 
 if TYPE_CHECKING:
     from pathlib import Path
 
     from signoff.agents.config import AgentConfig
+    from signoff.agents.skills import Skill
     from signoff.gate import RuleSet
-    from signoff.people import People
-    from signoff.skills import Skill
+    from signoff.gate.people import People
     from signoff.tools import Tool
 
 __all__ = ["Agent"]

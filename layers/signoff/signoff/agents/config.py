@@ -57,7 +57,7 @@ class ScheduleSettings(_Config):
 
 
 class ApprovalCardSettings(_Config):
-    """``approvalCard``: what an approver's card shows beyond the call (``signoff.card``).
+    """``approvalCard``: what an approver's card shows beyond the call (``signoff.approver.card``).
 
     ``conversation: false`` leaves out the request that started the turn and the
     agent's words before the call, for an agent whose conversations an approver

@@ -21,13 +21,13 @@ from signoff.agents.config import AgentConfig
 from signoff.agents.hooks import load_hooks
 from signoff.agents.lint import SYSTEM_TOOLS, rule_warnings_for
 from signoff.agents.modules import import_agent_file
+from signoff.agents.skills import discover_skills
 from signoff.channels.config import ChannelsConfig, check_agent_notify
 from signoff.channels.http_notifier import channel_name, deployment_channels, http_notifier_channel
 from signoff.errors import ConfigError, UnknownAgent
 from signoff.gate import RuleSet, load_rules, rules_from
+from signoff.gate.people import PEOPLE_FILE, People, check_policies, load_people
 from signoff.gate.rules import describe_yaml_error
-from signoff.people import PEOPLE_FILE, People, check_policies, load_people
-from signoff.skills import discover_skills
 from signoff.tools import Tool
 
 if TYPE_CHECKING:

@@ -1,6 +1,6 @@
 """Who may resolve a pending item: a resume token for it, or a key of its tenant.
 
-A decision names its actor (``signoff.actors.Actor``: the identity that verified
+A decision names its actor (``signoff.approver.actors.Actor``: the identity that verified
 it, by kind) and comes with the entry point's check, run on the item inside
 ``Turns.decide`` so that a refusal is audited like a decision:
 
@@ -19,19 +19,19 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from signoff.actors import LINK, Actor, api_caller, link_recipient
+from signoff.approver.actors import LINK, Actor, api_caller, link_recipient
 from signoff.channels.config import EmailSettings
 from signoff.durable.decide import not_sent_to
 from signoff.errors import NotFound, SignoffError, TokenForged
-from signoff.tokens import args_hash
+from signoff.keys.tokens import args_hash
 
 if TYPE_CHECKING:
     from collections.abc import Mapping
 
     from signoff.api.context import Api
     from signoff.durable.decide import Check
+    from signoff.keys.tokens import Decision, ResumeToken
     from signoff.store.records import PendingItem
-    from signoff.tokens import Decision, ResumeToken
 
 __all__ = ["check_token", "decider_for", "item_for_token", "link_decider"]
 

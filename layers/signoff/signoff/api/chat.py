@@ -43,7 +43,7 @@ def _unauthorized() -> Response[str]:
     openapi_extensions=form_body({"payload": {"type": "string"}}),
 )
 def slack_interactions() -> Response[str]:
-    from signoff.channels.slack_interactions import parse_slack_action, verify_slack_request
+    from signoff.channels.slack.interactions import parse_slack_action, verify_slack_request
 
     api = api_of(router)
     chat = api.chat
@@ -99,7 +99,7 @@ def slack_interactions() -> Response[str]:
     },
 )
 def lark_callback_route() -> Response[str]:
-    from signoff.channels.lark_callbacks import LarkAction, LarkChallenge, lark_callback
+    from signoff.channels.lark.callbacks import LarkAction, LarkChallenge, lark_callback
 
     api = api_of(router)
     chat = api.chat

@@ -21,10 +21,10 @@ import logging
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Literal
 
-from signoff.actors import chat_user
-from signoff.card import decided_line
+from signoff.approver.actors import chat_user
+from signoff.approver.card import decided_line
+from signoff.approver.edits import describe_changes
 from signoff.durable.decide import not_sent_to, verdict_of
-from signoff.edits import describe_changes
 from signoff.errors import (
     AlreadyResolved,
     AlreadyVoted,
@@ -38,8 +38,8 @@ from signoff.errors import (
 if TYPE_CHECKING:
     from collections.abc import Callable, Sequence
 
-    from signoff.actors import Actor
     from signoff.api.context import Api
+    from signoff.approver.actors import Actor
     from signoff.channels.config import LarkSettings, SlackSettings
     from signoff.store.records import PendingItem
 

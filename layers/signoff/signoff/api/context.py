@@ -6,8 +6,8 @@ from dataclasses import dataclass, field
 from functools import cached_property
 from typing import TYPE_CHECKING, Any
 
-from signoff.apikeys import caller_for
 from signoff.errors import NotFound, SendFailed
+from signoff.keys.api_keys import caller_for
 
 if TYPE_CHECKING:
     from collections.abc import Callable, Mapping
@@ -21,11 +21,11 @@ if TYPE_CHECKING:
     from signoff.clock import Clock
     from signoff.continuations.base import Continuations
     from signoff.durable.turns import Turns
+    from signoff.keys.sessions import SessionKeys
+    from signoff.keys.tokens import Signer
     from signoff.secrets.base import SecretSource
-    from signoff.sessionkeys import SessionKeys
     from signoff.settings import Deployment
     from signoff.store.base import ApiKeys, Outbox, PendingItems, Sessions
-    from signoff.tokens import Signer
 
 __all__ = ["Api", "ChatChannels", "api_of"]
 
@@ -102,12 +102,12 @@ class Api:
 
     @cached_property
     def signer(self) -> Signer:
-        """Signs and verifies resume tokens; its keys follow the secret (signoff.keyring)."""
+        """Signs and verifies resume tokens; its keys follow the secret (signoff.keys.keyring)."""
         return self.make_signer()
 
     @cached_property
     def session_keys(self) -> SessionKeys:
-        """Derives session ids from an agent's ``sessionKey`` (signoff.sessionkeys)."""
+        """Derives session ids from an agent's ``sessionKey`` (signoff.keys.sessions)."""
         return self.make_session_keys()
 
     @cached_property

@@ -3,7 +3,7 @@
 Every route returns the same 200 / 202 family as ``POST /messages``: the turn
 finished, or it paused again on the next decision. A deny may say why (the
 model reads it in the call's result); an approval may change the arguments of
-a tool declared editable (``signoff.edits``). Both bodies are optional.
+a tool declared editable (``signoff.approver.edits``). Both bodies are optional.
 """
 
 from __future__ import annotations

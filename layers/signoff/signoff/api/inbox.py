@@ -5,13 +5,13 @@ Two ways in, each seeing one tenant only:
 - an API key (``x-api-key`` or a bearer token): the key's tenant. Its viewer opens
   each card read-only and decides through the API routes (``/approvals/{id}/…``,
   as ``apikey:<key id>@<tenant>``);
-- an inbox link (``?token=``, ``signoff.tokens.Signer.issue_inbox``), made for one
+- an inbox link (``?token=``, ``signoff.keys.tokens.Signer.issue_inbox``), made for one
   approver of one tenant and expiring: its cards take the decision, as that
   approver through the channel ``inbox``, on that tenant's items only. An inbox
   token decides nothing by itself and no resume token opens an inbox.
 
 A route answers HTML when the client asks for ``text/html`` (a browser), JSON
-otherwise. The rows are ``signoff.inbox``'s, the same as ``signoff inbox`` and
+otherwise. The rows are ``signoff.approvals.inbox``'s, the same as ``signoff inbox`` and
 ``signoff audit`` print.
 """
 
@@ -25,18 +25,11 @@ from aws_lambda_powertools.event_handler import Response
 from aws_lambda_powertools.event_handler.api_gateway import Router
 from aws_lambda_powertools.event_handler.openapi.params import Query
 
-from signoff.actors import inbox_approver
 from signoff.api.context import api_of
 from signoff.api.docs import ERRORS, errors, json_response, page_responses
 from signoff.api.links import CARD_FORM, decision_page, editable, form_decision
 from signoff.api.models import ErrorBody
-from signoff.errors import (
-    BadForm,
-    NotFound,
-    TokenExpired,
-    TokenForged,
-)
-from signoff.inbox import (
+from signoff.approvals.inbox import (
     MAX_PAGE,
     HistoryPage,
     InboxItem,
@@ -47,6 +40,13 @@ from signoff.inbox import (
     history_page,
     inbox_page,
     inbox_row,
+)
+from signoff.approver.actors import inbox_approver
+from signoff.errors import (
+    BadForm,
+    NotFound,
+    TokenExpired,
+    TokenForged,
 )
 from signoff.web import (
     PAGE_HEADERS,
@@ -62,9 +62,9 @@ from signoff.web.inbox_html import INBOX_HEADERS, inbox_html
 if TYPE_CHECKING:
     from aws_lambda_powertools.event_handler.openapi.types import OpenAPIResponse
 
-    from signoff.actors import Actor
     from signoff.api.context import Api
-    from signoff.inbox import AuditFilter
+    from signoff.approvals.inbox import AuditFilter
+    from signoff.approver.actors import Actor
     from signoff.store.records import PendingItem
 
 __all__ = ["router"]

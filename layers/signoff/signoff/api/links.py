@@ -20,8 +20,8 @@ from signoff.api.authorize import check_token, item_for_token, link_decider
 from signoff.api.body import form_body
 from signoff.api.context import api_of
 from signoff.api.docs import page_responses
+from signoff.approver.edits import MAX_REASON_CHARS
 from signoff.durable.decide import verdict_of
-from signoff.edits import MAX_REASON_CHARS
 from signoff.errors import (
     AlreadyResolved,
     AlreadyVoted,
@@ -52,8 +52,8 @@ from signoff.web import (
 from signoff.web.decision_form import changes_from, reason_from
 
 if TYPE_CHECKING:
-    from signoff.actors import Actor
     from signoff.api.context import Api
+    from signoff.approver.actors import Actor
     from signoff.durable.decide import Check
     from signoff.store.records import PendingItem
 

@@ -8,7 +8,7 @@ from pydantic import BaseModel, ConfigDict, Field
 from pydantic.alias_generators import to_camel
 
 from signoff.agents.hooks import SESSION_ID
-from signoff.edits import MAX_REASON_CHARS
+from signoff.approver.edits import MAX_REASON_CHARS
 from signoff.gate.decide import TENANT
 
 __all__ = [
@@ -163,7 +163,7 @@ class PendingBody(_Wire):
     deny_url: str | None = None
     answer_url: str | None = None
     expires_at: str | None = None
-    # The decision card (signoff.card): the one-line summary, the request that started
+    # The decision card (signoff.approver.card): the one-line summary, the request that started
     # the turn and the agent's words before the call (absent when agent.yaml's
     # approvalCard.conversation is false). Additive to v1.
     summary: str | None = None

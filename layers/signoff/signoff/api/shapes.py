@@ -7,8 +7,8 @@ from typing import TYPE_CHECKING, Any
 from urllib.parse import quote
 
 from signoff.api.models import ApprovalsState, FinishedBody, PendingBody, VoteBody
+from signoff.approvals.escalation import escalation_of
 from signoff.clock import iso
-from signoff.escalation import escalation_of
 
 if TYPE_CHECKING:
     from datetime import datetime

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
+from signoff.keys.tokens import RESUME_SIGNING_SECRET
 from signoff.settings import Deployment
-from signoff.tokens import RESUME_SIGNING_SECRET
 
 if TYPE_CHECKING:
     from signoff.api.context import ChatChannels
@@ -54,17 +54,17 @@ def deployment_secrets(
 
 
 def chat_from_env(deployment: Deployment, config: ChannelsConfig, clock: Clock) -> ChatChannels:
-    """The Slack and Lark channels whose clicks the resolve function verifies and applies."""
+    """The chat channels whose clicks the resolve function verifies and applies: those
+    of every type that declares an inbound route (``ChannelType.inbound``)."""
     from signoff.api.context import ChatChannels
     from signoff.channels.build import BuildContext, ChannelSet
     from signoff.channels.config import ChannelsConfig as Config
-    from signoff.channels.config import LarkSettings, SlackSettings
+    from signoff.channels.registry import inbound_types
 
+    inbound = inbound_types()
     chats = Config(
         channels={
-            name: settings
-            for name, settings in config.channels.items()
-            if isinstance(settings, SlackSettings | LarkSettings)
+            name: settings for name, settings in config.channels.items() if settings.type in inbound
         }
     )
     secrets = deployment_secrets(config, deployment)

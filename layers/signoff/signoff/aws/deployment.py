@@ -7,13 +7,13 @@ from signoff.aws.channels import chat_from_env
 from signoff.aws.turns import checked_agents, turns_from_env
 from signoff.clock import SystemClock
 from signoff.continuations.aws import LambdaContinuations
-from signoff.keyring import rotating_signer
+from signoff.keys.keyring import rotating_signer
+from signoff.keys.sessions import SESSION_KEY_SECRET, session_keys_from
+from signoff.keys.tokens import RESUME_SIGNING_SECRET
 from signoff.queue.sqs import SqsQueue
 from signoff.secrets.aws import SecretsManagerSecrets
-from signoff.sessionkeys import SESSION_KEY_SECRET, session_keys_from
 from signoff.settings import Deployment
 from signoff.store.dynamodb import DynamoStore
-from signoff.tokens import RESUME_SIGNING_SECRET
 
 __all__ = ["api_from_env"]
 

@@ -11,7 +11,7 @@ from signoff.aws.channels import deployment_secrets
 from signoff.channels.build import BuildContext, ChannelSet
 from signoff.channels.http_notifier import deployment_channels
 from signoff.clock import SystemClock
-from signoff.keyring import rotating_signer
+from signoff.keys.keyring import rotating_signer
 from signoff.notify.compose import Composer
 from signoff.notify.hub import Notifier, RetrySchedule
 from signoff.settings import Deployment

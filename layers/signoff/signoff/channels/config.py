@@ -14,7 +14,7 @@ secret source when a channel sends), never written inline. Agents name the
 channels they want in ``agent.yaml``'s ``notify``; ``check_agent_notify``
 refuses a name that is not defined here, as seed 004's engine rejects an agent
 whose ``notify`` names no registered notifier. A channel may not take a name
-signoff writes in the audit by itself (``signoff.actors.RESERVED_CHANNELS``:
+signoff writes in the audit by itself (``signoff.approver.actors.RESERVED_CHANNELS``:
 ``expiry``, ``escalation``, ``api``, ``link``, ``inbox``, …): a person's decision
 through it would read as the sweeper's or a built-in way in's. Webhook targets are checked
 against private, loopback and link-local addresses here (literal addresses,
@@ -41,7 +41,7 @@ from pydantic.alias_generators import to_camel
 from pydantic_core import InitErrorDetails, PydanticCustomError
 
 from signoff import yamldocs
-from signoff.actors import RESERVED_CHANNELS
+from signoff.approver.actors import RESERVED_CHANNELS
 from signoff.channels.addresses import private_webhooks_allowed, public_url_problem
 from signoff.channels.plugin import installed, plugin_class, plugin_options
 from signoff.channels.registry import CHANNEL_TYPES

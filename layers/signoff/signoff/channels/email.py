@@ -34,9 +34,9 @@ import re
 from typing import TYPE_CHECKING, Final, Self
 from urllib.parse import quote, urlsplit
 
+from signoff.approver.display import visible
 from signoff.channels.base import Delivery
 from signoff.channels.notification import notification_key
-from signoff.display import visible
 from signoff.errors import SendFailed
 
 if TYPE_CHECKING:
@@ -258,7 +258,7 @@ class EmailChannel:
 def render(notification: Notification) -> tuple[str, str]:
     """The text and the HTML part of ``notification``'s mail; its only link is ``linkUrl``.
 
-    An approval or a question is its decision card (``signoff.card``): the summary,
+    An approval or a question is its decision card (``signoff.approver.card``): the summary,
     the request and the agent's words, why it asks, for whom, the expiry, then
     the arguments once; the HTML part is one styled card with one button.
     """
@@ -424,7 +424,7 @@ def _scrubber(notification: Notification) -> Callable[[str], str]:
     """Replaces the one-click links and the resume token wherever a text quotes them.
 
     It also shows hidden characters (bidi overrides, zero-width, controls) escaped
-    (``signoff.display``): every text it is given is one the recipient reads.
+    (``signoff.approver.display``): every text it is given is one the recipient reads.
     """
     forbidden = [
         value

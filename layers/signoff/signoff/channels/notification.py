@@ -19,7 +19,7 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict
 from pydantic.alias_generators import to_camel
 
-from signoff.card import Card, Escalation, readable_args
+from signoff.approver.card import Card, Escalation, readable_args
 
 __all__ = ["Kind", "Notification", "idempotency_key", "notification_key"]
 
@@ -74,7 +74,7 @@ class Notification(BaseModel):
     # synthetic finish's reason (``max_turns`` / ``denied``), as in the seed's hooks.
     trigger: Literal["message", "resolution"] | None = None
     stop_reason: str | None = None
-    # The decision card (signoff.card) of an approval or a question: its one-line
+    # The decision card (signoff.approver.card) of an approval or a question: its one-line
     # summary, the request that started the turn, the agent's words before the
     # call, and the environment it runs in. Additive: a v1 reader ignores them.
     summary: str | None = None

@@ -54,7 +54,8 @@ from typing import TYPE_CHECKING, Any, Final, Literal, Self
 import httpx
 from pydantic import Field, field_validator, model_validator
 
-from signoff.card import clip
+from signoff.approver.card import clip
+from signoff.approver.display import visible
 from signoff.channels._chat import in_transit, numbered
 from signoff.channels.addresses import (
     checked_address,
@@ -65,7 +66,6 @@ from signoff.channels.base import Delivery, already_sent
 from signoff.channels.config import ChannelSettings, HttpUrl, Secret
 from signoff.channels.notification import notification_key
 from signoff.channels.webhook import Resolver, resolve_host
-from signoff.display import visible
 from signoff.errors import SecretMissing, SendFailed, StoreUnavailable
 from signoff.http_errors import RETRYABLE, map_httpx_errors, retry_after
 
@@ -370,7 +370,7 @@ def render_message(notification: Notification, *, instructions: str = INSTRUCTIO
     expires, the arguments), drawn as of the request so every retry sends the
     same text; the link is its confirmation page, whose GET decides nothing. The
     other kinds are their title and body, as the chat channels send them.
-    Hidden characters are shown escaped (``signoff.display``).
+    Hidden characters are shown escaped (``signoff.approver.display``).
     """
     parts: list[str] = [notification.title]
     card = notification.card() if notification.summary and notification.requested_at else None

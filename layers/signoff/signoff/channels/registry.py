@@ -19,7 +19,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Final
 
-__all__ = ["CHANNEL_TYPES", "ChannelType"]
+__all__ = ["CHANNEL_TYPES", "ChannelType", "inbound_types"]
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -38,6 +38,15 @@ class ChannelType:
     # ("package.module:Class"), built by ``channel`` (the plug-in builder) from the
     # channel's ``options``.
     plugin: str | None = None
+    # The API route a message of this type sends its clicks back to (a chat app's
+    # buttons), if any: the resolve function keeps these channels' settings, secrets
+    # and senders to verify and apply a click, and updates the message with the outcome.
+    inbound: str | None = None
+
+
+def inbound_types() -> frozenset[str]:
+    """The channel types whose messages' clicks come back to an API route."""
+    return frozenset(name for name, kind in CHANNEL_TYPES.items() if kind.inbound)
 
 
 _CONFIG: Final = "signoff.channels.config"
@@ -48,30 +57,34 @@ CHANNEL_TYPES: Final[dict[str, ChannelType]] = {
         channel="signoff.channels.webhook:WebhookChannel", settings=f"{_CONFIG}:WebhookSettings"
     ),
     "slack": ChannelType(
-        channel="signoff.channels.slack:SlackChannel", settings=f"{_CONFIG}:SlackSettings"
+        channel="signoff.channels.slack.channel:SlackChannel",
+        settings=f"{_CONFIG}:SlackSettings",
+        inbound="/slack/interactions",
     ),
     "lark": ChannelType(
-        channel="signoff.channels.lark:LarkChannel", settings=f"{_CONFIG}:LarkSettings"
+        channel="signoff.channels.lark.channel:LarkChannel",
+        settings=f"{_CONFIG}:LarkSettings",
+        inbound="/lark/callback",
     ),
     "email": ChannelType(
         channel="signoff.channels.email:EmailChannel", settings=f"{_CONFIG}:EmailSettings"
     ),
     "github": ChannelType(
-        channel="signoff.channels.github:GitHubChannel",
-        settings="signoff.channels.github:GitHubSettings",
+        channel="signoff.channels.github.channel:GitHubChannel",
+        settings="signoff.channels.github.channel:GitHubSettings",
     ),
     "openclaw": ChannelType(
         channel="signoff.channels.openclaw:OpenClawChannel",
         settings="signoff.channels.openclaw:OpenClawSettings",
     ),
     "redis": ChannelType(
-        channel="signoff.channels.redis:RedisChannel",
+        channel="signoff.channels.database.redis:RedisChannel",
         settings=f"{_CONFIG}:RedisSettings",
         approval_only=True,
         extra="redis",
     ),
     "database": ChannelType(
-        channel="signoff.channels.database:DatabaseChannel",
+        channel="signoff.channels.database.channel:DatabaseChannel",
         settings=f"{_CONFIG}:DatabaseSettings",
         approval_only=True,
         extra="database",

@@ -3,11 +3,11 @@
 Every way an item is decided comes through ``Decisions``: an API call, a link's
 form, a chat click, an inbox card, and the sweeper's moves. What a person asks for
 is a small tagged value (``Approve``, ``Deny``, ``Answer``); who asks is an
-``Actor`` (``signoff.actors``) — the identity that verified them and the channel
+``Actor`` (``signoff.approver.actors``) — the identity that verified them and the channel
 it came through — and the entry point's own check says whether that actor may
 decide that item (a refusal is audited with the actor and the reason, then
 raised as ``Forbidden``). An approval with changes is checked
-against the tool's schema only after that (``signoff.edits``), and stores the
+against the tool's schema only after that (``signoff.approver.edits``), and stores the
 arguments the tool will run with. The state change is one conditional
 write on the item that carries its audit entry in the same transaction
 (``PendingItems.resolve``), so no crash can leave a decision without its entry.
@@ -29,20 +29,20 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Literal
 
-from signoff.actors import ESCALATION, EXPIRY, Actor, SystemActor
-from signoff.card import relative
+from signoff.approvals.escalation import escalated_to
+from signoff.approver.actors import ESCALATION, EXPIRY, Actor, SystemActor
+from signoff.approver.card import relative
+from signoff.approver.edits import apply_changes, describe_changes
 from signoff.durable.votes import cast
-from signoff.edits import apply_changes, describe_changes
 from signoff.errors import Forbidden, NotFound, UsageError
-from signoff.escalation import escalated_to
 from signoff.ids import new_id
 from signoff.store.records import AuditEntry, Vote
 
 if TYPE_CHECKING:
-    from signoff.actors import Decider
     from signoff.agents import Agent
+    from signoff.approver.actors import Decider
     from signoff.clock import Clock
-    from signoff.people import People
+    from signoff.gate.people import People
     from signoff.store.base import Audit, Outbox, PendingItems
     from signoff.store.records import PendingItem, PendingStatus
     from signoff.tools import Tool

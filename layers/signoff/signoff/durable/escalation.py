@@ -28,8 +28,8 @@ from __future__ import annotations
 import logging
 from typing import TYPE_CHECKING
 
+from signoff.approvals.escalation import next_step
 from signoff.errors import AlreadyResolved, Expired, NotFound, SignoffError
-from signoff.escalation import next_step
 from signoff.notify import lifecycle
 
 if TYPE_CHECKING:

@@ -22,7 +22,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from signoff.actors import RULES
+from signoff.approver.actors import RULES
 from signoff.errors import Misconfigured, SendFailed, SignoffError
 from signoff.events import ActauthDecision, ErrorEvent, dump
 from signoff.ids import new_id

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from signoff.card import EXCERPT_MAX, clip, summarize
+from signoff.approver.card import EXCERPT_MAX, clip, summarize
 from signoff.engine import Answered, Approved, Denied
 from signoff.errors import UsageError
 from signoff.events import ApprovalPending
@@ -44,7 +44,7 @@ def pending_item(
 ) -> PendingItem:
     """The pending item of a pause, sent to the channels that want its kind.
 
-    It carries its decision card's text (``signoff.card``): the summary, and from
+    It carries its decision card's text (``signoff.approver.card``): the summary, and from
     ``history`` the request that started the turn and the agent's words before
     the call, unless the agent's ``approvalCard.conversation`` is off.
     """

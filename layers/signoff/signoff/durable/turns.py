@@ -33,9 +33,9 @@ from signoff.store.records import PendingItem, SessionRecord
 if TYPE_CHECKING:
     from collections.abc import Callable
 
-    from signoff.actors import Actor
     from signoff.agents import Agent
     from signoff.agents.hooks import Fired
+    from signoff.approver.actors import Actor
     from signoff.clock import Clock
     from signoff.durable.decide import Check, Verdict
     from signoff.engine import Outcome, TurnState

@@ -1,6 +1,6 @@
 """Votes on an item whose policy needs more than one approval (or deny).
 
-A person counts once, whatever channel they vote through (``signoff.people``
+A person counts once, whatever channel they vote through (``signoff.gate.people``
 maps a Slack user, a Lark user, an email address and an API key to one person).
 Each vote is one conditional write with its audit entry (``PendingItems.vote``):
 it holds only while the item waits and still has the votes the voter read, so

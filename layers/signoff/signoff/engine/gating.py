@@ -25,8 +25,8 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
+from signoff.approver.edits import describe_changes
 from signoff.clock import iso
-from signoff.edits import describe_changes
 from signoff.engine import system_tools
 from signoff.engine.pauses import approval_pending, question_pending
 from signoff.engine.state import Answered, Approved, Denied

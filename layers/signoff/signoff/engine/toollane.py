@@ -14,7 +14,7 @@ import json
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from signoff.edits import describe_changes
+from signoff.approver.edits import describe_changes
 from signoff.events import ToollaneResult, tool_result
 
 if TYPE_CHECKING:

@@ -7,14 +7,14 @@ from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any, Final
 from urllib.parse import quote
 
-from signoff.card import Card, Escalation, readable_args
+from signoff.approvals.escalation import escalation_of
+from signoff.approver.card import Card, Escalation, readable_args
 from signoff.channels.notification import Notification
 from signoff.clock import iso
-from signoff.escalation import escalation_of
 
 if TYPE_CHECKING:
+    from signoff.keys.tokens import Action, Signer
     from signoff.store.records import PendingItem
-    from signoff.tokens import Action, Signer
 
 __all__ = ["INBOX_LINK_TTL", "Composer", "card_of"]
 
@@ -121,7 +121,7 @@ class Composer:
 
 
 def card_of(item: PendingItem) -> Card:
-    """The decision card of ``item`` (``signoff.card``), as every surface shows it."""
+    """The decision card of ``item`` (``signoff.approver.card``), as every surface shows it."""
     return Card(
         kind=item.kind,
         agent=item.agent,

@@ -21,7 +21,7 @@ if TYPE_CHECKING:
 __all__ = ["DEFAULT_MAX_AGE", "ReferencedSecrets", "SecretsManagerSecrets", "secret_id_variable"]
 
 # Seconds a value is reused before Secrets Manager is asked again. The resume-signing
-# key set is read past this cache by its RotatingSigner (signoff.keyring), which
+# key set is read past this cache by its RotatingSigner (signoff.keys.keyring), which
 # keeps its own schedule.
 DEFAULT_MAX_AGE: Final = 300
 

@@ -137,7 +137,7 @@ class PendingItems(Protocol):
         a winner always has its entry, and a refused write leaves neither.
         ``status="expired"`` is the sweeper's move and needs ``expires_at <= now``;
         every other status needs ``expires_at > now``. ``edited_args_json`` is an
-        approval's changed arguments (``signoff.edits``), stored with the decision.
+        approval's changed arguments (``signoff.approver.edits``), stored with the decision.
 
         Raises:
             NotFound: no such item.
@@ -366,7 +366,7 @@ class Slots(Protocol):
 
 
 class ApiKeys(Protocol):
-    """API keys mapped to tenants, kept as hashes of the keys (``signoff.apikeys``)."""
+    """API keys mapped to tenants, kept as hashes of the keys (``signoff.keys.api_keys``)."""
 
     def add(self, key: ApiKey) -> None:
         """Store a new key.

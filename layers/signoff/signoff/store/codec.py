@@ -32,7 +32,7 @@ Which sessions of an agent had a tool call gated on a day is one small item per
 (agent, day, session) under ``G#<agent>#<YYYY-MM-DD>`` (UTC; sharded), written by
 the session's first commit of the day that gated a call, sorted by
 ``<tenant>#<session id>`` and written with the commit whose log chunk holds the
-decisions, so a replay of rule changes (``signoff.replay``) reads an agent's
+decisions, so a replay of rule changes (``signoff.approvals.replay``) reads an agent's
 recent history by key, one query per day and shard, without a scan or an index.
 """
 

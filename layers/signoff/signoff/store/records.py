@@ -121,7 +121,7 @@ class PendingItem(_Record):
     reason: str | None = None
     question: str | None = None
     options: list[str] | None = None
-    # The decision card's text (signoff.card), fixed when the turn paused: the
+    # The decision card's text (signoff.approver.card), fixed when the turn paused: the
     # one-line summary, the request that started the turn, the agent's words
     # before the call (None where agent.yaml's approvalCard leaves them out).
     summary: str | None = None
@@ -136,7 +136,7 @@ class PendingItem(_Record):
     resolved_at: float | None = None
     answer: str | None = None
     note: str | None = None
-    # The arguments an approver's changes made (``signoff.edits``), as JSON text:
+    # The arguments an approver's changes made (``signoff.approver.edits``), as JSON text:
     # a top-level string, so the store keeps every nested value exactly.
     edited_args_json: str | None = None
     # Whether the turn was resumed after the resolution (the sweeper re-drives if not).
@@ -239,7 +239,7 @@ class AuditEntry(_Record):
     tool: str | None = None
     reason: str = ""
     # Whose item it was: the approvals inbox lists a tenant's entries by time
-    # (``signoff.inbox``); None on entries written before these fields existed.
+    # (``signoff.approvals.inbox``); None on entries written before these fields existed.
     tenant: str | None = None
     agent: str | None = None
 

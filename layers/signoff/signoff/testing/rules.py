@@ -9,7 +9,7 @@
         replay = replay_rules(store, "refunds", new, since=timedelta(days=30))
         assert not replay.less_guarded, [c.call.summary for c in replay.less_guarded]
 
-The same function as ``signoff rules replay`` (``signoff.replay``).
+The same function as ``signoff rules replay`` (``signoff.approvals.replay``).
 """
 
 from __future__ import annotations
@@ -19,9 +19,9 @@ from datetime import datetime, timedelta
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol
 
+from signoff.approvals.replay import Replay
+from signoff.approvals.replay import replay_rules as _replay
 from signoff.gate import RuleSet, load_rules, rules_from
-from signoff.replay import Replay
-from signoff.replay import replay_rules as _replay
 
 if TYPE_CHECKING:
     from collections.abc import Mapping

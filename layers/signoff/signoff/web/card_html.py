@@ -1,4 +1,4 @@
-"""The decision card as HTML: the link page's body for an approval (``signoff.card``).
+"""The decision card as HTML: the link page's body for an approval (``signoff.approver.card``).
 
 Mobile first. At 390 px the summary is the page's heading and the Approve / Deny
 bar stays on screen: it is ``position: sticky`` at the bottom of the form, and the
@@ -6,7 +6,7 @@ form wraps the whole card, so the bar is visible without scrolling however long
 the card is (on a desktop too). From 48 rem it reads as a transactional page: one
 centred card on a grey page.
 
-Every value is model- or user-influenced: shown through ``signoff.display.visible``,
+Every value is model- or user-influenced: shown through ``signoff.approver.display.visible``,
 then HTML-escaped (``e``). The one script (``LOCAL_TIME_JS``, allowed by its hash)
 only adds the reader's local time beside each UTC ``<time>``, through
 ``textContent``; the page works the same without it.
@@ -20,11 +20,11 @@ from datetime import UTC, datetime
 from html import escape
 from typing import TYPE_CHECKING, Final
 
-from signoff.card import utc
-from signoff.display import visible
+from signoff.approver.card import utc
+from signoff.approver.display import visible
 
 if TYPE_CHECKING:
-    from signoff.card import Card
+    from signoff.approver.card import Card
 
 __all__ = ["CARD_CSS", "LOCAL_TIME_JS", "SCRIPT_HASH", "approval_card", "e", "time_html"]
 
@@ -65,7 +65,7 @@ SCRIPT_HASH: Final = base64.b64encode(hashlib.sha256(LOCAL_TIME_JS.encode()).dig
 
 
 def e(value: object) -> str:
-    """Text for the page: hidden characters shown escaped (signoff.display), then HTML-escaped."""
+    """Text for the page: hidden characters shown escaped (approver.display), HTML-escaped."""
     return escape(visible(str(value)), quote=True)
 
 

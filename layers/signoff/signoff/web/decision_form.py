@@ -5,7 +5,7 @@ The form posts ``decision`` (``approve`` / ``deny``, the button pressed),
 declared ``editable``, one ``arg.<name>`` text field per argument a person can
 retype (text, numbers, true/false), prefilled with the value asked. A field sent
 back with other text than it was shown with is a change; the tool's schema
-checks it (``signoff.edits``). No JavaScript: both buttons send the whole form,
+checks it (``signoff.approver.edits``). No JavaScript: both buttons send the whole form,
 a deny ignores the changes and an approval ignores nothing but the reason.
 """
 
@@ -15,8 +15,8 @@ import json
 from html import escape
 from typing import TYPE_CHECKING, Any, Final
 
-from signoff.display import visible
-from signoff.edits import MAX_REASON_CHARS
+from signoff.approver.display import visible
+from signoff.approver.edits import MAX_REASON_CHARS
 from signoff.errors import BadForm
 
 if TYPE_CHECKING:

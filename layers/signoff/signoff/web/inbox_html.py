@@ -11,14 +11,14 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Final
 from urllib.parse import urlencode
 
-from signoff.card import relative
+from signoff.approver.card import relative
 from signoff.web.card_html import LOCAL_TIME_JS, e
 from signoff.web.pages import page_headers
 
 if TYPE_CHECKING:
     from collections.abc import Mapping
 
-    from signoff.inbox import HistoryEntry, InboxItem
+    from signoff.approvals.inbox import HistoryEntry, InboxItem
 
 __all__ = ["INBOX_HEADERS", "inbox_html"]
 

@@ -3,9 +3,9 @@
 No external assets, and no script but one constant that adds the reader's local
 time beside each UTC time (``signoff.web.card_html``): a GET renders a page, and
 only its form's POST decides (``DESIGN.md`` §4). An approval is shown as its
-decision card (``signoff.card``). Every interpolated value goes through
+decision card (``signoff.approver.card``). Every interpolated value goes through
 ``html.escape``, since tool names, arguments and questions come from a model,
-and what is shown through ``signoff.display.visible`` first: a bidi override or
+and what is shown through ``signoff.approver.display.visible`` first: a bidi override or
 a zero-width character appears as its ``\\u202e`` escape, never acts on the text.
 Serve each page with ``PAGE_HEADERS``: its policy allows this module's one
 inline stylesheet and that one script, by their hashes, and nothing else.
@@ -25,9 +25,9 @@ import json
 from html import escape
 from typing import TYPE_CHECKING, Final
 
-from signoff.card import decided_line
-from signoff.display import visible
-from signoff.edits import describe_changes
+from signoff.approver.card import decided_line
+from signoff.approver.display import visible
+from signoff.approver.edits import describe_changes
 from signoff.notify.compose import card_of
 from signoff.web.card_html import CARD_CSS, LOCAL_TIME_JS, SCRIPT_HASH, approval_card, time_html
 from signoff.web.decision_form import decision_fields
@@ -119,7 +119,7 @@ _DECIDED: Final = {
 
 
 def _e(value: object) -> str:
-    """Text for the page: hidden characters shown escaped (signoff.display), then HTML-escaped."""
+    """Text for the page: hidden characters shown escaped (approver.display), HTML-escaped."""
     return escape(visible(str(value)), quote=True)
 
 
@@ -280,7 +280,7 @@ def decided_by(item: PendingItem) -> str | None:
 
     ``Approved by alice@example.com through the ops-mail channel``; a link that
     names nobody (a webhook's) says so, and an expiry names no person
-    (``signoff.card.decided_line``; the page adds when, as a ``<time>``).
+    (``signoff.approver.card.decided_line``; the page adds when, as a ``<time>``).
     """
     if item.status not in _DECIDED or not item.resolved_by:
         return None

@@ -1,7 +1,7 @@
 """What a GitHub comment of the GitHub channel says: its hidden marker and its Markdown.
 
 Text a model wrote is shown as it is: hidden characters as their escapes
-(``signoff.display.visible``), then Markdown and HTML neutralised, so it can
+(``signoff.approver.display.visible``), then Markdown and HTML neutralised, so it can
 neither format, link, hide text nor @-mention anyone.
 """
 
@@ -11,7 +11,7 @@ import json
 import re
 from typing import TYPE_CHECKING, Final
 
-from signoff.display import visible
+from signoff.approver.display import visible
 
 if TYPE_CHECKING:
     from signoff.channels.notification import Notification

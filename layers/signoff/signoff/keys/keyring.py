@@ -24,7 +24,7 @@ import threading
 from typing import TYPE_CHECKING, Final
 
 from signoff.errors import SecretMissing, StoreUnavailable
-from signoff.tokens import RESUME_SIGNING_SECRET, KeySet, Signer, read_key_set
+from signoff.keys.tokens import RESUME_SIGNING_SECRET, KeySet, Signer, read_key_set
 
 if TYPE_CHECKING:
     from collections.abc import Callable

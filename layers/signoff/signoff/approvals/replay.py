@@ -36,8 +36,8 @@ from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any, Final
 
-from signoff.card import readable_args
-from signoff.display import visible
+from signoff.approver.card import readable_args
+from signoff.approver.display import visible
 from signoff.gate import Scope, decide
 from signoff.messages import AssistantMessage
 

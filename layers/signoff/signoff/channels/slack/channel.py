@@ -31,9 +31,11 @@ from datetime import datetime
 from typing import TYPE_CHECKING, Any, Final, Self
 from urllib.parse import urlencode
 
+from signoff.approver.display import visible
+from signoff.approver.edits import MAX_REASON_CHARS
 from signoff.channels._chat import in_transit, message_ref, numbered, require_buttons
 from signoff.channels.base import Delivery, already_sent
-from signoff.channels.slack_interactions import (
+from signoff.channels.slack.interactions import (
     ANSWER_ACTION_PREFIX,
     APPROVE_ACTION,
     DENY_ACTION,
@@ -41,8 +43,6 @@ from signoff.channels.slack_interactions import (
     REASON_ACTION,
     REASON_BLOCK,
 )
-from signoff.display import visible
-from signoff.edits import MAX_REASON_CHARS
 from signoff.errors import SendFailed
 from signoff.http_errors import RETRYABLE, map_httpx_errors, retry_after
 

@@ -14,7 +14,7 @@ without multi-person rules never reads this one). An item whose policy needs
 more than one approval (``signoff.gate.policy``) counts votes by person: the
 Slack user id, the Lark open id, the email address a link was made for and an
 API key id of one entry are one person. An actor is looked up by the identity
-that verified it (``signoff.actors.Identity``: its kind and value), so a Lark
+that verified it (``signoff.approver.actors.Identity``: its kind and value), so a Lark
 open id never matches a Slack id, nor an address an API key, nor anything a
 person's name. An identity in no entry counts as itself (its actor id) and is
 nobody a rule's ``from`` names. A rule's ``from`` names people and groups;
@@ -39,7 +39,7 @@ if TYPE_CHECKING:
     from collections.abc import Iterable
     from pathlib import Path
 
-    from signoff.actors import Identity, IdentityKind
+    from signoff.approver.actors import Identity, IdentityKind
     from signoff.gate.rules import Rule
 
 __all__ = ["PEOPLE_FILE", "People", "Person", "check_policies", "load_people"]

@@ -17,9 +17,9 @@ import uuid
 from typing import TYPE_CHECKING, Any, Final, Self
 from urllib.parse import quote
 
+from signoff.approver.display import visible
 from signoff.channels._chat import in_transit, message_ref, numbered, require_buttons
 from signoff.channels.base import Delivery, already_sent
-from signoff.display import visible
 from signoff.errors import SendFailed
 from signoff.http_errors import RETRYABLE, map_httpx_errors, retry_after
 

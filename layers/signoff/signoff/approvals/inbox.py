@@ -27,7 +27,7 @@ from typing import TYPE_CHECKING, Any, Final
 from pydantic import BaseModel, ConfigDict, Field
 from pydantic.alias_generators import to_camel
 
-from signoff.card import readable_args
+from signoff.approver.card import readable_args
 from signoff.clock import iso
 from signoff.errors import BadInput
 

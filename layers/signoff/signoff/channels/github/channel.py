@@ -10,7 +10,7 @@ carries no routing metadata). ``token`` is a personal access token or an
 installation token kept fresh elsewhere, read from the secret source at each
 send so a rotated one reaches a warm function; or ``app`` names a GitHub App
 installation whose token the channel exchanges for itself and keeps until
-shortly before it expires (``channels/github_app.py``). ``apiUrl`` points at
+shortly before it expires (``channels/github/app.py``). ``apiUrl`` points at
 GitHub Enterprise (``https://ghe.example.com/api/v3``).
 
 GitHub has no idempotency key for ``POST …/comments``, so the channel makes its
@@ -51,8 +51,8 @@ from signoff.channels.addresses import (
 )
 from signoff.channels.base import Delivery, already_sent
 from signoff.channels.config import ChannelSettings, HttpUrl, Secret
-from signoff.channels.github_app import GitHubAppSettings, InstallationTokens, app_jwt, expiry
-from signoff.channels.github_markdown import marker, render
+from signoff.channels.github.app import GitHubAppSettings, InstallationTokens, app_jwt, expiry
+from signoff.channels.github.markdown import marker, render
 from signoff.channels.webhook import Resolver, resolve_host
 from signoff.errors import SecretMissing, SendFailed, StoreUnavailable
 from signoff.http_errors import RETRYABLE, map_httpx_errors, retry_after

@@ -13,7 +13,7 @@ vouched for the person and its value in that kind's own namespace:
   or an email address);
 - ``link``: a signed link that names nobody.
 
-``signoff.people`` finds the person an identity belongs to by that kind and
+``signoff.gate.people`` finds the person an identity belongs to by that kind and
 value, never by the shape of a string (a prefix, an ``@``), so no identity of one
 kind can pass for another's nor for a person's name.
 

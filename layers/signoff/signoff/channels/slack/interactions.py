@@ -21,9 +21,9 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Final, Literal
 from urllib.parse import parse_qs
 
+from signoff.approver.edits import MAX_REASON_CHARS
 from signoff.channels import _inbound
 from signoff.channels._inbound import TOLERANCE_SECONDS, ButtonPress, object_at, text_at
-from signoff.edits import MAX_REASON_CHARS
 from signoff.errors import BadForm, InvalidSignature
 
 if TYPE_CHECKING:

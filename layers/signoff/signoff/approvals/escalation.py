@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from signoff.card import Escalation
+from signoff.approver.card import Escalation
 
 if TYPE_CHECKING:
     from signoff.gate.policy import EscalationStep

@@ -5,8 +5,8 @@ The database channel turns an ``approval`` notification into a
 repository's business. A port of one method, ``insert_once``, with adapters:
 
 - ``MemoryPendingApprovals`` (here): a dict, for tests and ``signoff dev``;
-- ``PostgresPendingApprovals`` (``signoff.channels.database``): one table, psycopg 3;
-- ``DbApiPendingApprovals`` (``signoff.channels.dbapi``): the same table through
+- ``PostgresPendingApprovals`` (``signoff.channels.database.channel``): one table, psycopg 3;
+- ``DbApiPendingApprovals`` (``signoff.channels.database.dbapi``): the same table through
   any DB-API 2.0 driver whose SQL takes ``ON CONFLICT … DO NOTHING`` (SQLite,
   PostgreSQL through another driver).
 
@@ -24,7 +24,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Protocol, runtime_checkable
 
 if TYPE_CHECKING:
-    from signoff.channels._approval import PendingApprovalRow
+    from signoff.channels.database.rows import PendingApprovalRow
 
 __all__ = ["MemoryPendingApprovals", "PendingApprovalsRepository", "StoredApproval"]
 

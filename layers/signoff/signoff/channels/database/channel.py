@@ -8,7 +8,7 @@ and does nothing. The Redis channel pushes the same record as JSON, so both
 backends hand a reader the same thing.
 
 The channel writes through a ``PendingApprovalsRepository``
-(``signoff.channels.approvals``, the seed's repository seam): ``from_config``
+(``signoff.channels.database.repository``, the seed's repository seam): ``from_config``
 builds ``PostgresPendingApprovals`` below; a plug-in or test passes another
 (memory, any DB-API driver, its own ORM) to ``DatabaseChannel`` directly.
 
@@ -52,23 +52,24 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Self
 
+from signoff.channels.base import Delivery
+from signoff.channels.config import DEFAULT_TABLE, validate_table
+
 # The row is shared with the Redis channel; re-exported for readers of the table.
-from signoff.channels._approval import (
+from signoff.channels.database.rows import (
     ApprovalScope,
     PendingApprovalRow,
     approval_row,
     require_extra,
 )
-from signoff.channels.base import Delivery
-from signoff.channels.config import DEFAULT_TABLE, validate_table
 from signoff.errors import SendFailed
 
 if TYPE_CHECKING:
     import psycopg
 
-    from signoff.channels.approvals import PendingApprovalsRepository
     from signoff.channels.build import BuildContext
     from signoff.channels.config import DatabaseSettings
+    from signoff.channels.database.repository import PendingApprovalsRepository
     from signoff.channels.notification import Notification
     from signoff.clock import Clock
 

@@ -4,8 +4,8 @@ For a database the deployment already reaches through its own driver — SQLite,
 PostgreSQL through psycopg or another driver — without this package knowing it::
 
     import sqlite3
-    from signoff.channels.database import DatabaseChannel
-    from signoff.channels.dbapi import DbApiPendingApprovals
+    from signoff.channels.database.channel import DatabaseChannel
+    from signoff.channels.database.dbapi import DbApiPendingApprovals
 
     repository = DbApiPendingApprovals(lambda: sqlite3.connect("approvals.db"), driver=sqlite3)
     channel = DatabaseChannel("dashboard", repository, clock=clock)
@@ -19,7 +19,7 @@ RFC 3339 text, which PostgreSQL casts into ``jsonb`` / ``timestamptz`` and SQLit
 stores as they are.
 
 Each insert opens a connection from ``connect``, commits and closes it (the
-notifier runs on Lambda: see ``signoff.channels.database``). A failure is the
+notifier runs on Lambda: see ``signoff.channels.database.channel``). A failure is the
 driver's ``OperationalError`` (lost or refused connection, a timeout, a locked
 database) → retryable; any other driver error → permanent, unless ``retryable``
 says otherwise: drivers class their errors differently (SQLite reports a missing
@@ -32,7 +32,7 @@ import json
 from typing import TYPE_CHECKING, Any
 
 from signoff.channels.config import DEFAULT_TABLE, validate_table
-from signoff.channels.database import quoted_table
+from signoff.channels.database.channel import quoted_table
 from signoff.clock import iso
 from signoff.errors import SendFailed
 
@@ -40,7 +40,7 @@ if TYPE_CHECKING:
     from collections.abc import Callable
     from types import ModuleType
 
-    from signoff.channels._approval import PendingApprovalRow
+    from signoff.channels.database.rows import PendingApprovalRow
 
 __all__ = ["DbApiPendingApprovals"]
 

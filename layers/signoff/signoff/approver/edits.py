@@ -2,7 +2,7 @@
 
 Approving with changes is a new decision on new arguments. The approver saw the
 call's arguments as the model asked for them (a link's token is bound to exactly
-those by their hash, ``signoff.tokens.args_hash``) and sends the fields to
+those by their hash, ``signoff.keys.tokens.args_hash``) and sends the fields to
 change. They are merged over the originals and validated against the tool's
 schema exactly as the model's arguments are; only a tool declared
 ``editable=True`` takes them. The audit and the model read the change as

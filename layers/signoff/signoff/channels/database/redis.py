@@ -24,9 +24,9 @@ from __future__ import annotations
 from datetime import timedelta
 from typing import TYPE_CHECKING, Self
 
-from signoff.channels._approval import approval_row, require_extra
 from signoff.channels.base import Delivery
 from signoff.channels.config import DEFAULT_QUEUE_KEY
+from signoff.channels.database.rows import approval_row, require_extra
 from signoff.errors import SendFailed
 
 if TYPE_CHECKING:

@@ -22,7 +22,7 @@ CLI's prompt all show the same content, built here once:
   15:48 UTC (step 1 of 3)" in a message drawn when it is sent or redrawn).
 
 Every text here is model- or user-influenced and is returned raw: each surface
-escapes for its own medium (HTML, mrkdwn, plain text) after ``signoff.display``.
+escapes for its own medium (HTML, mrkdwn, plain text) after ``signoff.approver.display``.
 This module imports nothing of the channels or the web pages (they import it).
 """
 

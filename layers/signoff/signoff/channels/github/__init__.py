@@ -1,0 +1,1 @@
+"""GitHub: the channel that comments on issues and pull requests, its App auth and markdown."""

@@ -1,0 +1,1 @@
+"""Slack: the channel that posts approval cards, and the interactions its buttons send back."""
