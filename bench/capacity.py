@@ -278,12 +278,14 @@ class Sample:
 
 def drain(wiring: Wiring) -> None:
     """Deliver every queued notification, as the notifier function does per SQS record."""
+    from signoff.notify.message import NotifyMessage
+
     while True:
         messages = wiring.queue.receive()
         if not messages:
             return
         for message in messages:
-            wiring.notifier.deliver(message["pendingId"])
+            wiring.notifier.deliver(NotifyMessage.parse(message).subject)
 
 
 def run_sample(

@@ -11,6 +11,7 @@ import time
 import boto3
 
 from signoff.channels.notification import Notification
+from signoff.channels.subject import Subject
 from signoff.notify import lifecycle
 from signoff.store.dynamodb import DynamoStore
 from tests.conftest import ROOT
@@ -44,7 +45,11 @@ def failed_rows(store: DynamoStore) -> None:
         session_id="s1",
     )
     rows = lifecycle.rows(
-        SUBJECT, note, ["email", "slack", "webhook"], now=now - 600, retain_until=now + 3600
+        Subject.parse(SUBJECT),
+        note,
+        ["email", "slack", "webhook"],
+        now=now - 600,
+        retain_until=now + 3600,
     )
     assert store.outbox.add(rows)
     for channel in ("email", "slack", "webhook"):

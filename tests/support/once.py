@@ -10,6 +10,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 from signoff.channels.notification import Notification
+from signoff.channels.subject import Subject
 from signoff.notify import lifecycle
 from signoff.notify.hub import Notifier
 from signoff.store.memory import MemoryStore
@@ -21,7 +22,7 @@ if TYPE_CHECKING:
     from signoff.clock import ManualClock
     from signoff.notify.compose import Composer
 
-SUBJECT = lifecycle.run_finish_subject("run_01")
+SUBJECT = str(Subject.run_finish("run_01"))  # the outbox's key
 NOTE = Notification(
     kind="result", agent="billing", run_id="run_01", title="billing finished", body="Refunded."
 )
@@ -40,7 +41,9 @@ def outbox_with_one_row(clock: ManualClock, channel: str) -> MemoryStore:
     """A store whose outbox holds ``SUBJECT``'s unsent row for ``channel``."""
     store = MemoryStore(clock=clock)
     now = clock.now().timestamp()
-    rows = lifecycle.rows(SUBJECT, NOTE, [channel], now=now, retain_until=now + 86400)
+    rows = lifecycle.rows(
+        Subject.parse(SUBJECT), NOTE, [channel], now=now, retain_until=now + 86400
+    )
     assert store.outbox.add(rows)
     return store
 

@@ -20,6 +20,7 @@ import pytest
 from signoff.approvals.escalation import escalation_of
 from signoff.channels.memory import RecordingChannel, RecordingChat
 from signoff.channels.notification import idempotency_key, notification_key
+from signoff.channels.subject import Subject
 from signoff.durable.decide import not_sent_to
 from signoff.durable.sweeper import Sweeper
 from signoff.errors import AlreadyResolved
@@ -166,7 +167,7 @@ def test_an_item_climbs_its_ladder_one_message_per_step_and_is_denied_at_the_end
     again = sweep.sweep()
     deliver_all(hub, queue)
 
-    step1 = lifecycle.escalation_subject(item.id, 1)
+    step1 = str(Subject.escalate(item.id, 1))
     assert first.escalated == [step1] and again.escalated == []
     assert channels.leads.keys() == [f"{item.run_id}:{step1}:leads"]
     card = channels.leads.sent[0].notification
@@ -188,7 +189,7 @@ def test_an_item_climbs_its_ladder_one_message_per_step_and_is_denied_at_the_end
     clock.advance(90 * MINUTE)
     second = sweep.sweep()
     deliver_all(hub, queue)
-    step2 = lifecycle.escalation_subject(item.id, 2)
+    step2 = str(Subject.escalate(item.id, 2))
     assert second.escalated == [step2]
     assert channels.oncall.keys() == [f"{item.run_id}:{step2}:oncall"]
     # the first channel and step 1's chat message both say step 2 now
@@ -280,9 +281,7 @@ def test_two_sweeps_at_once_take_each_step_once(
         thread.join()
     deliver_all(channels.hub(store, clock), queue)
 
-    assert sorted(s for report in reports for s in report) == [
-        lifecycle.escalation_subject(item.id, 1)
-    ]
+    assert sorted(s for report in reports for s in report) == [str(Subject.escalate(item.id, 1))]
     assert store.pending.get(item.id).escalation_step == 1  # type: ignore[union-attr]
     assert len(channels.leads.sent) == 1 and channels.oncall.sent == []
 
@@ -303,7 +302,7 @@ def test_a_sweep_that_died_between_the_writes_is_finished_by_the_next(
     report = sweeper(store, clock, queue, turns).sweep()
     deliver_all(channels.hub(store, clock), queue)
 
-    assert report.escalated == [lifecycle.escalation_subject(item.id, 1)]
+    assert report.escalated == [str(Subject.escalate(item.id, 1))]
     assert store.pending.get(item.id).escalation_step == 1  # type: ignore[union-attr]
     assert len(channels.leads.sent) == 1
 
@@ -320,8 +319,8 @@ def test_steps_overdue_after_downtime_are_taken_in_order_in_one_sweep(
     deliver_all(channels.hub(store, clock), queue)
 
     assert report.escalated == [
-        lifecycle.escalation_subject(item.id, 1),
-        lifecycle.escalation_subject(item.id, 2),
+        str(Subject.escalate(item.id, 1)),
+        str(Subject.escalate(item.id, 2)),
     ]
     assert (len(channels.leads.sent), len(channels.oncall.sent)) == (1, 1)
     waiting = store.pending.get(item.id)
@@ -344,7 +343,7 @@ def test_a_rules_ladder_ending_in_approve_runs_the_tool_once(
     first = sweeper(store, clock, queue, turns).sweep()
     second = sweeper(store, clock, queue, turns).sweep()
 
-    assert first.escalated == [lifecycle.escalation_subject(item.id, 1), f"{item.id}:approved"]
+    assert first.escalated == [str(Subject.escalate(item.id, 1)), f"{item.id}:approved"]
     assert second.escalated == []
     assert refunds.runs == [40]
     decided = store.pending.get(item.id)
@@ -473,10 +472,11 @@ def test_the_card_says_where_the_item_stands(
 
 
 def test_an_escalation_steps_keys_are_its_own() -> None:
-    channel_key = idempotency_key("r1", lifecycle.escalation_subject("p1", 2), "leads")
+    channel_key = idempotency_key("r1", str(Subject.escalate("p1", 2)), "leads")
 
     assert channel_key == "r1:escalate:p1:2:leads"
     assert notification_key(channel_key, run_id="r1", channel="leads") == "r1:escalate:p1:2"
     assert notification_key("r1:p1:leads", run_id="r1", channel="leads") == "r1:p1"
-    assert lifecycle.item_of(lifecycle.escalation_subject("p:1", 3)) == "p:1"
-    assert lifecycle.item_of("stuck:p1:1") == "stuck:p1:1"
+    # a step's rows are composed from its item; a reminder's carry their notification
+    assert Subject.parse(str(Subject.escalate("p:1", 3))).composed_from == "p:1"
+    assert Subject.parse("stuck:p1:1").composed_from is None

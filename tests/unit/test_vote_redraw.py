@@ -10,10 +10,10 @@ import pytest
 
 from signoff.approver.actors import chat_user
 from signoff.channels.memory import RecordingChat
+from signoff.channels.subject import Subject
 from signoff.durable.decide import Approve
 from signoff.errors import AlreadyVoted
 from signoff.keys.tokens import signer_from
-from signoff.notify import lifecycle
 from signoff.notify.compose import Composer
 from signoff.notify.hub import Notifier
 from signoff.queue.memory import MemoryQueue
@@ -84,7 +84,7 @@ def test_a_vote_short_of_the_quorum_redraws_the_sent_messages(world: Any) -> Non
     voted = turns.decide(item.id, Approve(), chat_user("slack", "U1", "slack"), schedule=None)
 
     assert voted.result is None and voted.item.status == "pending"
-    assert deliver_all(hub, queue) == [lifecycle.votes_subject(item.id, 1)]
+    assert deliver_all(hub, queue) == [str(Subject.votes(item.id, 1))]
     [(receipt, redrawn)] = slack.refreshed
     assert receipt  # the message the item's own row sent
     assert redrawn.approvals == "1 of 2 approvals — U1"

@@ -23,7 +23,9 @@ from signoff.errors import SignoffError, UsageError
 if TYPE_CHECKING:
     import argparse
 
+    from signoff.channels.subject import Subject
     from signoff.queue.base import Queue
+    from signoff.store.base import OperatorOutbox
     from signoff.store.dynamodb import DynamoStore
     from signoff.store.records import OutboxRow
 
@@ -96,7 +98,7 @@ def _line(row: OutboxRow) -> str:
 
 
 def _list(args: argparse.Namespace) -> int:
-    outbox = _store().outbox
+    outbox: OperatorOutbox = _store().outbox
     now = time.time()
     if args.pending_id is not None:
         rows = outbox.rows(args.pending_id)
@@ -121,23 +123,24 @@ def _retry(args: argparse.Namespace) -> int:
     from signoff.queue.sqs import SqsQueue
 
     store = _store()
+    outbox: OperatorOutbox = store.outbox
     queue = SqsQueue.from_env()  # before any write: no row is reset without a queue
     now = time.time()
     if args.all_failed:
         if args.channel is not None:
             raise UsageError("--channel names a row of one subject: give its PENDING_ID")
-        candidates = store.outbox.failed(limit=10 * PAGE)
+        candidates = outbox.failed(limit=10 * PAGE)
     else:
-        candidates = [row for row in store.outbox.rows(args.pending_id) if row.failed]
+        candidates = [row for row in outbox.rows(args.pending_id) if row.failed]
         if args.channel is not None:
             candidates = [row for row in candidates if row.channel == args.channel]
-    redriven: dict[str, list[str]] = {}
-    sessions: dict[str, str | None] = {}
+    redriven: dict[Subject, list[str]] = {}
+    sessions: dict[Subject, str | None] = {}
     for row in candidates:
         # the conditional write: a row sent or re-driven meanwhile is left alone
-        if store.outbox.redrive(row.pending_id, row.channel, now=now, due_only=False):
-            redriven.setdefault(row.pending_id, []).append(row.channel)
-            sessions[row.pending_id] = session_of(row, store.pending)
+        if outbox.redrive(row.pending_id, row.channel, now=now, due_only=False):
+            redriven.setdefault(row.subject, []).append(row.channel)
+            sessions[row.subject] = session_of(row, store.pending)
     if not redriven:
         what = args.pending_id if not args.all_failed else "the outbox"
         channel = f" on channel {args.channel}" if args.channel else ""
@@ -150,12 +153,14 @@ def _retry(args: argparse.Namespace) -> int:
     return EXIT_OK
 
 
-def _enqueue(queue: Queue, subject: str, session_id: str | None) -> None:
+def _enqueue(queue: Queue, subject: Subject, session_id: str | None) -> None:
+    from signoff.notify.message import NotifyMessage
+
     if session_id is None:
         print(f"signoff: {subject}: its pending item is gone; nothing to send", file=sys.stderr)
         return
     try:
-        queue.send({"pendingId": subject, "sessionId": session_id})
+        queue.send(NotifyMessage.of(subject, session_id).wire())
     except SignoffError as exc:
         # the rows are unsent again: the sweeper enqueues them after its grace period
         print(f"signoff: {subject}: enqueue failed ({exc}); the sweeper sends it", file=sys.stderr)

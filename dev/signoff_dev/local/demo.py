@@ -182,12 +182,15 @@ class Demo:
         self._step(f'{label} on the page: POST {path[:16]}… → 200 "{outcome.heading}"')
 
     def _wait_notification(self, pending_id: str) -> dict[str, Any]:
+        from signoff_dev.local.sink import notification_of
+
         deadline = time.monotonic() + _WAIT
         while time.monotonic() < deadline:
             listed = self._expect(self._http.get("/_local/notifications"), 200, "the sink")
             for received in listed.get("notifications", []):
                 notification: dict[str, Any] = received.get("notification", {})
-                if notification.get("pendingId") == pending_id:
+                sent = notification_of(notification)
+                if sent is not None and sent.pending_id == pending_id:
                     return notification
             time.sleep(_POLL)
         raise SignoffError(f"no notification for {pending_id} reached the sink in {_WAIT:.0f} s")

@@ -48,6 +48,7 @@ import boto3
 import httpx
 
 from signoff_dev.local.demo import AGENT, MESSAGES, PageForm
+from signoff_dev.local.sink import notification_of
 from signoff_dev.local.template import REGION
 
 if TYPE_CHECKING:
@@ -165,9 +166,10 @@ class _Notifications:
             with self._changed:
                 for received in listed:
                     notification = received.get("notification", {})
-                    pending_id = notification.get("pendingId")
+                    sent = notification_of(notification)
+                    pending_id = None if sent is None else sent.pending_id
                     if pending_id and pending_id not in self._seen:
-                        self._seen[str(pending_id)] = notification
+                        self._seen[pending_id] = notification
                 self._changed.notify_all()
             self._stop.wait(_POLL)
 
@@ -344,9 +346,10 @@ def run_load(
 def _count(stack: LocalStack, walked: list[_Session], report: LoadReport) -> None:
     """The outbox rows, their deliveries (webhook sink, mailbox), each item's audit trail."""
     store = _store(stack)
+    sent = [(r.sent, r.webhook_id) for r in stack.sink.received()]
     by_pair = Counter(
-        (str(r.notification.get("pendingId")), r.webhook_id.rsplit(":", 1)[-1])
-        for r in stack.sink.received()
+        (str(None if note is None else note.pending_id), webhook_id.rsplit(":", 1)[-1])
+        for note, webhook_id in sent
     )
     by_pair.update(_captured_emails(stack))
     items = [s for s in walked if s.pending_id]

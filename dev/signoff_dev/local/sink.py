@@ -22,13 +22,15 @@ from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any, Final
 from urllib.parse import urlsplit, urlunsplit
 
+from pydantic import ValidationError
 from standardwebhooks.webhooks import Webhook, WebhookVerificationError
 
 from signoff.channels.config import WebhookSettings
+from signoff.channels.notification import Notification
 from signoff_dev.local.gateway import HttpRequest, HttpResponse
 
 if TYPE_CHECKING:
-    from collections.abc import Callable, Iterable
+    from collections.abc import Callable, Iterable, Mapping
 
     from signoff.channels.base import Channel
     from signoff.channels.config import ChannelsConfig
@@ -39,6 +41,7 @@ __all__ = [
     "NotificationSink",
     "Received",
     "describe",
+    "notification_of",
     "sink_channels",
     "sink_webhooks",
 ]
@@ -57,6 +60,11 @@ class Received:
     notification: dict[str, Any]
     duplicate: bool
 
+    @property
+    def sent(self) -> Notification | None:
+        """The delivery's notification, read as the webhook channel wrote it."""
+        return notification_of(self.notification)
+
     def wire(self) -> dict[str, Any]:
         return {
             "webhookId": self.webhook_id,
@@ -64,6 +72,15 @@ class Received:
             "duplicate": self.duplicate,
             "notification": self.notification,
         }
+
+
+def notification_of(body: Mapping[str, Any]) -> Notification | None:
+    """A delivered body (``Notification.wire()``, the webhook's JSON) read back into its
+    model; None for a body that is not one."""
+    try:
+        return Notification.model_validate(body)
+    except ValidationError:
+        return None
 
 
 def sink_channels(config: ChannelsConfig, base_url: str) -> dict[str, WebhookSettings]:

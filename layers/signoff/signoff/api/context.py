@@ -25,7 +25,7 @@ if TYPE_CHECKING:
     from signoff.keys.tokens import Signer
     from signoff.secrets.base import SecretSource
     from signoff.settings import Deployment
-    from signoff.store.base import ApiKeys, Outbox, PendingItems, Sessions
+    from signoff.store.base import ApiKeys, OutboxRows, PendingItems, Sessions
 
 __all__ = ["Api", "ChatChannels", "api_of"]
 
@@ -77,7 +77,7 @@ class Api:
     pending: PendingItems
     # What each pending item was sent to: a chat click or an email link decides
     # only through a channel with the item's row.
-    outbox: Outbox
+    outbox: OutboxRows
     api_keys: ApiKeys
     # Built on first use: reading the signing secret is a network call the
     # message function's cold start should not make.

@@ -12,7 +12,6 @@ core and knows no Powertools, SQS event or Lambda context.
 
 from __future__ import annotations
 
-import json
 from concurrent.futures import Future, ThreadPoolExecutor
 from typing import TYPE_CHECKING, Any
 
@@ -22,6 +21,7 @@ from aws_lambda_powertools.utilities.batch import (
     process_partial_response,
 )
 
+from signoff.notify.message import NotifyMessage
 from signoff.telemetry import notifications_sent
 
 if TYPE_CHECKING:
@@ -57,5 +57,10 @@ def handle_batch(notifier: Notifier, event: dict[str, Any], context: Any) -> dic
 
 
 def _deliver(notifier: Notifier, body: str) -> FanoutReport:
-    message = json.loads(body)
-    return notifier.deliver(str(message["pendingId"]))
+    """One record's subject, delivered.
+
+    Raises:
+        pydantic.ValidationError: the body is no ``NotifyMessage`` (a failed item).
+        SendFailed: a channel failed transiently (a failed item: the queue retries it).
+    """
+    return notifier.deliver(NotifyMessage.parse(body).subject)

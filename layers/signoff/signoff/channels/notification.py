@@ -20,6 +20,7 @@ from pydantic import BaseModel, ConfigDict
 from pydantic.alias_generators import to_camel
 
 from signoff.approver.card import Card, Escalation, readable_args
+from signoff.channels.subject import Subject
 
 __all__ = ["Kind", "Notification", "idempotency_key", "notification_key"]
 
@@ -161,7 +162,7 @@ def notification_key(channel_key: str, *, run_id: str, channel: str) -> str:
     """The seed's key of the notification a channel's ``channel_key`` sends.
 
     ``channel_key`` is ``idempotency_key(run_id, subject, channel)``; the subject
-    (``signoff.notify.lifecycle``) says what the notification is:
+    (``signoff.channels.subject``) says what the notification is:
 
     ======================================  ====================================
     subject                                 key
@@ -181,17 +182,22 @@ def notification_key(channel_key: str, *, run_id: str, channel: str) -> str:
     head, tail = f"{run_id}:", f":{channel}"
     if not (channel_key.startswith(head) and channel_key.endswith(tail)):
         return channel_key
-    subject = channel_key[len(head) : len(channel_key) - len(tail)]
-    if not subject:
+    text = channel_key[len(head) : len(channel_key) - len(tail)]
+    if not text:
         return channel_key
-    run_prefix = f"run:{run_id}:"
-    if subject.startswith(run_prefix):
-        event = subject.removeprefix(run_prefix)
-        return f"{run_id}:result" if event == "run_finish" else f"{run_id}:{event}"
-    kind, _, rest = subject.partition(":")
-    if kind == "stuck" and rest:
-        pending_id, _, number = rest.rpartition(":")
-        return f"{run_id}:{pending_id}:stuck:{number}"
-    if kind == "stalled" and rest.endswith(f":{run_id}"):
-        return f"{run_id}:stalled"
-    return f"{run_id}:{subject}"
+    try:
+        subject = Subject.parse(text)
+    except ValueError:
+        return f"{run_id}:{text}"  # not one of ours: the key keeps it whole
+    ours = subject.run_id == run_id
+    match subject.kind:
+        case "run_finish" if ours:
+            return f"{run_id}:result"
+        case "run_start" if ours:
+            resumed = "" if subject.pending_id is None else f":{subject.pending_id}"
+            return f"{run_id}:run_start{resumed}"
+        case "stuck":
+            return f"{run_id}:{subject.pending_id}:stuck:{subject.number}"
+        case "stalled" if ours:
+            return f"{run_id}:stalled"
+    return f"{run_id}:{text}"

@@ -14,7 +14,7 @@ resumed run counts as the channel it started on (``TurnState.channel``).
 
 The rows ride in the turn's own commits, so nothing is announced that was not
 committed; a row's subject makes it happen once per channel however often it is
-written (``signoff.notify.lifecycle``).
+written (``signoff.channels.subject``).
 """
 
 from __future__ import annotations
@@ -22,6 +22,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
+from signoff.channels.subject import Subject
 from signoff.notify import lifecycle
 from signoff.run_channels import announces
 
@@ -60,7 +61,7 @@ class Announcements:
         note = lifecycle.run_started(
             agent=agent.name, session=record, run_id=run_id, trigger=trigger, pending_id=pending_id
         )
-        subject = lifecycle.run_start_subject(run_id, pending_id)
+        subject = Subject.run_start(run_id, pending_id)
         return lifecycle.rows(subject, note, channels, now=now, retain_until=now + self.retention)
 
     def run_finish(
@@ -78,5 +79,5 @@ class Announcements:
             text=outcome.text,
             stop_reason=outcome.stop_reason,
         )
-        subject = lifecycle.run_finish_subject(run_id)
+        subject = Subject.run_finish(run_id)
         return lifecycle.rows(subject, note, channels, now=now, retain_until=now + self.retention)

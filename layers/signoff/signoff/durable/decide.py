@@ -43,7 +43,7 @@ if TYPE_CHECKING:
     from signoff.approver.actors import Decider
     from signoff.clock import Clock
     from signoff.gate.people import People
-    from signoff.store.base import Audit, Outbox, PendingItems
+    from signoff.store.base import Audit, OutboxRows, PendingItems
     from signoff.store.records import PendingItem, PendingStatus
     from signoff.tools import Tool
 
@@ -113,7 +113,9 @@ def changes_of(verdict: Verdict) -> Mapping[str, Any] | None:
     return verdict.args if isinstance(verdict, Approve) else None
 
 
-def not_sent_to(item: PendingItem, channel: str, *, agent: Agent, outbox: Outbox) -> str | None:
+def not_sent_to(
+    item: PendingItem, channel: str, *, agent: Agent, outbox: OutboxRows
+) -> str | None:
     """Why ``channel`` may not decide ``item``, or None when the item was sent there.
 
     A channel decides only what was sent to it: the item's agent notifies that

@@ -29,6 +29,7 @@ import logging
 from typing import TYPE_CHECKING
 
 from signoff.approvals.escalation import next_step
+from signoff.channels.subject import Subject
 from signoff.errors import AlreadyResolved, Expired, NotFound, SignoffError
 from signoff.notify import lifecycle
 
@@ -38,7 +39,7 @@ if TYPE_CHECKING:
     from signoff.durable.results import Decided
     from signoff.durable.turns import Turns
     from signoff.gate.policy import EscalationStep
-    from signoff.store.base import Outbox, PendingItems
+    from signoff.store.base import OutboxWriter, PendingItems
     from signoff.store.records import PendingItem
 
 __all__ = ["Climb", "Escalator"]
@@ -64,8 +65,8 @@ class Escalator:
         *,
         turns: Turns,
         pending: PendingItems,
-        outbox: Outbox,
-        enqueue: Callable[[str, str], None],
+        outbox: OutboxWriter,
+        enqueue: Callable[[Subject, str], None],
     ) -> None:
         self.turns = turns
         self.pending = pending
@@ -113,9 +114,9 @@ class Escalator:
         if written or taken is not None:
             # whoever wrote the rows or counted the step sends; twice is harmless
             # (each row's send lock and notifiedAt)
-            self.enqueue(lifecycle.escalation_subject(item.id, number), item.session_id)
+            self.enqueue(Subject.escalate(item.id, number), item.session_id)
         if taken is not None:
-            climb.steps.append(lifecycle.escalation_subject(item.id, number))
+            climb.steps.append(str(Subject.escalate(item.id, number)))
         return taken
 
     def _end(

@@ -43,10 +43,12 @@ from typing import TYPE_CHECKING, Final, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from signoff.channels.subject import Subject
 from signoff.durable.escalation import Escalator
 from signoff.durable.results import Skipped
 from signoff.errors import AlreadyResolved, NotFound, SessionBusy, SignoffError, UsageError
 from signoff.notify import lifecycle
+from signoff.notify.message import NotifyMessage
 from signoff.store.codec import Shards, next_due
 
 if TYPE_CHECKING:
@@ -54,7 +56,7 @@ if TYPE_CHECKING:
     from signoff.clock import Clock
     from signoff.durable.turns import Turns
     from signoff.queue.base import Queue
-    from signoff.store.base import Outbox, PendingItems
+    from signoff.store.base import PendingItems, SweeperOutbox
     from signoff.store.migrate import Migrator
     from signoff.store.records import OutboxRow, PendingItem, SessionRecord
 
@@ -83,7 +85,7 @@ class SweepReport:
 
     ``reminded`` lists the subjects of the ``stuck`` notifications this sweep
     wrote: reminders (``stuck:…``) and stalled runs (``stalled:…``). ``escalated``
-    lists the escalation steps taken (``escalate:<pendingId>:<n>``) and the items
+    lists the escalation steps taken (``Subject.escalate``'s text) and the items
     their ladder's final step decided (``<pendingId>:<approve|deny>``).
     """
 
@@ -107,7 +109,8 @@ def session_of(row: OutboxRow, pending: PendingItems) -> str | None:
     """The session a row's queue message names; None when its pending item is gone."""
     if row.notification is not None:
         return str(row.notification.get("sessionId", ""))
-    item = pending.get(lifecycle.item_of(row.pending_id))
+    pending_id = row.subject.composed_from
+    item = None if pending_id is None else pending.get(pending_id)
     return None if item is None else item.session_id
 
 
@@ -125,7 +128,7 @@ class Sweeper:
         *,
         turns: Turns,
         pending: PendingItems,
-        outbox: Outbox,
+        outbox: SweeperOutbox,
         queue: Queue,
         clock: Clock,
         grace: float = 60.0,
@@ -200,14 +203,14 @@ class Sweeper:
             session_id = self._session_of(row)
             if session_id is None:
                 continue
-            self._enqueue(row.pending_id, session_id)
+            self._enqueue(row.subject, session_id)
             report.requeued.append(row.pending_id)
 
     # -- retry permanent failures on their slow schedule -----------------------------------
 
     def _retry_failed(self, shard: int, report: SweepReport, deadline: float | None) -> None:
         now = self.clock.now().timestamp()
-        subjects: dict[str, str] = {}
+        subjects: dict[Subject, str] = {}
         for row in self.outbox.retries_due_in(shard, now):
             if self._late(deadline):
                 break
@@ -216,7 +219,7 @@ class Sweeper:
                 continue  # its pending item is gone: nothing to compose it from
             # The conditional write: of two sweeps, one makes it sendable again.
             if self.outbox.redrive(row.pending_id, row.channel, now=now, due_only=True):
-                subjects[row.pending_id] = session_id
+                subjects[row.subject] = session_id
                 report.retried.append(f"{row.pending_id}/{row.channel}")
         for subject, session_id in subjects.items():
             self._enqueue(subject, session_id)
@@ -310,7 +313,7 @@ class Sweeper:
         self, item: PendingItem, channels: list[str], now: float, report: SweepReport
     ) -> None:
         number = item.reminders + 1
-        subject = lifecycle.stuck_subject(item.id, number)
+        subject = Subject.stuck(item.id, number)
         note = lifecycle.still_waiting(item, number, now)
         rows = lifecycle.rows(
             subject, note, channels, now=now, retain_until=now + self.turns.retention
@@ -319,7 +322,7 @@ class Sweeper:
         # (a concurrent sweep, or one that died before counting) only counts.
         if self.outbox.add(rows):
             self._enqueue(subject, item.session_id)
-            report.reminded.append(subject)
+            report.reminded.append(str(subject))
         self.pending.note_reminder(item.id, item.reminders, now=now, item=item)
 
     # -- re-drive turns whose process died ------------------------------------------------
@@ -363,7 +366,7 @@ class Sweeper:
             return
         run_id = session.state.run_id
         since = session.lease_until if session.lease_until is not None else session.updated_at
-        subject = lifecycle.stalled_subject(session.session_id, run_id)
+        subject = Subject.stalled(session.session_id, run_id)
         note = lifecycle.stalled(session, run_id, since, now)
         rows = lifecycle.rows(
             subject, note, channels, now=now, retain_until=now + self.turns.retention
@@ -371,7 +374,7 @@ class Sweeper:
         # Once per run: a run that stalls again keeps its subject, and add refuses it.
         if self.outbox.add(rows):
             self._enqueue(subject, session.session_id)
-            report.reminded.append(subject)
+            report.reminded.append(str(subject))
 
     # -- shared ---------------------------------------------------------------------------
 
@@ -386,9 +389,9 @@ class Sweeper:
                 seen[name] = None
         return seen[name]
 
-    def _enqueue(self, subject: str, session_id: str) -> None:
+    def _enqueue(self, subject: Subject, session_id: str) -> None:
         try:
-            self.queue.send({"pendingId": subject, "sessionId": session_id})
+            self.queue.send(NotifyMessage.of(subject, session_id).wire())
         except SignoffError:
             # The rows are written; the next sweep's requeue sends them.
             log.warning("enqueue of %s failed; the next sweep re-sends", subject, exc_info=True)

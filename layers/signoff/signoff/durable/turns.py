@@ -16,6 +16,7 @@ from __future__ import annotations
 import logging
 from typing import TYPE_CHECKING, Any, Literal, Protocol
 
+from signoff.channels.subject import Subject
 from signoff.durable.announce import Announcements
 from signoff.durable.decide import Decisions, changes_of, verdict_of
 from signoff.durable.journal import Journal
@@ -26,7 +27,7 @@ from signoff.durable.slots import RunCap, RunSlots, defer
 from signoff.engine import Engine, Finished, Paused
 from signoff.errors import NotFound, SessionBusy, SignoffError
 from signoff.ids import new_id
-from signoff.notify import lifecycle
+from signoff.notify.message import NotifyMessage
 from signoff.settings import LAMBDA_MAX_TIMEOUT, LEASE_MARGIN
 from signoff.store.records import PendingItem, SessionRecord
 
@@ -556,18 +557,18 @@ class Turns:
 
     def _redraw(self, item: PendingItem) -> None:
         """Ask the notifier to redraw the messages sent about ``item`` (its votes changed)."""
-        subject = lifecycle.votes_subject(item.id, item.vote_count)
+        message = NotifyMessage.of(Subject.votes(item.id, item.vote_count), item.session_id)
         try:
-            self.queue.send({"pendingId": subject, "sessionId": item.session_id})
+            self.queue.send(message.wire())
         except SignoffError:
             # the vote stands; only the chat messages show the older tally
             log.warning("could not ask for a redraw of %s", item.id, exc_info=True)
 
     def _enqueue(self, record: SessionRecord, rows: list[OutboxRow]) -> None:
         """Tell the notifier about committed rows: one message per subject."""
-        for subject in dict.fromkeys(row.pending_id for row in rows):
+        for subject in dict.fromkeys(row.subject for row in rows):
             try:
-                self.queue.send({"pendingId": subject, "sessionId": record.session_id})
+                self.queue.send(NotifyMessage.of(subject, record.session_id).wire())
             except SignoffError:
                 # The outbox rows are committed; the sweeper re-enqueues what was never sent.
                 log.warning("enqueue failed after a commit; the sweeper re-sends", exc_info=True)

@@ -17,7 +17,7 @@ looked up (and, in a deployment, built: ``channels.build.ChannelSet``) row by
 row, so a channel that cannot be built fails its own rows the same way and the
 others still deliver.
 
-An escalation step's subject (``escalate:<pendingId>:<n>``) is composed from its
+An escalation step's subject (``Subject.escalate``) is composed from its
 item like the item's own rows. Once it went out, the messages sent before it (the
 item's own and the earlier steps') are redrawn from the item as it stands now,
 saying it was escalated, on the channels that can change a sent message
@@ -35,9 +35,9 @@ from pydantic import ValidationError
 
 from signoff.channels.base import ClickApproved, Delivery, PerRecipient, Refreshes
 from signoff.channels.notification import Notification
+from signoff.channels.subject import Subject
 from signoff.errors import SendFailed
 from signoff.ids import new_id
-from signoff.notify import lifecycle
 
 if TYPE_CHECKING:
     from collections.abc import Callable, Mapping
@@ -45,7 +45,7 @@ if TYPE_CHECKING:
     from signoff.channels.base import Channel
     from signoff.clock import Clock
     from signoff.notify.compose import Composer
-    from signoff.store.base import Outbox, PendingItems
+    from signoff.store.base import NotifierOutbox, PendingItems
     from signoff.store.records import OutboxRow, PendingItem
 
 __all__ = ["DEFAULT_RETRY_DELAYS", "FanoutReport", "Notifier", "RetrySchedule"]
@@ -87,7 +87,7 @@ class Notifier:
         self,
         *,
         pending: PendingItems,
-        outbox: Outbox,
+        outbox: NotifierOutbox,
         channels: Mapping[str, Channel],
         composer: Callable[[], Composer],
         clock: Clock,
@@ -110,31 +110,34 @@ class Notifier:
         self._on_permanent_failure = on_permanent_failure
         self.retries = retries or RetrySchedule()
 
-    def deliver(self, subject: str) -> FanoutReport:
+    def deliver(self, subject: Subject | str) -> FanoutReport:
         """Send every unsent channel of one subject, channels in parallel.
 
-        ``subject`` is what the queue message calls ``pendingId``: a pending item's
-        id, or a lifecycle subject whose rows carry their own notification.
+        ``subject`` is the queue message's (``NotifyMessage.subject``), or its text
+        as the outbox keys it: a pending item's, whose rows are composed from the
+        item, or a lifecycle subject's, whose rows carry their own notification.
 
         Raises:
             SendFailed: a channel failed transiently (the others were recorded).
+            ValueError: ``subject`` is text that spells no subject.
         """
+        subject = subject if isinstance(subject, Subject) else Subject.parse(subject)
         report = FanoutReport()
-        if lifecycle.is_votes(subject):
+        if subject.kind == "votes" and subject.pending_id is not None:
             # a vote short of the quorum: the messages sent show the new tally
-            self.redraw(lifecycle.item_of(subject))
+            self.redraw(subject.pending_id)
             return report
-        rows = [row for row in self.outbox.rows(subject) if row.notified_at is None]
+        rows = [row for row in self.outbox.rows(str(subject)) if row.notified_at is None]
         item = None
-        if any(row.notification is None for row in rows):
-            item = self.pending.get(lifecycle.item_of(subject))
-            if item is None:
-                # gone past its retention: nothing left to compose its notification from
-                rows = [row for row in rows if row.notification is not None]
+        if any(row.notification is None for row in rows) and subject.composed_from is not None:
+            item = self.pending.get(subject.composed_from)
+        if item is None:
+            # gone past its retention (or never an item's): nothing to compose from
+            rows = [row for row in rows if row.notification is not None]
         futures = [self._pool.submit(self._send_one, item, row, report) for row in rows]
         for future in futures:
             future.result()
-        if item is not None and report.sent and subject != item.id:
+        if item is not None and report.sent and subject.kind == "escalate":
             self._refresh_earlier(item.id, subject)
         if report.retrying:
             first = next(iter(report.retrying.values()))
@@ -226,10 +229,10 @@ class Notifier:
             raise SendFailed(row.channel, f"no pending item {row.pending_id}", retryable=False)
         return self._composer().for_item(item, deciding=deciding)
 
-    def _refresh_earlier(self, pending_id: str, subject: str) -> None:
-        """Redraw the messages sent about ``pending_id`` before ``subject`` (an escalation
-        step), from the item as it stands now; best effort, a failure is logged."""
-        number = int(subject.rpartition(":")[2])
+    def _refresh_earlier(self, pending_id: str, step: Subject) -> None:
+        """Redraw the messages sent about ``pending_id`` before ``step`` (an escalation
+        step's subject), from the item as it stands now; best effort, a failure is logged."""
+        number = step.number or 0
         self._redraw_sent(pending_id, lambda item: number - 1, "show the escalation of")
 
     def redraw(self, pending_id: str) -> None:
@@ -247,10 +250,10 @@ class Notifier:
         item = self.pending.get(pending_id)
         if item is None or item.status != "pending":
             return  # decided meanwhile: its outcome is what the messages should show
-        subjects = [pending_id] + [
-            lifecycle.escalation_subject(pending_id, n) for n in range(1, steps(item) + 1)
+        subjects = [Subject.item(pending_id)] + [
+            Subject.escalate(pending_id, n) for n in range(1, steps(item) + 1)
         ]
-        for row in (row for subject in subjects for row in self.outbox.rows(subject)):
+        for row in (row for subject in subjects for row in self.outbox.rows(str(subject))):
             if not row.receipt or row.notified_at is None:
                 continue  # nothing sent that could be changed
             try:

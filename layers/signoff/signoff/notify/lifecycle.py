@@ -6,19 +6,20 @@ everything here is composed when it is committed and stored whole in its outbox
 rows, because nothing else would be left to compose it from (and it has no links
 to decide with, so no resume token ages inside it).
 
-Each logical notification has a *subject*, the outbox key that makes it happen
-once per channel however often it is written or retried:
+Each logical notification has a *subject* (``signoff.channels.subject.Subject``),
+the outbox key that makes it happen once per channel however often it is written
+or retried:
 
 ==========================================  ================  =====================
-subject                                     kind              when
+subject                                     notification      when
 ==========================================  ================  =====================
-``run:<runId>:run_start``                   ``info``          a message starts a run
-``run:<runId>:run_start:<pendingId>``       ``info``          a resolution resumes it
-``run:<runId>:run_finish``                  ``result``        done, max_turns, denied
-``stuck:<pendingId>:<n>``                   ``stuck``         the n-th reminder
-``stalled:<sessionId>:<runId>``             ``stuck``         the run's lease ran out
-``escalate:<pendingId>:<n>``                 the item's kind   escalation step n
-``votes:<pendingId>:<n>``                    (none)            the n-th vote, short of
+``Subject.run_start(run)``                  ``info``          a message starts a run
+``Subject.run_start(run, pending)``         ``info``          a resolution resumes it
+``Subject.run_finish(run)``                 ``result``        done, max_turns, denied
+``Subject.stuck(pending, n)``               ``stuck``         the n-th reminder
+``Subject.stalled(session, run)``           ``stuck``         the run's lease ran out
+``Subject.escalate(pending, n)``            the item's kind   escalation step n
+``Subject.votes(pending, n)``               (none)            the n-th vote, short of
                                                               the quorum
 ==========================================  ================  =====================
 
@@ -26,8 +27,9 @@ A vote's subject has no rows at all: it asks the notifier to redraw the messages
 already sent about the item (Slack, Lark) with the new tally, buttons kept.
 
 An escalation step's rows are the exception here: they carry no notification but
-are composed from their pending item when sent (``item_of``), like the item's own
-rows, so the channels a step asks get the decision card with its links and buttons.
+are composed from their pending item when sent (``Subject.composed_from``), like
+the item's own rows, so the channels a step asks get the decision card with its
+links and buttons.
 
 The idempotency key of a send is ``<runId>:<subject>:<channel>``; the seed's
 channel-independent key of the notification (a webhook's ``Idempotency-Key``)
@@ -40,6 +42,7 @@ from datetime import UTC, datetime
 from typing import TYPE_CHECKING
 
 from signoff.channels.notification import Notification
+from signoff.channels.subject import Subject
 from signoff.clock import iso
 from signoff.run_channels import Trigger
 from signoff.store.records import OutboxRow
@@ -52,70 +55,18 @@ if TYPE_CHECKING:
 __all__ = [
     "Trigger",
     "escalation_rows",
-    "escalation_subject",
-    "is_votes",
-    "item_of",
     "rows",
-    "run_finish_subject",
     "run_finished",
-    "run_start_subject",
     "run_started",
     "stalled",
-    "stalled_subject",
     "still_waiting",
-    "stuck_subject",
     "subscribers",
-    "votes_subject",
 ]
-
-
-_ESCALATE = "escalate:"
-_VOTES = "votes:"
 
 
 def subscribers(notify: Mapping[str, Sequence[str]], event: str) -> list[str]:
     """The channels of an agent's ``notify`` that want ``event``, by name."""
     return sorted(channel for channel, wanted in notify.items() if event in wanted)
-
-
-def run_start_subject(run_id: str, pending_id: str | None = None) -> str:
-    """The subject of a run's start; a resume is told apart by the item it resolved."""
-    subject = f"run:{run_id}:run_start"
-    return subject if pending_id is None else f"{subject}:{pending_id}"
-
-
-def run_finish_subject(run_id: str) -> str:
-    """The subject of a run's one genuine finish."""
-    return f"run:{run_id}:run_finish"
-
-
-def stuck_subject(pending_id: str, number: int) -> str:
-    """The subject of the ``number``-th reminder about a pending item."""
-    return f"stuck:{pending_id}:{number}"
-
-
-def escalation_subject(pending_id: str, number: int) -> str:
-    """The subject of escalation step ``number`` (from 1) of a pending item."""
-    return f"{_ESCALATE}{pending_id}:{number}"
-
-
-def votes_subject(pending_id: str, count: int) -> str:
-    """The subject of the ``count``-th vote on a pending item (a redraw of its messages)."""
-    return f"{_VOTES}{pending_id}:{count}"
-
-
-def is_votes(subject: str) -> bool:
-    """Whether ``subject`` is a vote's: redraw the item's messages, send nothing new."""
-    return subject.startswith(_VOTES)
-
-
-def item_of(subject: str) -> str:
-    """The pending item whose notification a subject's rows compose: the subject
-    itself, or the item an escalation step's (or a vote's) subject names."""
-    for prefix in (_ESCALATE, _VOTES):
-        if subject.startswith(prefix):
-            return subject.removeprefix(prefix).rpartition(":")[0]
-    return subject
 
 
 def escalation_rows(
@@ -128,7 +79,7 @@ def escalation_rows(
     """
     return [
         OutboxRow(
-            pending_id=escalation_subject(item.id, number),
+            pending_id=str(Subject.escalate(item.id, number)),
             channel=channel,
             run_id=item.run_id,
             kind=item.kind,
@@ -139,13 +90,8 @@ def escalation_rows(
     ]
 
 
-def stalled_subject(session_id: str, run_id: str) -> str:
-    """The subject of a run found stalled; once per run, however often it is re-driven."""
-    return f"stalled:{session_id}:{run_id}"
-
-
 def rows(
-    subject: str,
+    subject: Subject,
     notification: Notification,
     channels: Sequence[str],
     *,
@@ -156,7 +102,7 @@ def rows(
     wire = notification.wire()
     return [
         OutboxRow(
-            pending_id=subject,
+            pending_id=str(subject),
             channel=channel,
             run_id=notification.run_id,
             kind=notification.kind,

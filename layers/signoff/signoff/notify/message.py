@@ -19,11 +19,14 @@ belongs to (empty for a stored notification that names none).
 
 from __future__ import annotations
 
-from typing import Any, Self
+from typing import TYPE_CHECKING, Any, Self
 
 from pydantic import BaseModel, ConfigDict, Field
 
 from signoff.channels.subject import Subject  # noqa: TC001 - pydantic needs it at runtime
+
+if TYPE_CHECKING:
+    from collections.abc import Mapping
 
 __all__ = ["NotifyMessage"]
 
@@ -43,14 +46,17 @@ class NotifyMessage(BaseModel):
         return cls(subject=subject, session_id=session_id)
 
     @classmethod
-    def parse(cls, body: str | bytes) -> Self:
-        """The message an SQS record's ``body`` holds.
+    def parse(cls, body: str | bytes | Mapping[str, Any]) -> Self:
+        """The message a body holds: an SQS record's text, or its JSON read already
+        (what ``MemoryQueue.receive`` hands back).
 
         Raises:
             pydantic.ValidationError: the body is no such message (not JSON, a key
                 missing, a subject that does not parse).
         """
-        return cls.model_validate_json(body)
+        if isinstance(body, str | bytes):
+            return cls.model_validate_json(body)
+        return cls.model_validate(body)
 
     def wire(self) -> dict[str, Any]:
         """The body to enqueue: ``{"pendingId": <subject>, "sessionId": <session>}``."""

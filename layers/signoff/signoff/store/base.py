@@ -8,7 +8,9 @@ Each port is one class over a ``Table`` (``sessions.py``, ``pending.py``,
 The session port owns the one atomic write of a turn (``commit``): a step's log
 chunk with its checkpoint, a pause with its pending item and outbox rows, a
 finish with its lifecycle announcements. The outbox's own ``add`` writes the rows
-of notifications no turn commits (the sweeper's ``stuck`` reminders).
+of notifications no turn commits (the sweeper's ``stuck`` reminders). The outbox
+is split by who calls it (``OutboxRows``, ``OutboxWriter``, ``NotifierOutbox``,
+``SweeperOutbox``, ``OperatorOutbox``); ``Outbox`` is every one of them.
 """
 
 from __future__ import annotations
@@ -35,7 +37,12 @@ __all__ = [
     "Audit",
     "Blobs",
     "ClaimFor",
+    "NotifierOutbox",
+    "OperatorOutbox",
     "Outbox",
+    "OutboxRedrive",
+    "OutboxRows",
+    "OutboxWriter",
     "PendingItems",
     "Sessions",
     "Slots",
@@ -219,11 +226,23 @@ class PendingItems(Protocol):
         """
 
 
-class Outbox(Protocol):
-    """Rows keyed by subject and channel; the subject is ``OutboxRow.pending_id``."""
+# The outbox's ports, by who calls them. Rows are keyed by subject and channel; a
+# method's ``pending_id`` is the subject's text (``OutboxRow.pending_id``, parsed:
+# ``OutboxRow.subject``). A turn's own rows ride in its commit (``Sessions.commit``);
+# ``TableOutbox`` implements every port, and ``Outbox`` is all of them.
+
+
+class OutboxRows(Protocol):
+    """One subject's rows: what the decision path reads (was this channel sent the
+    item? ``signoff.durable.decide.not_sent_to``), and the notifier and operators too."""
 
     def rows(self, pending_id: str) -> list[OutboxRow]:
         """Every channel's row of one subject (a pending item or lifecycle subject), by channel."""
+
+
+class OutboxWriter(Protocol):
+    """Rows no turn commits: the escalation ladder's steps, the sweeper's reminders
+    and stalled runs."""
 
     def add(self, rows: list[OutboxRow]) -> bool:
         """Write new rows all together, outside a turn's commit.
@@ -232,6 +251,10 @@ class Outbox(Protocol):
             False, writing nothing, when one of the rows exists already (the
             same subject and channel): the notification was added before.
         """
+
+
+class NotifierOutbox(OutboxRows, Protocol):
+    """The notifier's: a subject's rows, each sent under its send lock and recorded."""
 
     def claim(
         self, pending_id: str, channel: str, *, owner: str, until: float, now: float
@@ -288,20 +311,9 @@ class Outbox(Protocol):
         mailed before the failure); the retry is handed it and sends only the rest.
         """
 
-    def unsent(self, *, created_before: float, limit: int = 100) -> list[OutboxRow]:
-        """Rows never sent (and not failed), oldest first (every shard)."""
 
-    def unsent_in(self, shard: int, created_before: float) -> Iterator[OutboxRow]:
-        """One shard's unsent rows, oldest first, read lazily: a sweep's ``send`` task."""
-
-    def retries_due(self, now: float, *, limit: int = 100) -> list[OutboxRow]:
-        """Failed rows whose ``retry_at`` has come by ``now``, soonest first (every shard)."""
-
-    def retries_due_in(self, shard: int, now: float) -> Iterator[OutboxRow]:
-        """One shard's rows whose retry is due, read lazily: a sweep's ``retry`` task."""
-
-    def failed(self, *, limit: int = 100) -> list[OutboxRow]:
-        """Rows failed for good (no retry scheduled), oldest failure first."""
+class OutboxRedrive(Protocol):
+    """Making a failed row sendable again: the sweeper's slow retry and an operator's."""
 
     def redrive(self, pending_id: str, channel: str, *, now: float, due_only: bool) -> bool:
         """Make a failed row sendable again with one conditional write (only a failed row).
@@ -315,6 +327,35 @@ class Outbox(Protocol):
             False, writing nothing, when the row is not failed (sent, re-driven
             already, unknown) or, with ``due_only``, its retry is not due.
         """
+
+
+class SweeperOutbox(OutboxWriter, OutboxRedrive, Protocol):
+    """The sweep's: its ``send`` and ``retry`` tasks read one shard each, its
+    reminders and stalled runs add rows (``OutboxWriter``)."""
+
+    def unsent_in(self, shard: int, created_before: float) -> Iterator[OutboxRow]:
+        """One shard's unsent rows, oldest first, read lazily: a sweep's ``send`` task."""
+
+    def retries_due_in(self, shard: int, now: float) -> Iterator[OutboxRow]:
+        """One shard's rows whose retry is due, read lazily: a sweep's ``retry`` task."""
+
+
+class OperatorOutbox(OutboxRows, OutboxRedrive, Protocol):
+    """``signoff outbox list | retry``: every shard's listings, and the operator's re-drive."""
+
+    def unsent(self, *, created_before: float, limit: int = 100) -> list[OutboxRow]:
+        """Rows never sent (and not failed), oldest first (every shard)."""
+
+    def retries_due(self, now: float, *, limit: int = 100) -> list[OutboxRow]:
+        """Failed rows whose ``retry_at`` has come by ``now``, soonest first (every shard)."""
+
+    def failed(self, *, limit: int = 100) -> list[OutboxRow]:
+        """Rows failed for good (no retry scheduled), oldest failure first."""
+
+
+class Outbox(NotifierOutbox, SweeperOutbox, OperatorOutbox, Protocol):
+    """Every outbox port at once: what an adapter implements (``TableOutbox``), what
+    the composition roots hand out, and what ``tests/contract`` checks."""
 
 
 class Audit(Protocol):

@@ -10,6 +10,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from signoff.channels.subject import Subject
 from signoff.engine.state import TurnState  # noqa: TC001 - pydantic needs it at runtime
 from signoff.events import PendingScope  # noqa: TC001
 from signoff.gate.policy import ApprovalPolicy  # noqa: TC001
@@ -183,16 +184,16 @@ class PendingItem(_Record):
 class OutboxRow(_Record):
     """One notification to send on one channel; ``notified_at`` is set only after success.
 
-    ``pending_id`` is the row's *subject*: the logical notification it belongs to.
-    For an approval or a question it is the pending item's id, and the
-    notification is composed from the item when it is sent (its links carry a
-    fresh resume token). Every other notification is stored whole in
-    ``notification`` and its subject names what it is about
-    (``signoff.notify.lifecycle``): ``run:<runId>:run_start``,
-    ``run:<runId>:run_finish``, ``stuck:<pendingId>:<n>``, ``stalled:<sessionId>:<runId>``.
+    ``pending_id`` is the text of the row's *subject* (``subject``, parsed): the
+    logical notification it belongs to. For an approval or a question it is the
+    pending item's id, and the notification is composed from the item when it is
+    sent (its links carry a fresh resume token). Every other notification but an
+    escalation step's is stored whole in ``notification`` and its subject names
+    what it is about (``signoff.channels.subject``): a run's start or finish, a
+    reminder, a stalled run.
     """
 
-    pending_id: str  # the subject; see above
+    pending_id: str  # the subject's text; see above
     channel: str
     run_id: str
     kind: str
@@ -216,6 +217,11 @@ class OutboxRow(_Record):
     # What the channel returned for the send (e.g. Slack's message ts), kept so
     # the message can be updated later and a resend can be recognised.
     receipt: dict[str, str] = Field(default_factory=dict)
+
+    @property
+    def subject(self) -> Subject:
+        """The row's subject, parsed from ``pending_id``."""
+        return Subject.parse(self.pending_id)
 
     @property
     def idempotency_key(self) -> str:
