@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
+import inspect
 from typing import TYPE_CHECKING
 
 import pytest
 
 from signoff.errors import NotFound
+from signoff.store import base
 
 if TYPE_CHECKING:
     from signoff.clock import ManualClock
@@ -351,3 +353,28 @@ def test_a_failure_without_a_retry_is_listed_failed_and_only_a_redrive_revives_i
     store.outbox.mark_sent("p1", "slack", at=t0 + 21)
     assert not store.outbox.redrive("p1", "slack", now=t0 + 22, due_only=False)
     assert not store.outbox.redrive("p9", "slack", now=t0 + 22, due_only=False)
+
+
+@pytest.mark.parametrize(
+    "port",
+    [
+        "OutboxRows",
+        "OutboxWriter",
+        "OutboxRedrive",
+        "NotifierOutbox",
+        "SweeperOutbox",
+        "OperatorOutbox",
+    ],
+)
+def test_the_adapter_is_each_narrow_port(store: Store, port: str) -> None:
+    # every caller holds the adapter as its own narrow port: each method, as declared
+    declared = getattr(base, port)
+    for klass in declared.__mro__:
+        for name, method in vars(klass).items():
+            if not inspect.isfunction(method) or name.startswith("_"):
+                continue
+            wanted = inspect.signature(method).parameters
+            given = inspect.signature(getattr(store.outbox, name)).parameters
+            assert [(p.name, p.kind, p.default) for p in list(wanted.values())[1:]] == [
+                (p.name, p.kind, p.default) for p in given.values()
+            ], f"{port}.{name}"
