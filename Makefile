@@ -30,7 +30,7 @@ LAMBDA_VENV ?= .venv-lambda
 # run the built functions under it against a Runtime API stand-in.
 LAMBDA_RIC ?= .venv-lambda-ric
 
-.PHONY: install demo test lint template build deploy packaging bench client-test
+.PHONY: install demo test lint docs template build deploy packaging bench client-test
 
 # dev/venv.sh checks the Python first, makes a virtualenv a wrong Python left behind
 # again, and prints a line per package while pip works.
@@ -134,12 +134,18 @@ client-test: install
 	cd $(CLIENT) && npm ci --no-audit --no-fund
 	cd $(CLIENT) && SIGNOFF_PYTHON="$(abspath $(BIN))/python" npm test
 
+# The documentation site (mkdocs.yml, docs/): built offline into site/ (git-ignored), with
+# --strict: a broken link or anchor, or a page missing from nav, fails it. Its HTTP API
+# page is drawn from openapi.json at build time (docs/_hooks/openapi.py).
+docs: install
+	NO_MKDOCS_2_WARNING=1 $(BIN)/mkdocs build --strict --site-dir site
+
 # pytest exits 5 when it collects nothing; that is not a failure of the checks above.
 # `packaging` comes first, so the packaging tests find what they import; the TypeScript
 # client's tests (client-test) run before pytest.
 # PYTEST_ARGS narrows the pytest run (folders, -k …); empty, it is every test.
 PYTEST_ARGS ?=
-test: lint packaging client-test
+test: lint docs packaging client-test
 	$(BIN)/python -m pytest -q $(PYTEST_ARGS); rc=$$?; [ $$rc -eq 0 ] || [ $$rc -eq 5 ]
 
 bench: install packaging

@@ -1,4 +1,4 @@
-"""The README's commands that talk to ``signoff dev`` (``<!-- runnable: local-stack -->``),
+"""The documentation's commands that talk to ``signoff dev`` (``<!-- runnable: local-stack -->``),
 run as written against a local stack: ``localhost:3000`` is the stack's address here, as
 the port is a free one (tests/support/doc_commands.py)."""
 
@@ -18,7 +18,11 @@ _ADDRESS = re.compile(r"\b(?:localhost|127\.0\.0\.1):3000\b")
 
 
 def test_the_local_stack_blocks_are_found() -> None:
-    assert [b.file for b in LOCAL] == ["README.md", "README.md", "docs/protocol.md"]
+    assert [b.file for b in LOCAL] == [
+        "docs/clients.md",
+        "docs/getting-started.md",
+        "docs/protocol.md",
+    ]
 
 
 @pytest.mark.parametrize("block", LOCAL, ids=[f"{b.file}:{b.line}" for b in LOCAL])

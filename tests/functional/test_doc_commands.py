@@ -1,6 +1,7 @@
-"""Every command in README.md and docs/ is run by a test (issue 11): the blocks marked
-``<!-- runnable -->`` run here, each in a fresh copy of the project, offline; the others
-are run over the local stack (``tests/e2e/test_doc_commands_local.py``) or listed in
+"""Every command in README.md, bench/README.md and the docs site's pages (docs/**) is run
+by a test (issue 11): the blocks marked ``<!-- runnable -->`` run here, each in a fresh
+copy of the project, offline; the others are run over the local stack
+(``tests/e2e/test_doc_commands_local.py``) or listed in
 ``tests/support/doc_commands.NOT_RUNNABLE`` with the reason and the test that covers
 what they do."""
 

@@ -1,4 +1,5 @@
-"""The shell blocks of README.md and docs/*.md, and which of them a test runs.
+"""The shell blocks of README.md, bench/README.md and docs/**/*.md (the documentation
+site's pages), and which of them a test runs.
 
 A fenced ``sh``/``bash`` block is run by ``tests/functional/test_doc_commands.py``
 when the line before its fence is ``<!-- runnable -->`` (offline: the agents and
@@ -19,7 +20,7 @@ from pathlib import Path
 
 from tests.conftest import ROOT
 
-__all__ = ["NOT_RUNNABLE", "Block", "doc_blocks", "project_copy", "run_block"]
+__all__ = ["NOT_RUNNABLE", "Block", "doc_blocks", "doc_pages", "project_copy", "run_block"]
 
 _FENCE = re.compile(r"^\s*```(\w*)")
 _MARK = re.compile(r"^<!-- runnable(?:: ([\w-]+))? -->$")
@@ -28,25 +29,33 @@ _SHELLS = ("sh", "bash", "shell")
 # (file, the block's first command line) → why a test does not run it as written.
 NOT_RUNNABLE: dict[tuple[str, str], str] = {
     (
-        "README.md",
+        "docs/approval-policies.md",
         'curl -s "$API/inbox" -H "x-api-key: $KEY"   # pending items, oldest first',
     ): "needs a deployed stack's $API and $KEY, and a table for the CLI; the routes run on the "
     "handlers in tests/functional/test_inbox_routes.py and in a browser on the local stack in "
     "tests/browser/test_inbox_page.py, the commands in tests/functional/test_inbox_cli.py",
-    ("README.md", "make demo"): "make itself: installs the project; `signoff demo`, which it "
-    "runs, is tests/e2e/test_local_stack.py's demo test, and `make test` is the test run",
-    ("README.md", ". .venv/bin/activate"): "signoff dev serves until Ctrl-C; the stack it starts "
-    "is every tests/e2e test's (tests/support/local_stack.py), `signoff demo` is "
-    "tests/e2e/test_local_stack.py's",
-    ("README.md", "sam build"): "needs Docker (sam local); documented, not tested (README says so)",
-    ("README.md", "make deploy"): "deploys to an AWS account; tests/packaging builds the template",
-    ("README.md", "aws secretsmanager create-secret --name signoff/approvals-redis \\"): (
+    **{
+        (page, "make demo"): "make itself: installs the project; `signoff demo`, which it runs, "
+        "is tests/e2e/test_local_stack.py's demo test, and `make test` is the test run"
+        for page in ("README.md", "docs/getting-started.md")
+    },
+    **{
+        (page, ". .venv/bin/activate"): "signoff dev serves until Ctrl-C; the stack it starts "
+        "is every tests/e2e test's (tests/support/local_stack.py), `signoff demo` is "
+        "tests/e2e/test_local_stack.py's"
+        for page in ("README.md", "docs/getting-started.md")
+    },
+    ("docs/getting-started.md", "sam build"): "needs Docker (sam local); documented, not tested "
+    "(the page says so)",
+    ("docs/deploying.md", "make deploy"): "deploys to an AWS account; tests/packaging builds "
+    "the template",
+    ("docs/deploying.md", "aws secretsmanager create-secret --name signoff/approvals-redis \\"): (
         "needs an AWS account and an ElastiCache endpoint; tests/packaging/"
         "test_channel_libraries.py stores the URL of a real redis-server as the channel's "
         "secret and runs the built notifier against it"
     ),
     (
-        "README.md",
+        "docs/deploying.md",
         'psql "host=approvals.cluster-abc123.us-east-1.rds.amazonaws.com dbname=approvals '
         "user=admin sslmode=require\" <<'SQL'",
     ): (
@@ -54,12 +63,13 @@ NOT_RUNNABLE: dict[tuple[str, str], str] = {
         "table (create_table_sql) in a real PostgreSQL and the built notifier inserts into it, "
         "tests/contract/test_queue_channels.py inserts as a role granted INSERT only"
     ),
-    ("README.md", 'make deploy DEPLOY_ARGS="--parameter-overrides \\'): (
+    ("docs/deploying.md", 'make deploy DEPLOY_ARGS="--parameter-overrides \\'): (
         "deploys to an AWS account; tests/functional/test_vpc_template.py transforms the "
         "template with these parameters and without them"
     ),
-    ("README.md", "API=$(aws cloudformation describe-stacks --stack-name signoff \\"): "needs a "
-    "deployed stack; the same routes are driven over the local stack by tests/e2e",
+    ("docs/deploying.md", "API=$(aws cloudformation describe-stacks --stack-name signoff \\"): (
+        "needs a deployed stack; the same routes are driven over the local stack by tests/e2e"
+    ),
     ("docs/protocol.md", "API=$(aws cloudformation describe-stacks --stack-name signoff \\"): (
         "needs a deployed stack with the stream function; tests/e2e/"
         "test_stream_function_conformance.py runs the client with a stream URL of its own "
@@ -67,22 +77,22 @@ NOT_RUNNABLE: dict[tuple[str, str], str] = {
         "test_send_local.py runs signoff send"
     ),
     (
-        "README.md",
+        "docs/http-api.md",
         'signoff keys create --tenant acme-corp --label "support backend"   # prints the key once',
     ): "revokes an example key id; tests/functional/test_keys_cli.py "
     "runs create, list and revoke against the table",
     (
-        "README.md",
+        "docs/http-api.md",
         'curl -s -X POST "$API/agents/customer-service/messages" -H "x-api-key: $KEY" \\',
     ): "needs a deployed stack's $API and $KEY and a $PENDING_ID; the same calls "
     "run over the local stack in tests/e2e/test_local_stack.py",
     (
-        "README.md",
+        "docs/operations.md",
         "export SIGNOFF_TABLE=<SignoffTableName> SIGNOFF_BUCKET=<LargeValuesBucketName> \\",
     ): "placeholders for a deployed stack's outputs; tests/functional/test_outbox_cli.py "
     "runs each outbox command",
     (
-        "README.md",
+        "docs/rules.md",
         "export SIGNOFF_TABLE=<SignoffTableName>   "
         "# AWS credentials as usual; for `signoff dev`, its banner's exports",
     ): "a placeholder table and option syntax; tests/functional/test_rules_replay_cli.py "
@@ -93,7 +103,7 @@ NOT_RUNNABLE: dict[tuple[str, str], str] = {
     ): "needs a deployment's outbox and a pending id; "
     "tests/functional/test_outbox_cli.py runs each command",
     (
-        "README.md",
+        "docs/operations.md",
         "SIGNOFF_TABLE=$TABLE signoff migrate --dry-run   # what it would rewrite; writes nothing",
     ): "needs a deployed stack's table holding the previous release's items; "
     "tests/functional/test_migrate_cli.py runs a dry run, a run, a second run and an "
@@ -102,7 +112,8 @@ NOT_RUNNABLE: dict[tuple[str, str], str] = {
         "docs/migrating-from-loopengine.md",
         "signoff dev                                        "
         "# the local stack: HTTP API, notifier, sweeper",
-    ): "signoff dev serves until Ctrl-C, make deploy needs AWS; see the README's entries",
+    ): "signoff dev serves until Ctrl-C, make deploy needs AWS; see getting-started's and "
+    "deploying's entries",
 }
 
 
@@ -120,10 +131,20 @@ class Block:
         return next(line for line in lines if line and not line.startswith("#"))
 
 
+def doc_pages() -> list[Path]:
+    """The documentation: README.md, the benchmarks' bench/README.md (the site's
+    Benchmarks page includes it), and every page of the site under docs/, sub-folders too."""
+    return [
+        ROOT / "README.md",
+        ROOT / "bench" / "README.md",
+        *sorted((ROOT / "docs").rglob("*.md")),
+    ]
+
+
 def doc_blocks() -> list[Block]:
-    """Every shell block of README.md and docs/*.md, in file order."""
+    """Every shell block of the documentation, in file order."""
     found = []
-    for path in [ROOT / "README.md", *sorted((ROOT / "docs").glob("*.md"))]:
+    for path in doc_pages():
         lines = path.read_text(encoding="utf-8").splitlines()
         index = 0
         while index < len(lines):
@@ -150,12 +171,17 @@ def doc_blocks() -> list[Block]:
 
 
 def project_copy(tmp: Path) -> Path:
-    """What a fresh clone gives the commands: the agents, the template, the virtualenv."""
+    """What a fresh clone gives the commands: the agents, the template, the import graph's
+    script, the virtualenv."""
     import shutil
 
     copy = tmp / "project"
     shutil.copytree(ROOT / "agents", copy / "agents", ignore=shutil.ignore_patterns("__pycache__"))
     shutil.copy(ROOT / "template.yaml", copy / "template.yaml")
+    # The import graph's figures (docs/architecture.md): the script alone, it reads the
+    # installed packages.
+    (copy / "dev").mkdir()
+    shutil.copy(ROOT / "dev" / "import_graph.py", copy / "dev" / "import_graph.py")
     # The virtualenv running these tests, whatever its name (`make test VENV=…`, as CI
     # names one per Python): the docs say `.venv`, the default.
     (copy / ".venv").symlink_to(Path(sys.prefix))
