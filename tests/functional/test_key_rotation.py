@@ -1,6 +1,6 @@
 """Rotating the resume-signing key reaches a warm resolve function without a restart.
 
-The secret is the template's, on moto; the rotation is what the README says:
+The secret is the template's, on moto; the rotation is what docs/deploying.md says:
 store ``{"current": "k2", "keys": {"k1": <old>, "k2": <new>}}``, later drop ``k1``.
 """
 

@@ -112,7 +112,7 @@ def test_without_a_table_it_is_a_usage_error(moto_server: dict[str, str]) -> Non
 
 
 def test_the_table_alone_is_enough(moto_server: dict[str, str]) -> None:
-    """As the README runs it: ``SIGNOFF_TABLE=… signoff keys create``, no bucket named."""
+    """As docs/deploying.md runs it: ``SIGNOFF_TABLE=… signoff keys create``, no bucket named."""
     env = {k: v for k, v in moto_server.items() if k != "SIGNOFF_BUCKET"}
     done = signoff("create", "--tenant", "acme", env=env, unset=("SIGNOFF_BUCKET",))
 

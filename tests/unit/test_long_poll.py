@@ -62,7 +62,7 @@ def test_a_wait_with_nothing_committed_ends_at_its_limit() -> None:
 
 
 def test_a_watcher_minute_costs_about_one_read_a_second() -> None:
-    # Two waits of 25 s and one of 10 s, each asked again at once: the README's figure.
+    # Two waits of 25 s and one of 10 s, each asked again at once: docs/clients.md's figure.
     total = sum(waited(None, wait)[0] for wait in (MAX_WAIT, MAX_WAIT, 10))
     assert total == 72
 
