@@ -1,6 +1,6 @@
 """The channel a run is on, and the one rule of where its lifecycle is announced.
 
-loopengine calls it ``ApproverChannel`` (seed 000, ``RunAgentOptions.channel``):
+loopengine calls it ``ApproverChannel`` (its ``RunAgentOptions.channel``):
 ``cli`` (a terminal), ``http`` (a plain request; nobody holds a connection open)
 and ``http_stream`` (an open SSE connection). signoff adds ``schedule`` for an
 EventBridge run, which loopengine would run with no channel at all.

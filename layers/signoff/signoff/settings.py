@@ -116,7 +116,7 @@ class Deployment(BaseModel):
     function_timeout: float | None = Field(
         None, gt=0, le=LAMBDA_MAX_TIMEOUT, alias="SIGNOFF_FUNCTION_TIMEOUT"
     )
-    # The seed's claimTtlMs: the session lease in milliseconds, set instead of derived.
+    # The session lease in milliseconds, set instead of derived (loopengine's claimTtlMs).
     claim_ttl_ms: int | None = Field(None, gt=0, alias="SIGNOFF_CLAIM_TTL_MS")
     # The local stack's webhooks to loopback; never set in the template.
     allow_private_webhooks: Flag = Field(False, alias="SIGNOFF_ALLOW_PRIVATE_WEBHOOKS")

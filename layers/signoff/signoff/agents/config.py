@@ -74,9 +74,8 @@ NOTIFY_EVENTS: tuple[NotifyEvent, ...] = get_args(NotifyEvent)
 def notify_shorthand(value: Any) -> Any:
     """``notify: console`` or ``notify: [a, b]`` → every event to each named channel.
 
-    Seed 004's ``notify: <name>`` means all kinds; the mapping form
-    (``{name: [events]}``) picks them, and is needed for an approval-only channel
-    (redis, database), which refuses the other events.
+    The mapping form (``{name: [events]}``) picks the kinds, and is needed for an
+    approval-only channel (redis, database), which refuses the other events.
     """
     if isinstance(value, str):
         value = [value]

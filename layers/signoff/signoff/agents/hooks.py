@@ -85,7 +85,7 @@ _RENAMED: Final = {
 
 @dataclass(frozen=True, kw_only=True)
 class RunStart:
-    """What ``on_run_start`` is told; the seed's names (``sessionId``) read too."""
+    """What ``on_run_start`` is told; loopengine's names (``sessionId``) read too."""
 
     agent: str
     tenant: str
@@ -95,13 +95,14 @@ class RunStart:
     run_id: str
 
     @property
-    def sessionId(self) -> str:  # the seed's name, for hooks ported from loopengine
+    def sessionId(self) -> str:  # loopengine's name, for hooks ported from it
         return self.session_id
 
 
 @dataclass(frozen=True, kw_only=True)
 class RunFinish:
-    """What ``on_run_finish`` is told; the seed's names (``sessionId``, ``stopReason``) read too."""
+    """What ``on_run_finish`` is told; loopengine's names (``sessionId``,
+    ``stopReason``) read too."""
 
     agent: str
     tenant: str
@@ -112,11 +113,11 @@ class RunFinish:
     run_id: str
 
     @property
-    def sessionId(self) -> str:  # the seed's name
+    def sessionId(self) -> str:  # loopengine's name, for hooks ported from it
         return self.session_id
 
     @property
-    def stopReason(self) -> str | None:  # the seed's name
+    def stopReason(self) -> str | None:  # loopengine's name, for hooks ported from it
         return self.stop_reason
 
 

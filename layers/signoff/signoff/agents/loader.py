@@ -90,9 +90,9 @@ class AgentCatalog:
     def problems(self) -> dict[str, ConfigError]:
         """Each agent's configuration problem, by agent name; healthy agents are absent.
 
-        What a cold start, ``signoff dev`` and ``signoff check`` check (seed 004:
-        the engine rejects an agent whose ``notify`` names no registered notifier):
-        every agent loads whole — ``agent.yaml``, its ``notify`` against
+        What a cold start, ``signoff dev`` and ``signoff check`` check, so an agent
+        whose ``notify`` names no defined channel is refused before it runs: every
+        agent loads whole — ``agent.yaml``, its ``notify`` against
         ``channels.yaml``, the rules, ``tools.py``, hooks and skills. A rule naming a
         tool the agent lacks is no problem here but one of the agent's ``warnings``.
         Per agent, so one broken agent is reported and the others still serve; each

@@ -12,8 +12,8 @@ whose settings model validates the rest; the built-in types' models are here.
 Secrets are referenced by name (``{secret: name}``, read from the deployment's
 secret source when a channel sends), never written inline. Agents name the
 channels they want in ``agent.yaml``'s ``notify``; ``check_agent_notify``
-refuses a name that is not defined here, as seed 004's engine rejects an agent
-whose ``notify`` names no registered notifier. A channel may not take a name
+refuses a name that is not defined here, so a misspelt channel fails the agent's
+load instead of its first send. A channel may not take a name
 signoff writes in the audit by itself (``signoff.approver.actors.RESERVED_CHANNELS``:
 ``expiry``, ``escalation``, ``api``, ``link``, ``inbox``, …): a person's decision
 through it would read as the sweeper's or a built-in way in's. Webhook targets are checked
@@ -275,8 +275,8 @@ class PluginSettings(ChannelSettings):
     options: dict[str, Any] = Field(default_factory=dict)
 
 
-# Channels an agent may name without defining them (seed 004's ``notify: console``);
-# a channels.yaml entry of the same name takes their place.
+# Channels an agent may name without defining them (``notify: console`` works out of
+# the box); a channels.yaml entry of the same name takes their place.
 IMPLICIT_CHANNELS: Final[dict[str, ChannelSettings]] = {"console": ConsoleSettings(type="console")}
 
 

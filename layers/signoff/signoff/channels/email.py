@@ -12,7 +12,7 @@ whose GET changes nothing. The one-click ``approveUrl`` / ``denyUrl`` /
 ``answerUrl`` and the resume token never go into a mail; a body that quotes one
 has it replaced.
 
-The seed's key of the notification (``notification_key``: ``<runId>:<approvalId>``
+The notification's channel-independent key (``notification_key``: ``<runId>:<approvalId>``
 for an approval; per-recipient messages add ``:<address>``) travels in an
 ``X-Signoff-Idempotency-Key`` header (SES v2 ``Content.Simple.Headers``, in
 botocore since 1.34), the same on every retry, so a receiving system or a person
@@ -156,7 +156,7 @@ class EmailChannel:
         """Mail each address its own notification (its links name that address).
 
         Each message carries its own idempotency key (``<key>:<address>``, ``<key>``
-        the seed's key of the notification). The
+        the notification's channel-independent key). The
         receipt holds every message id (``messageId:<address>``); recipients named
         in ``previous`` are not mailed again. A failure for one address does not
         stop the others; the first failure is raised afterwards (retryable if any

@@ -1,4 +1,4 @@
-"""loopengine's ``httpNotifier`` (seed 000's ``HttpNotifierConfig``): an agent's own channel.
+"""loopengine's ``httpNotifier`` (its ``HttpNotifierConfig``): an agent's own channel.
 
 ::
 
@@ -10,13 +10,13 @@
         webhookSecret: {secret: loop-hook}  # a reference, as every signoff secret
       events: [approval, question, run_start, run_finish]
 
-The seed's ``{channel, config, events}`` is mapped onto a channel of
-``channels.yaml``'s types, named ``httpNotifier-<agent>``, with the seed's key
+loopengine's ``{channel, config, events}`` is mapped onto a channel of
+``channels.yaml``'s types, named ``httpNotifier-<agent>``, with loopengine's key
 names (``webhookUrl``/``webhookSecret``, ``botToken``/``channelId``,
 ``appId``/``appSecret``/``chatId``, email ``to``). The agent's ``notify`` gains
-that channel with ``events``. Keys signoff's channel needs beyond the seed's
+that channel with ``events``. Keys signoff's channel needs beyond loopengine's
 (Slack's ``signingSecret``, Lark's ``verificationToken``, email's ``from``) are
-written beside them, in that type's ``channels.yaml`` spelling. The seed's
+written beside them, in that type's ``channels.yaml`` spelling. loopengine's
 TypeScript-only values (a ``sendEmail`` function, a repository or Redis client
 object) get an error saying what signoff uses instead.
 
@@ -61,12 +61,12 @@ AGENT_FILE: Final = "agent.yaml"
 
 HttpNotifierEvent = Literal["approval", "question", "run_start", "run_finish"]
 
-# The seed's config key → the channel type's own key, where the names differ.
+# loopengine's config key → the channel type's own key, where the names differ.
 _RENAMED: Final[dict[str, dict[str, str]]] = {
     "webhook": {"webhookUrl": "url", "webhookSecret": "secret"},
 }
 
-# The seed's keys whose values are TypeScript objects or settings signoff takes from
+# loopengine's keys whose values are TypeScript objects or settings signoff takes from
 # the deployment: what to write (or not) instead.
 _NOT_CARRIED: Final[dict[str, dict[str, str]]] = {
     "email": {
@@ -91,7 +91,7 @@ _APPROVAL_ONLY: Final = frozenset({"database", "redis"})
 
 
 class HttpNotifierConfig(BaseModel):
-    """The seed's ``HttpNotifierConfig``, as written in ``agent.yaml``."""
+    """loopengine's ``HttpNotifierConfig``, as written in ``agent.yaml``."""
 
     model_config = ConfigDict(defer_build=True, extra="forbid", frozen=True)
 
@@ -115,14 +115,14 @@ def http_notifier_channel(
     """``notifier`` as the settings of a ``channels.yaml`` channel of its type.
 
     Raises:
-        ConfigError: naming ``file`` and ``httpNotifier.<field>`` in the seed's key names.
+        ConfigError: naming ``file`` and ``httpNotifier.<field>`` in loopengine's key names.
     """
     where = f"{HTTP_NOTIFIER_KEY}.config"
     if notifier.channel in _APPROVAL_ONLY:
         others = sorted({e for e in notifier.events if e != "approval"})
         if others:
-            # the seed's ApprovalOnlyHttpNotifierEvent: a row or a queue entry is read by
-            # a dashboard, nobody reads a question or an announcement there
+            # approval only (loopengine's ApprovalOnlyHttpNotifierEvent): a row or a queue
+            # entry is read by a dashboard, nobody reads a question or an announcement there
             raise ConfigError(
                 file,
                 f"{HTTP_NOTIFIER_KEY}.events",
@@ -138,7 +138,7 @@ def http_notifier_channel(
         target = renamed.get(key, key)
         if target in entry:
             raise ConfigError(file, f"{where}.{key}", f"given twice (as {key} and {target})")
-        # The seed's email `to` is one address; the channel's is a list.
+        # loopengine's email `to` is one address; the channel's is a list.
         entry[target] = [value] if notifier.channel == "email" and key == "to" else value
     try:
         config = ChannelsConfig.model_validate({"channels": {channel_name(agent): entry}})

@@ -1,14 +1,15 @@
-"""The notification contract of seed 004, with the links a person acts on.
+"""What a channel is sent about a pause or a run, with the links a person acts on.
 
 A channel receives one ``Notification`` and an idempotency key that is stable
 per logical notification and channel (``runId:pendingId:channel``, where the
 pending id is the outbox row's subject): every retry of the same send carries
 the same key.
 
-``notification_key`` turns it into the seed's channel-independent form, the one
-a transport's ``Idempotency-Key`` carries: ``<runId>:<approvalId>`` for an
-approval (and ``<runId>:<pendingId>`` for a question), and one key per kind for
-the rest (the table on ``notification_key``).
+``notification_key`` turns it into a channel-independent form, the one a
+transport's ``Idempotency-Key`` carries, so a receiver fed by two channels can
+drop the second copy: ``<runId>:<approvalId>`` for an approval (and
+``<runId>:<pendingId>`` for a question), and one key per kind for the rest (the
+table on ``notification_key``).
 """
 
 from __future__ import annotations
@@ -54,7 +55,7 @@ class Notification(BaseModel):
     resume_token: str | None = None
     expires_at: str | None = None  # RFC 3339
     # When the item was asked (RFC 3339) and, for an approval, the gate's reason:
-    # the seed's ``requestedAt`` / ``reason``, which the queue channels store.
+    # what the queue channels store in a row's ``requestedAt`` / ``reason``.
     requested_at: str | None = None
     reason: str | None = None
     pending_id: str | None = None
@@ -72,7 +73,7 @@ class Notification(BaseModel):
     # without deciding links (a chat channel with ``approvers``) says where to answer.
     note: str | None = None
     # Lifecycle announcements (``info`` / ``result``): what started the run, and a
-    # synthetic finish's reason (``max_turns`` / ``denied``), as in the seed's hooks.
+    # synthetic finish's reason (``max_turns`` / ``denied``), as ``on_run_finish`` is told.
     trigger: Literal["message", "resolution"] | None = None
     stop_reason: str | None = None
     # The decision card (signoff.approver.card) of an approval or a question: its one-line
@@ -159,7 +160,7 @@ def idempotency_key(run_id: str, pending_id: str, channel: str) -> str:
 
 
 def notification_key(channel_key: str, *, run_id: str, channel: str) -> str:
-    """The seed's key of the notification a channel's ``channel_key`` sends.
+    """The channel-independent key of the notification a channel's ``channel_key`` sends.
 
     ``channel_key`` is ``idempotency_key(run_id, subject, channel)``; the subject
     (``signoff.channels.subject``) says what the notification is:

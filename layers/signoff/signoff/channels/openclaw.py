@@ -9,8 +9,8 @@
 The channel POSTs ``<gatewayUrl><hooksPath>/agent`` (``hooksPath`` is the
 gateway's ``hooks.path``, ``/hooks`` by default) with the hook token as
 ``Authorization: Bearer`` — the gateway refuses a token in the query string
-(400) — and the seed's ``Idempotency-Key`` (``<runId>:<approvalId>``, the same
-on every retry). The body is what the gateway's hooks endpoint takes:
+(400) — and the notification's key as ``Idempotency-Key`` (``<runId>:<approvalId>``,
+the same on every retry). The body is what the gateway's hooks endpoint takes:
 ``message`` (the notification as text: for an approval or a question the
 decision card — summary, request, why it asks — and its confirmation page's
 link), ``name``, and from the channel's settings ``agentId``, ``deliver``,
@@ -243,7 +243,7 @@ class OpenClawChannel:
     ) -> Delivery:
         """Start the turn for ``notification``, unless ``previous`` shows one was started.
 
-        Its ``Idempotency-Key`` is the seed's key of the notification; a retry within
+        Its ``Idempotency-Key`` is the notification's key; a retry within
         the gateway's replay window gets the first run back instead of a second one.
 
         Raises:

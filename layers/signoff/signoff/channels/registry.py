@@ -29,7 +29,7 @@ class ChannelType:
     channel: str  # "package.module:Class", a channels.build.ChannelClass
     settings: str  # "package.module:Model", a channels.config.ChannelSettings subclass
     # Row and queue backends hold pending approvals for a dashboard; nobody reads a
-    # question or a lifecycle announcement there (the seed's ApprovalOnlyHttpNotifierEvent).
+    # question or a lifecycle announcement there (loopengine's ApprovalOnlyHttpNotifierEvent).
     approval_only: bool = False
     # The ``signoff[<extra>]`` that installs the client library the channel needs, if
     # any: a deployment without it gets this named in the channel's failed rows.

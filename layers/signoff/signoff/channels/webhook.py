@@ -8,12 +8,13 @@ and the same on every retry, so two channels pointed at one receiver stay two
 messages), ``webhook-timestamp`` (this attempt, epoch seconds) and
 ``webhook-signature`` (``v1,<base64 HMAC-SHA256>`` of ``id.timestamp.body``),
 signed by the maintained ``standardwebhooks`` library. Beside them,
-``Idempotency-Key`` carries the seed's key of the notification
+``Idempotency-Key`` carries the notification's channel-independent key
 (``notification_key``: ``<runId>:<approvalId>`` for an approval), the same on
-every retry, for a receiver written to the seed rather than to Standard
-Webhooks. It is outside the signature, as the spec's own headers other than
-``webhook-id`` are; a receiver that verified the signature has a request from
-this deployment, and TLS keeps the header as sent.
+every retry and every channel, for a receiver that drops a notification it
+already has rather than a repeated Standard Webhooks message. It is outside
+the signature, as the spec's own headers other than ``webhook-id`` are; a
+receiver that verified the signature has a request from this deployment, and
+TLS keeps the header as sent.
 
 The secret is a ``whsec_<base64 key>`` value, as Standard Webhooks issues them.
 Any other value is taken as a raw secret whose UTF-8 bytes are the key; a
@@ -169,7 +170,7 @@ class WebhookChannel:
     ) -> Delivery:
         """POST ``notification`` with ``idempotency_key`` as its ``webhook-id``.
 
-        Its ``Idempotency-Key`` is the seed's key derived from it. ``previous`` is
+        Its ``Idempotency-Key`` is the notification's key derived from it. ``previous`` is
         not needed: the receiver drops a repeated ``webhook-id`` / ``Idempotency-Key``.
 
         Raises:

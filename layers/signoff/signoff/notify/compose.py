@@ -108,7 +108,8 @@ class Composer:
         if deciding:
             common["approve_url"] = f"{base}/approvals/{pid}/approve?token={signed}"
             common["deny_url"] = f"{base}/approvals/{pid}/deny?token={signed}"
-        # The body is the card as text, its arguments as JSON last (seed 004's body).
+        # The body is the card as text, its arguments as JSON last: a channel that shows
+        # only the body still shows the tool and its input.
         return Notification(
             kind="approval",
             title=f"Approve? {card.summary}",

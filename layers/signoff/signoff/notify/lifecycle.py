@@ -31,8 +31,8 @@ are composed from their pending item when sent (``Subject.composed_from``), like
 the item's own rows, so the channels a step asks get the decision card with its
 links and buttons.
 
-The idempotency key of a send is ``<runId>:<subject>:<channel>``; the seed's
-channel-independent key of the notification (a webhook's ``Idempotency-Key``)
+The idempotency key of a send is ``<runId>:<subject>:<channel>``; the
+notification's channel-independent key (a webhook's ``Idempotency-Key``)
 is derived from it by ``signoff.channels.notification.notification_key``.
 """
 

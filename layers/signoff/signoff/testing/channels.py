@@ -1,7 +1,7 @@
 """The channel conformance checks: the ``Channel`` port's rules, run against any adapter.
 
-The rules come from seed 004: a failed send raises ``SendFailed`` and is never
-swallowed; every retry carries the same idempotency key; and a retry after a
+The rules the outbox's retries rely on: a failed send raises ``SendFailed`` and
+is never swallowed; every retry carries the same idempotency key; and a retry after a
 send whose record was lost delivers nothing new wherever the transport can
 promise it (elsewhere it delivers again with the same key, for the receiver to
 drop). Each check takes a ``ChannelHarness``: the channel and a scriptable view

@@ -1,14 +1,14 @@
 """The database channel: one PostgreSQL row per pending approval, for a dashboard or worker.
 
-Approval-only, like the seed's ``DatabaseApprover``: an ``approval`` notification
-becomes a row of the seed's ``PendingApprovalRow`` shape (``pendingId``, ``tool``,
+Approval-only, like loopengine's ``DatabaseApprover``: an ``approval`` notification
+becomes a row of loopengine's ``PendingApprovalRow`` shape (``pendingId``, ``tool``,
 ``args``, ``scope {tenant, environment, agent}``, ``reason``, ``requestedAt``) with
 the gate's reason and the time the item was asked; every other kind is accepted
 and does nothing. The Redis channel pushes the same record as JSON, so both
 backends hand a reader the same thing.
 
 The channel writes through a ``PendingApprovalsRepository``
-(``signoff.channels.database.repository``, the seed's repository seam): ``from_config``
+(``signoff.channels.database.repository``, loopengine's repository seam): ``from_config``
 builds ``PostgresPendingApprovals`` below; a plug-in or test passes another
 (memory, any DB-API driver, its own ORM) to ``DatabaseChannel`` directly.
 

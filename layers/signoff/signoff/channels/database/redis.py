@@ -1,6 +1,6 @@
 """The Redis channel: push each pending approval onto a list, for a dashboard or worker.
 
-Approval-only, like the seed's ``RedisQueueApprover``: an ``approval`` notification
+Approval-only, like loopengine's ``RedisQueueApprover``: an ``approval`` notification
 becomes the JSON of a ``PendingApprovalRow`` (the same record the database channel
 inserts), pushed with ``LPUSH`` so a worker takes the oldest with ``RPOP`` /
 ``BRPOP``; every other kind is accepted and does nothing.

@@ -1,4 +1,4 @@
-"""Where the database channel stores a pending approval: the seed's ``PendingApprovalsRepository``.
+"""Where the database channel stores a pending approval (``PendingApprovalsRepository``).
 
 The database channel turns an ``approval`` notification into a
 ``PendingApprovalRow`` and hands it to a repository; what the row lands in is the
@@ -55,7 +55,7 @@ class PendingApprovalsRepository(Protocol):
 
 @dataclass(frozen=True)
 class StoredApproval:
-    """One row as the memory adapter holds it: the seed's row and the send's key."""
+    """One row as the memory adapter holds it: the ``PendingApprovalRow`` and the send's key."""
 
     row: PendingApprovalRow
     idempotency_key: str

@@ -37,7 +37,7 @@ class ApprovalScope(BaseModel):
 
 
 class PendingApprovalRow(BaseModel):
-    """The seed's ``PendingApprovalRow``: what a dashboard needs to show one approval."""
+    """loopengine's ``PendingApprovalRow``: what a dashboard needs to show one approval."""
 
     model_config = ConfigDict(
         defer_build=True,
