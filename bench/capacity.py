@@ -224,6 +224,7 @@ def wire(deployment: Deployment, indexes: Sequence[GlobalIndex]) -> Wiring:
     # the same reads, one task each)
     sweeper = Sweeper(
         turns=turns,
+        sessions=store.sessions,
         pending=store.pending,
         outbox=store.outbox,
         queue=queue,

@@ -26,6 +26,7 @@ from signoff.store.records import (
     OutboxRow,
     PendingItem,
     PendingStatus,
+    Ruling,
     SessionRecord,
 )
 from tests.support.aws import aws as aws
@@ -132,9 +133,8 @@ class Records:
         entry = self.decision_entry(
             pending_id, status=status, actor=actor, channel=channel, now=now, subject=session_id
         )
-        return store.pending.resolve(
-            pending_id, status=status, actor=actor, channel=channel, now=now, audit=entry, **changes
-        )
+        ruling = Ruling(status=status, actor=actor, channel=channel, now=now, **changes)
+        return store.pending.resolve(pending_id, ruling, audit=entry)
 
     def decision_entry(
         self, pending_id: str, *, status: str, actor: str, channel: str, now: float, subject: str

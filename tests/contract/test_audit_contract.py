@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
+from signoff.store.records import Ruling
+
 if TYPE_CHECKING:
     from tests.contract.conftest import Records, Store
 
@@ -78,9 +80,8 @@ def test_a_decisions_entry_is_read_back_with_its_actor_and_channel_among_the_oth
         "p1", status="approved", actor="UB", channel="slack-b", now=t0 + 2, subject="s1"
     )
 
-    store.pending.resolve(
-        "p1", status="approved", actor="UB", channel="slack-b", now=t0 + 2, audit=decision
-    )
+    ruling = Ruling(status="approved", actor="UB", channel="slack-b", now=t0 + 2)
+    store.pending.resolve("p1", ruling, audit=decision)
 
     assert store.audit.for_subject("s1") == [refusal, decision]
     assert (decision.actor, decision.channel, decision.pending_id) == ("UB", "slack-b", "p1")

@@ -1,4 +1,4 @@
-"""Contract of ``Sessions.gated``: an agent's sessions with a rule decision on given days.
+"""Contract of ``GatedSessions.gated``: an agent's sessions with a rule decision on given days.
 
 A commit whose log chunk holds an ``actauth:decision`` lists its session under the
 agent's UTC day, in the same write; ``gated`` reads the days of a window by key

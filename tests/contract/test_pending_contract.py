@@ -8,7 +8,10 @@ from typing import TYPE_CHECKING
 import pytest
 
 from signoff.errors import AlreadyResolved, Expired, NotFound, StoreUnavailable, UsageError
+from signoff.store import base
 from signoff.store.codec import shard_of
+from signoff.store.records import Ruling
+from tests.support.ports import mismatches
 
 if TYPE_CHECKING:
     from signoff.clock import ManualClock
@@ -360,9 +363,8 @@ def test_a_winning_resolution_writes_exactly_its_audit_entry(
         "p1", status="approved", actor="alice", channel="slack", now=t0 + 5, subject="s1"
     )
 
-    won = store.pending.resolve(
-        "p1", status="approved", actor="alice", channel="slack", now=t0 + 5, audit=entry
-    )
+    ruling = Ruling(status="approved", actor="alice", channel="slack", now=t0 + 5)
+    won = store.pending.resolve("p1", ruling, audit=entry)
 
     assert won.status == "approved"
     assert store.audit.for_subject("s1") == [entry]
@@ -405,10 +407,9 @@ def test_an_audit_entry_that_cannot_be_written_leaves_the_item_pending(
     store.audit.record([taken])
 
     # the same entry again: its write fails, so the decision must not be stored either
+    ruling = Ruling(status="approved", actor="alice", channel="slack", now=t0)
     with pytest.raises(StoreUnavailable):
-        store.pending.resolve(
-            "p1", status="approved", actor="alice", channel="slack", now=t0, audit=taken
-        )
+        store.pending.resolve("p1", ruling, audit=taken)
 
     stored = store.pending.get("p1")
     assert stored is not None and (stored.status, stored.resolved_by) == ("pending", None)
@@ -489,3 +490,20 @@ def test_two_sweeps_taking_the_same_escalation_step_at_once_take_it_once(
 
     assert sum(result is not None for result in won) == 1
     assert store.pending.get("p1").escalation_step == 1  # type: ignore[union-attr]
+
+
+@pytest.mark.parametrize(
+    "port",
+    [
+        "PendingReader",
+        "PendingDecisions",
+        "ResumedPending",
+        "TurnPending",
+        "SweptPending",
+        "InboxPending",
+        "OperatorPending",
+    ],
+)
+def test_the_adapter_is_each_narrow_port(store: Store, port: str) -> None:
+    # every caller holds the adapter as its own narrow port: each method, as declared
+    assert mismatches(store.pending, getattr(base, port)) == []

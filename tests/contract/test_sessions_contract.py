@@ -11,10 +11,12 @@ from botocore.stub import Stubber
 from signoff.engine.state import CallState, TurnState
 from signoff.errors import LeaseLost, NotFound, SessionBusy, StoreUnavailable
 from signoff.messages import ToolCall, ToolResultMessage
+from signoff.store import base
 from signoff.store.dynamodb import DynamoStore
 from signoff.store.memory import MemoryBlobs
 from signoff.store.records import Commit
 from signoff.store.s3 import S3Blobs
+from tests.support.ports import mismatches
 
 if TYPE_CHECKING:
     from signoff.clock import ManualClock
@@ -657,3 +659,11 @@ def test_a_turn_with_a_checkpoint_is_the_sweeper_s_never_a_message_s(
 
     assert refused.value.status == "running"
     assert stalled_ids(store, t0 + 2 * LEASE) == ["s1"]
+
+
+@pytest.mark.parametrize(
+    "port", ["SessionLog", "TurnSessions", "WatchedSessions", "GatedSessions", "StalledSessions"]
+)
+def test_the_adapter_is_each_narrow_port(store: Store, port: str) -> None:
+    # every caller holds the adapter as its own narrow port: each method, as declared
+    assert mismatches(store.sessions, getattr(base, port)) == []

@@ -1,6 +1,6 @@
 """Contract of the approvals inbox's reads: one tenant's pending items and audit entries.
 
-``PendingItems.of_tenant`` and ``Audit.of_tenant`` read the tenant's own partition of
+``InboxPending.of_tenant`` and ``Audit.of_tenant`` read the tenant's own partition of
 the ``by-tenant`` index, on memory and on DynamoDB (moto, the template's table) alike,
 paging through the store's small page size and resuming after a cursor.
 """
@@ -8,6 +8,8 @@ paging through the store's small page size and resuming after a cursor.
 from __future__ import annotations
 
 from typing import TYPE_CHECKING
+
+from signoff.store.records import Ruling
 
 if TYPE_CHECKING:
     from tests.contract.conftest import Records, Store
@@ -73,9 +75,8 @@ def test_a_decision_written_through_the_port_joins_its_tenants_history(
         "p1", status="approved", actor="alice", channel="inbox", now=t0 + 5, subject="s1"
     ).model_copy(update={"tenant": "acme", "agent": "refunds"})
 
-    store.pending.resolve(
-        "p1", status="approved", actor="alice", channel="inbox", now=t0 + 5, audit=entry
-    )
+    ruling = Ruling(status="approved", actor="alice", channel="inbox", now=t0 + 5)
+    store.pending.resolve("p1", ruling, audit=entry)
 
     assert list(store.audit.of_tenant("acme", since=t0, until=t0 + 10)) == [entry]
     assert list(store.pending.of_tenant("acme", t0 + 5)) == []

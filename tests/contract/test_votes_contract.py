@@ -1,6 +1,6 @@
 """Votes on an item that needs several approvals, against every store adapter.
 
-Each vote is one conditional write with its audit entry (``PendingItems.vote``);
+Each vote is one conditional write with its audit entry (``PendingDecisions.vote``);
 ``signoff.durable.votes.cast`` is the decision path's loop over it. Twenty
 people voting at once (the 20-click race of test_resolve_race.py, here with
 votes) leave every vote counted once and exactly one of them resolving the item.

@@ -1,21 +1,29 @@
-"""Approval policies in the rules and agent.yaml, and the policy a pause fixes on its item."""
+"""Approval policies in the rules and agent.yaml, and the policy a pause fixes on its item
+(the gate's verdict, carried by the pause: nothing decides the call again)."""
 
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import pytest
 import yaml
 from pydantic import ValidationError
 
 from signoff.agents import Agent, AgentConfig
+from signoff.clock import ManualClock
 from signoff.durable.pausing import pending_item
 from signoff.engine import TurnState
-from signoff.events import ApprovalPending, PendingScope, QuestionPending
+from signoff.engine.gating import Gating
+from signoff.engine.state import CallState
 from signoff.gate import RuleSet, rule_warnings
 from signoff.gate.policy import ApprovalPolicy, EscalationStep
+from signoff.messages import ToolCall
+from signoff.tools import tool
 from tests.support.builders import T0
+
+if TYPE_CHECKING:
+    from signoff.store.records import PendingItem
 
 RULES = """
 default_decision: ask
@@ -41,31 +49,37 @@ rules:
 AGENT_LADDER = [{"after": "1h", "notify": "email-oncall"}, {"after": "1d", "then": "deny"}]
 
 
+@tool
+def issue_refund(amount: int) -> str:
+    """Refunds an order."""
+    return f"refunded {amount}"
+
+
 def _agent(rules: str = RULES, **config: Any) -> Agent:
     return Agent(
         name="refunds-agent",
         directory=Path("/nonexistent"),
         config=AgentConfig.model_validate({"system": "x", "notify": ["console"], **config}),
-        tools={},
+        tools={issue_refund.name: issue_refund},
         rules=RuleSet.model_validate(yaml.safe_load(rules)),
         skills={},
     )
 
 
-def _paused(agent: Agent, amount: int) -> ApprovalPolicy | None:
+def _gated(agent: Agent, name: str, args: dict[str, Any]) -> PendingItem:
+    """The item of the pause the gate makes of one call, as a turn's commit builds it."""
     state = TurnState(
         session_id="s1", run_id="r1", agent=agent.name, tenant="acme", environment="production"
     )
-    state.awaiting_call = "c1"
-    pending = ApprovalPending(
-        id="p1",
-        tool="issue_refund",
-        args={"amount": amount},
-        scope=PendingScope(tenant="acme", environment="production", agent=agent.name),
-        reason="matched rule 'x'",
-        requested_at="2026-01-01T00:00:00.000Z",
-    )
-    return pending_item(agent, state, pending, T0).policy
+    state.batch = [CallState(call=ToolCall(id="c1", name=name, args=args))]
+    gating = Gating(agent=agent, clock=ManualClock(), new_id=lambda: "p1")
+    pause = gating.gate(state, lambda _: None)
+    assert pause is not None and state.awaiting_call == "c1"
+    return pending_item(agent, state, pause.pending, T0, policy=pause.policy)
+
+
+def _paused(agent: Agent, amount: int) -> ApprovalPolicy | None:
+    return _gated(agent, "issue_refund", {"amount": amount}).policy
 
 
 def test_the_asking_rules_policy_is_fixed_on_the_item() -> None:
@@ -103,18 +117,8 @@ def test_a_plain_ask_stores_no_policy() -> None:
 
 def test_a_question_climbs_the_agents_ladder() -> None:
     agent = _agent(escalate=AGENT_LADDER)
-    state = TurnState(
-        session_id="s1", run_id="r1", agent=agent.name, tenant="acme", environment="production"
-    )
-    state.awaiting_call = "c1"
-    question = QuestionPending(
-        id="q1",
-        question="Which order?",
-        agent=agent.name,
-        session_id="s1",
-        requested_at="2026-01-01T00:00:00.000Z",
-    )
-    item = pending_item(agent, state, question, T0)
+    item = _gated(agent, "ask_user", {"question": "Which order?"})
+    assert item.kind == "question"
     assert item.policy is not None and item.policy.escalate[0].notify == ("email-oncall",)
 
 

@@ -185,7 +185,7 @@ def _paused(conversation: bool = True) -> PendingItem:
         reason="matched rule 'refunds'",
         requested_at="2026-01-01T00:00:00.000Z",
     )
-    return pending_item(agent, state, pending, T0, history)
+    return pending_item(agent, state, pending, T0, history, policy=None)
 
 
 def test_a_pause_stores_the_summary_the_request_and_the_agents_words() -> None:

@@ -216,7 +216,12 @@ def test_the_sweepers_re_drive_of_a_turn_a_continuation_took_is_not_counted(
         model_for=agents.model_for,
     )
     sweeper = Sweeper(
-        turns=turns, pending=store.pending, outbox=store.outbox, queue=MemoryQueue(), clock=clock
+        turns=turns,
+        sessions=sessions,
+        pending=store.pending,
+        outbox=store.outbox,
+        queue=MemoryQueue(),
+        clock=clock,
     )
 
     report = sweeper.sweep()

@@ -119,7 +119,12 @@ def paused_refund(
 
 def sweeper(store: Store, clock: ManualClock, queue: MemoryQueue, turns: Turns) -> Sweeper:
     return Sweeper(
-        turns=turns, pending=store.pending, outbox=store.outbox, queue=queue, clock=clock
+        turns=turns,
+        sessions=store.sessions,
+        pending=store.pending,
+        outbox=store.outbox,
+        queue=queue,
+        clock=clock,
     )
 
 

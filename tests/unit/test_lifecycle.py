@@ -81,6 +81,7 @@ def notifier(store: Store, clock: ManualClock, **channels: RecordingChannel) -> 
 def sweeper(store: Store, clock: ManualClock, queue: MemoryQueue, turns: Turns) -> Sweeper:
     return Sweeper(
         turns=turns,
+        sessions=store.sessions,
         pending=store.pending,
         outbox=store.outbox,
         queue=queue,

@@ -202,6 +202,7 @@ def test_links_are_signed_and_expire_with_the_item(
 def sweeper(store: MemoryStore, clock: ManualClock, queue: MemoryQueue) -> Sweeper:
     return Sweeper(
         turns=turns_over(store, queue, agents(), clock),
+        sessions=store.sessions,
         pending=store.pending,
         outbox=store.outbox,
         queue=queue,

@@ -154,7 +154,12 @@ def test_the_sweeper_runs_a_deferred_turn_once_a_slot_is_free(
     deferred = turns.send("customer-service", WHERE, tenant="default", environment="production")
     assert deferred.status == "running"
     sweeper = Sweeper(
-        turns=turns, pending=store.pending, outbox=store.outbox, queue=queue, clock=clock
+        turns=turns,
+        sessions=store.sessions,
+        pending=store.pending,
+        outbox=store.outbox,
+        queue=queue,
+        clock=clock,
     )
     clock.advance(61)
 

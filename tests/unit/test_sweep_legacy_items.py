@@ -68,6 +68,7 @@ def sweep(store: MemoryStore, clock: ManualClock) -> SweepReport:
     turns = turns_over(store, queue, agents(), clock, owner="sweeper")
     sweeper = Sweeper(
         turns=turns,
+        sessions=store.sessions,
         pending=store.pending,
         outbox=store.outbox,
         queue=queue,

@@ -80,6 +80,7 @@ def sweeper(store: Store, clock: ManualClock) -> Sweeper:
     )
     return Sweeper(
         turns=turns,
+        sessions=store.sessions,
         pending=store.pending,
         outbox=store.outbox,
         queue=MemoryQueue(),

@@ -33,7 +33,7 @@ from signoff.store import codec
 from signoff.store.codec import Codec
 from signoff.store.dynamodb.table import CONFLICT_TRIES, DynamoTable, dump
 from signoff.store.pending import TablePendingItems
-from signoff.store.records import AuditEntry, PendingItem, Vote
+from signoff.store.records import AuditEntry, PendingItem, Ruling, Vote
 from signoff.store.table import ConditionFailed, Put
 from tests.support.builders import T0, pending_approval
 
@@ -169,7 +169,8 @@ def entry(kind: Literal["human", "vote"], decision: str) -> AuditEntry:
 
 def resolve(port: TablePendingItems, status: PendingStatus = "approved") -> PendingItem:
     audit = entry("human", status)
-    return port.resolve("p1", status=status, actor="bob", channel="slack", now=NOW, audit=audit)
+    ruling = Ruling(status=status, actor="bob", channel="slack", now=NOW)
+    return port.resolve("p1", ruling, audit=audit)
 
 
 def test_a_resolution_that_lost_to_another_is_answered_with_the_winner() -> None:

@@ -25,7 +25,7 @@ if TYPE_CHECKING:
     from signoff.keys.tokens import Signer
     from signoff.secrets.base import SecretSource
     from signoff.settings import Deployment
-    from signoff.store.base import ApiKeys, OutboxRows, PendingItems, Sessions
+    from signoff.store.base import ApiKeys, InboxPending, OutboxRows, WatchedSessions
 
 __all__ = ["Api", "ChatChannels", "api_of"]
 
@@ -73,8 +73,8 @@ class Api:
 
     turns: Turns
     agents: AgentCatalog
-    sessions: Sessions
-    pending: PendingItems
+    sessions: WatchedSessions
+    pending: InboxPending
     # What each pending item was sent to: a chat click or an email link decides
     # only through a channel with the item's row.
     outbox: OutboxRows

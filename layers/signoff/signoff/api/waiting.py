@@ -24,7 +24,7 @@ if TYPE_CHECKING:
     from collections.abc import Callable
 
     from signoff.clock import Clock
-    from signoff.store.base import Sessions
+    from signoff.store.base import SessionLog
     from signoff.store.signal import Commits
 
 __all__ = [
@@ -44,7 +44,7 @@ RUNNING_PAUSE: Final = 0.2
 
 
 def wait_for_chunk(
-    sessions: Sessions,
+    sessions: SessionLog,
     session_id: str,
     from_seq: int,
     *,

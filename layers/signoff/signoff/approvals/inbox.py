@@ -3,7 +3,7 @@
 One computation backs every view of it — ``GET /inbox`` and its exports
 (``signoff.api.inbox``) and ``signoff inbox`` / ``signoff audit`` in the terminal —
 so the rows and filters are the same wherever they are read. Both lists come
-from the tenant's own partition of the ``by-tenant`` index (``PendingItems.of_tenant``,
+from the tenant's own partition of the ``by-tenant`` index (``InboxPending.of_tenant``,
 ``Audit.of_tenant``): reading one tenant never reads the others'.
 
 The CSV export quotes as RFC 4180 says (the ``csv`` module), and a cell that a
@@ -34,7 +34,7 @@ from signoff.errors import BadInput
 if TYPE_CHECKING:
     from collections.abc import Iterable, Iterator
 
-    from signoff.store.base import Audit, PendingItems
+    from signoff.store.base import Audit, InboxPending
     from signoff.store.records import AuditEntry, PendingItem
 
 __all__ = [
@@ -270,13 +270,13 @@ def _page_size(limit: int) -> int:
 # --- the lists -------------------------------------------------------------------------------
 
 
-def pending_rows(items: PendingItems, tenant: str, now: float) -> list[InboxItem]:
+def pending_rows(items: InboxPending, tenant: str, now: float) -> list[InboxItem]:
     """Every item waiting for the tenant's approvers at ``now``, oldest request first."""
     return [inbox_row(item, now) for item in items.of_tenant(tenant, now)]
 
 
 def inbox_page(
-    items: PendingItems, tenant: str, now: float, *, limit: int = 50, cursor: str | None = None
+    items: InboxPending, tenant: str, now: float, *, limit: int = 50, cursor: str | None = None
 ) -> InboxPage:
     """One page of the tenant's pending items, and the cursor of the next.
 

@@ -22,9 +22,9 @@ change, and a lower one is less guarded. When the item is gone (its retention
 passed), the recorded quorum is unknown and only the decision is compared.
 
 The sessions read are those the store lists for the agent's days
-(``Sessions.gated``). A session whose calls were recorded before that listing
+(``GatedSessions.gated``). A session whose calls were recorded before that listing
 existed is not listed; ``scan=True`` also reads every session written since the
-window opened (``Sessions.written_since``, a Scan of the whole table) to find them.
+window opened (``GatedSessions.written_since``, a Scan of the whole table) to find them.
 """
 
 from __future__ import annotations
@@ -46,7 +46,7 @@ if TYPE_CHECKING:
 
     from signoff.gate import Decision, GateDecision, RuleSet
     from signoff.messages import ToolCall
-    from signoff.store.base import PendingItems, Sessions
+    from signoff.store.base import GatedSessions, PendingReader
     from signoff.store.records import LogChunk, SessionRecord
 
 __all__ = [
@@ -219,8 +219,8 @@ class Replay:
 
 
 def replay_rules(
-    sessions: Sessions,
-    pending: PendingItems,
+    sessions: GatedSessions,
+    pending: PendingReader,
     agent: str,
     rules: RuleSet,
     *,
@@ -271,7 +271,7 @@ def replay_rules(
 
 
 def _sessions(
-    sessions: Sessions,
+    sessions: GatedSessions,
     agent: str,
     *,
     since: float,
@@ -335,7 +335,7 @@ def recorded_calls(
     return found, unmatched, asked
 
 
-def _quorums(pending: PendingItems, asked: list[str]) -> dict[str, int]:
+def _quorums(pending: PendingReader, asked: list[str]) -> dict[str, int]:
     """The recorded quorum of each asked call still in the store, by call id."""
     found = {}
     for pending_id in asked:

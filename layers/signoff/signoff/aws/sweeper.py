@@ -69,6 +69,7 @@ def sweeper_from_env(deployment: Deployment | None = None, clock: Clock | None =
     agents = checked_agents(settings)
     return Sweeper(
         turns=turns_from_env(settings, agents=agents, store=store, queue=queue, clock=clock),
+        sessions=store.sessions,
         pending=store.pending,
         outbox=store.outbox,
         queue=queue,

@@ -10,7 +10,7 @@ raised as ``Forbidden``). An approval with changes is checked
 against the tool's schema only after that (``signoff.approver.edits``), and stores the
 arguments the tool will run with. The state change is one conditional
 write on the item that carries its audit entry in the same transaction
-(``PendingItems.resolve``), so no crash can leave a decision without its entry.
+(``PendingDecisions.resolve``), so no crash can leave a decision without its entry.
 Continuing the turn is ``Turns.decide``'s part.
 
 An item whose policy (``signoff.gate.policy``) names who may decide (``from``)
@@ -36,14 +36,14 @@ from signoff.approver.edits import apply_changes, describe_changes
 from signoff.durable.votes import cast
 from signoff.errors import Forbidden, NotFound, UsageError
 from signoff.ids import new_id
-from signoff.store.records import AuditEntry, Vote
+from signoff.store.records import AuditEntry, Ruling, Vote
 
 if TYPE_CHECKING:
     from signoff.agents import Agent
     from signoff.approver.actors import Decider
     from signoff.clock import Clock
     from signoff.gate.people import People
-    from signoff.store.base import Audit, OutboxRows, PendingItems
+    from signoff.store.base import Audit, OutboxRows, PendingDecisions
     from signoff.store.records import PendingItem, PendingStatus
     from signoff.tools import Tool
 
@@ -113,9 +113,7 @@ def changes_of(verdict: Verdict) -> Mapping[str, Any] | None:
     return verdict.args if isinstance(verdict, Approve) else None
 
 
-def not_sent_to(
-    item: PendingItem, channel: str, *, agent: Agent, outbox: OutboxRows
-) -> str | None:
+def not_sent_to(item: PendingItem, channel: str, *, agent: Agent, outbox: OutboxRows) -> str | None:
     """Why ``channel`` may not decide ``item``, or None when the item was sent there.
 
     A channel decides only what was sent to it: the item's agent notifies that
@@ -143,7 +141,7 @@ class Decisions:
     """Writes decisions and refusals; one conditional write per decision, with its entry."""
 
     def __init__(
-        self, *, pending: PendingItems, audit: Audit, clock: Clock, retention: float
+        self, *, pending: PendingDecisions, audit: Audit, clock: Clock, retention: float
     ) -> None:
         self.pending = pending
         self.audit = audit
@@ -300,8 +298,7 @@ class Decisions:
         now = self.clock.now().timestamp()
         # the entry's kind is the actor's type: the sweeper's move, or a person's decision
         kind = actor.move if isinstance(actor, SystemActor) else "human"
-        return self.pending.resolve(
-            item.id,
+        ruling = Ruling(
             status=status,
             actor=actor.id,
             channel=actor.channel,
@@ -310,7 +307,9 @@ class Decisions:
             note=note,
             edited_args_json=edited,
             retain_until=now + self.retention,
-            audit=_entry(item, now, kind, status, actor, reason),
+        )
+        return self.pending.resolve(
+            item.id, ruling, audit=_entry(item, now, kind, status, actor, reason)
         )
 
 

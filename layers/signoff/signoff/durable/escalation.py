@@ -5,7 +5,7 @@ A step is due when ``now >= requested_at + step.after``. Each step is taken once
 - a step that notifies writes its rows first, under the step's own subject
   (``escalate:<pendingId>:<n>``, so each channel's idempotency key is the step's),
   then moves the item's ``escalation_step`` from n-1 to n with one conditional
-  write (``PendingItems.note_escalation``), then enqueues. Two sweeps write the
+  write (``SweptPending.note_escalation``), then enqueues. Two sweeps write the
   same subject, so one message goes out per channel; a sweep that died between
   the writes is finished by the next (its rows are there: it only counts and
   enqueues). Enqueued after the count, the notifier composes the step's cards from
@@ -39,7 +39,7 @@ if TYPE_CHECKING:
     from signoff.durable.results import Decided
     from signoff.durable.turns import Turns
     from signoff.gate.policy import EscalationStep
-    from signoff.store.base import OutboxWriter, PendingItems
+    from signoff.store.base import OutboxWriter, SweptPending
     from signoff.store.records import PendingItem
 
 __all__ = ["Climb", "Escalator"]
@@ -64,7 +64,7 @@ class Escalator:
         self,
         *,
         turns: Turns,
-        pending: PendingItems,
+        pending: SweptPending,
         outbox: OutboxWriter,
         enqueue: Callable[[Subject, str], None],
     ) -> None:

@@ -35,7 +35,7 @@ if TYPE_CHECKING:
     from signoff.engine import TurnState
     from signoff.events import LoopEvent
     from signoff.messages import Message
-    from signoff.store.base import Sessions
+    from signoff.store.base import TurnSessions
     from signoff.store.records import OutboxRow, PendingItem, SessionRecord
 
 __all__ = ["Journal", "failure_text"]
@@ -47,7 +47,7 @@ class Journal:
     def __init__(
         self,
         *,
-        sessions: Sessions,
+        sessions: TurnSessions,
         record: SessionRecord,
         owner: str,
         clock: Clock,

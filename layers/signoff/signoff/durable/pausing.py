@@ -3,7 +3,8 @@
 When the engine returns ``Paused``, the turn's commit carries the pending item
 built here and one outbox row per channel the agent's ``notify`` names for its
 kind: the checkpoint, the item and its rows are one transaction, so a committed
-pause is always notified (the sweeper re-drives rows never sent).
+pause is always notified (the sweeper re-drives rows never sent). The item keeps
+the approval policy the gate's verdict fixed (``Paused.policy``), whole.
 
 The way back: a resolved item becomes the engine's ``Resolution`` for the call
 the turn waits on.
@@ -17,8 +18,6 @@ from signoff.approver.card import EXCERPT_MAX, clip, summarize
 from signoff.engine import Answered, Approved, Denied
 from signoff.errors import UsageError
 from signoff.events import ApprovalPending
-from signoff.gate import Scope, decide
-from signoff.gate.policy import policy_of
 from signoff.messages import AssistantMessage, UserMessage
 from signoff.notify.lifecycle import subscribers
 from signoff.store.records import OutboxRow, PendingItem
@@ -41,10 +40,13 @@ def pending_item(
     pending: ApprovalPending | QuestionPending,
     now: float,
     history: Sequence[Message] = (),
+    *,
+    policy: ApprovalPolicy | None,
 ) -> PendingItem:
     """The pending item of a pause, sent to the channels that want its kind.
 
-    It carries its decision card's text (``signoff.approver.card``): the summary, and from
+    It carries ``policy`` whole, the one the gate's verdict fixed (``Paused.policy``),
+    and its decision card's text (``signoff.approver.card``): the summary, and from
     ``history`` the request that started the turn and the agent's words before
     the call, unless the agent's ``approvalCard.conversation`` is off.
     """
@@ -62,6 +64,7 @@ def pending_item(
         "remind_after": (
             agent.config.remind_after if subscribers(agent.config.notify, "stuck") else None
         ),
+        "policy": policy,
     }
     kind = "approval" if isinstance(pending, ApprovalPending) else "question"
     common["channels"] = sorted(
@@ -78,7 +81,6 @@ def pending_item(
             args=pending.args,
             scope=pending.scope,
             reason=pending.reason,
-            policy=_approval_policy(agent, pending),
             **common,
         )
     return PendingItem(
@@ -86,34 +88,7 @@ def pending_item(
         question=pending.question,
         options=pending.options,
         summary=clip(" ".join(pending.question.split()), 160),
-        policy=policy_of(agent_ladder=agent.config.escalate),
         **common,
-    )
-
-
-def _approval_policy(agent: Agent, pending: ApprovalPending) -> ApprovalPolicy | None:
-    """The asking rule's policy, with the agent's ladder unless the rule has its own.
-
-    The gate is pure and the rules are the ones that just asked, so deciding again
-    finds the same rule.
-    """
-    scope = pending.scope
-    verdict = decide(
-        agent.rules,
-        pending.tool,
-        pending.args,
-        Scope(tenant=scope.tenant, environment=scope.environment, agent=scope.agent),
-    )
-    rule = verdict.matched
-    if rule is None:
-        return policy_of(agent_ladder=agent.config.escalate)
-    return policy_of(
-        approvals=rule.approvals,
-        approvers=rule.from_,
-        deny_quorum=rule.deny_quorum,
-        rule_ladder=rule.escalate,
-        agent_ladder=agent.config.escalate,
-        rule=rule.name,
     )
 
 

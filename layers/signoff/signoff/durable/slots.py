@@ -32,7 +32,7 @@ if TYPE_CHECKING:
     from collections.abc import Callable, Iterator
 
     from signoff.clock import Clock
-    from signoff.store.base import Sessions, Slots
+    from signoff.store.base import Slots, TurnSessions
     from signoff.store.records import SessionRecord
 
 __all__ = ["DEPLOYMENT", "RunCap", "RunSlots", "defer"]
@@ -154,7 +154,7 @@ class RunSlots:
                 log.warning("could not give back run slot %s/%s", scope, slot, exc_info=True)
 
 
-def defer(sessions: Sessions, record: SessionRecord, owner: str, clock: Clock) -> TurnResult:
+def defer(sessions: TurnSessions, record: SessionRecord, owner: str, clock: Clock) -> TurnResult:
     """Give a session ``owner`` claimed back due now: its turn waits for a slot, not a person.
 
     The session stays ``running`` with its checkpoint (a resume's still awaits the

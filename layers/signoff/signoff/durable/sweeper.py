@@ -56,7 +56,7 @@ if TYPE_CHECKING:
     from signoff.clock import Clock
     from signoff.durable.turns import Turns
     from signoff.queue.base import Queue
-    from signoff.store.base import PendingItems, SweeperOutbox
+    from signoff.store.base import PendingReader, StalledSessions, SweeperOutbox, SweptPending
     from signoff.store.migrate import Migrator
     from signoff.store.records import OutboxRow, PendingItem, SessionRecord
 
@@ -105,7 +105,7 @@ class SweepReport:
             getattr(self, name).extend(getattr(other, name))
 
 
-def session_of(row: OutboxRow, pending: PendingItems) -> str | None:
+def session_of(row: OutboxRow, pending: PendingReader) -> str | None:
     """The session a row's queue message names; None when its pending item is gone."""
     if row.notification is not None:
         return str(row.notification.get("sessionId", ""))
@@ -118,16 +118,18 @@ class Sweeper:
     """Sweeps over the store, task by task; safe to run twice at once, and its tasks
     side by side on threads.
 
-    Sessions and agents are the ones ``turns`` runs on, so a re-drive sees
-    exactly what the turn would. ``shards`` is the store's sweep shard count;
-    ``migrator`` moves what the previous release indexed (None: no ``legacy`` task).
+    Agents are the ones ``turns`` runs on, and ``sessions`` (their stalled listing)
+    the store ``turns`` runs over, so a re-drive sees exactly what the turn would.
+    ``shards`` is the store's sweep shard count; ``migrator`` moves what the
+    previous release indexed (None: no ``legacy`` task).
     """
 
     def __init__(
         self,
         *,
         turns: Turns,
-        pending: PendingItems,
+        sessions: StalledSessions,
+        pending: SweptPending,
         outbox: SweeperOutbox,
         queue: Queue,
         clock: Clock,
@@ -136,6 +138,7 @@ class Sweeper:
         migrator: Migrator | None = None,
     ) -> None:
         self.turns = turns
+        self.sessions = sessions
         self.pending = pending
         self.outbox = outbox
         self.queue = queue
@@ -330,7 +333,7 @@ class Sweeper:
     def _redrive(self, shard: int, report: SweepReport, deadline: float | None) -> None:
         now = self.clock.now().timestamp()
         # The grace keeps the sweeper off a turn whose continuation is on its way.
-        for session in self.turns.sessions.stalled_in(shard, now - self.grace):
+        for session in self.sessions.stalled_in(shard, now - self.grace):
             if self._late(deadline):
                 return
             agent = self._agent(session.agent)

@@ -6,22 +6,23 @@ pending item and its outbox rows in one transaction (``signoff.durable.pausing``
 and only then enqueues the notification (best effort: the outbox is the truth).
 A resolution is one conditional write carrying its audit entry
 (``signoff.durable.decide``), made by every entry point through ``decide`` /
-``expire``; only its winner resumes the turn. Lifecycle announcements ride in the
-same commits (``signoff.durable.announce``), and the agent's run hooks fire beside
-them (``signoff.durable.run_hooks``).
+``expire`` (the decision side, ``signoff.durable.deciding``); only its winner
+resumes the turn. Lifecycle announcements ride in the same commits
+(``signoff.durable.announce``), and the agent's run hooks fire beside them
+(``signoff.durable.run_hooks``).
 """
 
 from __future__ import annotations
 
 import logging
-from typing import TYPE_CHECKING, Any, Literal, Protocol
+from typing import TYPE_CHECKING, Any
 
-from signoff.channels.subject import Subject
 from signoff.durable.announce import Announcements
-from signoff.durable.decide import Decisions, changes_of, verdict_of
+from signoff.durable.decide import Decisions
+from signoff.durable.deciding import AgentSource, Deciding
 from signoff.durable.journal import Journal
 from signoff.durable.pausing import outbox_rows, pending_item, resolution_of
-from signoff.durable.results import Decided, Skipped, TurnResult
+from signoff.durable.results import Skipped, TurnResult
 from signoff.durable.run_hooks import run_finished, run_started
 from signoff.durable.slots import RunCap, RunSlots, defer
 from signoff.engine import Engine, Finished, Paused
@@ -36,15 +37,13 @@ if TYPE_CHECKING:
 
     from signoff.agents import Agent
     from signoff.agents.hooks import Fired
-    from signoff.approver.actors import Actor
     from signoff.clock import Clock
-    from signoff.durable.decide import Check, Verdict
     from signoff.engine import Outcome, TurnState
     from signoff.messages import Message
     from signoff.models.base import ModelCall
     from signoff.queue.base import Queue
     from signoff.run_channels import RunChannel
-    from signoff.store.base import Audit, ClaimFor, PendingItems, Sessions
+    from signoff.store.base import Audit, ClaimFor, TurnPending, TurnSessions
     from signoff.store.records import OutboxRow
 
 __all__ = ["AgentSource", "Turns"]
@@ -54,21 +53,16 @@ log = logging.getLogger(__name__)
 DAY = 86400.0
 
 
-class AgentSource(Protocol):
-    """Where agents come from: an ``AgentCatalog``, or a fixed set in tests."""
-
-    def get(self, name: str) -> Agent: ...
-
-
-class Turns:
-    """Runs agent turns whose pauses survive the process."""
+class Turns(Deciding):
+    """Runs agent turns whose pauses survive the process, and decides their items
+    (``Deciding``: ``decide``, ``resolve``, ``expire``, ``escalate``)."""
 
     def __init__(
         self,
         *,
         catalog: AgentSource,
-        sessions: Sessions,
-        pending: PendingItems,
+        sessions: TurnSessions,
+        pending: TurnPending,
         audit: Audit,
         queue: Queue,
         clock: Clock,
@@ -175,109 +169,6 @@ class Turns:
                     journal.abandon(history[:before], existing, failure)
                 raise
             return self._settle(agent, journal, outcome, history, started=started)
-
-    def decide(
-        self,
-        pending_id: str,
-        verdict: Verdict,
-        actor: Actor,
-        *,
-        schedule: Callable[[str], None] | None,
-        check: Check | None = None,
-        deadline: float | None = None,
-        resume: bool = True,
-    ) -> Decided:
-        """Decide a pending item once (with its audit entry) and continue its turn.
-
-        With ``resume`` the turn runs here until ``deadline`` and, still running then,
-        goes on through ``schedule``; without it (a chat click) all of it does.
-        ``schedule=None`` leaves a yielded turn to the sweeper's re-drive.
-
-        A vote short of its item's quorum (``Decisions.decide``) returns the item
-        still pending, with no result: nothing is resumed nor scheduled.
-
-        Raises:
-            NotFound, UsageError, AlreadyResolved, Expired: as ``Decisions.decide``.
-            AlreadyVoted: this person voted on the item before.
-            Forbidden: ``check`` refused ``actor``, or the item's approvers do not
-                include them (audited).
-            NotEditable, InvalidChanges: changes the item's tool does not take.
-        """
-        item = self.decisions.item(pending_id)
-        # changes are checked against the tool as the agent declares it now
-        edits = changes_of(verdict) is not None and item.tool is not None
-        tool = self.catalog.get(item.agent).tools.get(item.tool or "") if edits else None
-        # who the actor is, for an item that counts votes by person or names its approvers
-        people = self.catalog.get(item.agent).people if item.policy is not None else None
-        decided = self.decisions.decide(item, verdict, actor, check, tool, people)
-        if decided.status == "pending":
-            # a vote short of the quorum: the turn waits for the vote that reaches it,
-            # and the chat messages sent about the item show the new tally
-            self._redraw(decided)
-            return Decided(item=decided)
-        result = self.resume(decided, deadline=deadline) if resume else None
-        if schedule is not None and (result is None or result.status == "running"):
-            schedule(decided.session_id)
-        return Decided(item=decided, result=result)
-
-    def expire(self, item: PendingItem, *, deadline: float | None = None) -> Decided:
-        """Expire a due item (the sweeper's move) and resume its turn as denied.
-
-        A failed resume is logged and left to a later sweep; the expiry stands.
-        Raises AlreadyResolved (decided first) or NotFound (gone).
-        """
-        expired = self.decisions.expire(item)
-        try:
-            return Decided(item=expired, result=self.resume(expired, deadline=deadline))
-        except SignoffError:
-            log.warning("could not resume expired item %s yet", expired.id, exc_info=True)
-            return Decided(item=expired)
-
-    def escalate(
-        self,
-        item: PendingItem,
-        then: Literal["approve", "deny"],
-        *,
-        after: float,
-        deadline: float | None = None,
-    ) -> Decided:
-        """Take an escalation ladder's final ``then`` (the sweeper's move) and resume the turn.
-
-        As ``expire``: one conditional write with its audit entry (kind ``escalation``),
-        and only its winner resumes the turn, denied with a reason the model reads or
-        approved (the tool runs once). A failed resume is left to a later sweep's re-drive.
-        Raises AlreadyResolved or Expired (decided or expired first) or NotFound (gone).
-        """
-        decided = self.decisions.escalate(item, then, after=after)
-        try:
-            return Decided(item=decided, result=self.resume(decided, deadline=deadline))
-        except SignoffError:
-            log.warning("could not resume escalated item %s yet", decided.id, exc_info=True)
-            return Decided(item=decided)
-
-    def resolve(
-        self,
-        pending_id: str,
-        *,
-        decision: Literal["approve", "deny"] | None = None,
-        answer: str | None = None,
-        actor: Actor,
-        note: str | None = None,
-        deadline: float | None = None,
-    ) -> TurnResult:
-        """``decide`` by ``actor``, resuming the turn here (as ``decide``).
-
-        A vote short of its item's quorum leaves the turn paused on the same item.
-        """
-        verdict = verdict_of(decision, answer, note)
-        decided = self.decide(pending_id, verdict, actor, schedule=None, deadline=deadline)
-        item = decided.item
-        if decided.result is None:
-            assert item.status == "pending"  # only a vote short of the quorum runs nothing
-            return TurnResult(
-                status="paused", session_id=item.session_id, agent=item.agent, pending=item
-            )
-        return decided.result
 
     def resume(self, item: PendingItem, *, deadline: float | None = None) -> TurnResult:
         """Continue the turn of a resolved item (also the sweeper's re-drive of one).
@@ -534,7 +425,9 @@ class Turns:
                 agent=name,
             )
         if isinstance(outcome, Paused):
-            item = pending_item(agent, outcome.state, outcome.pending, now, history)
+            item = pending_item(
+                agent, outcome.state, outcome.pending, now, history, policy=outcome.policy
+            )
             journal.commit(
                 outcome.state,
                 history,
@@ -554,15 +447,6 @@ class Turns:
         return TurnResult(
             status="running", events=journal.run_events, session_id=session_id, agent=name
         )
-
-    def _redraw(self, item: PendingItem) -> None:
-        """Ask the notifier to redraw the messages sent about ``item`` (its votes changed)."""
-        message = NotifyMessage.of(Subject.votes(item.id, item.vote_count), item.session_id)
-        try:
-            self.queue.send(message.wire())
-        except SignoffError:
-            # the vote stands; only the chat messages show the older tally
-            log.warning("could not ask for a redraw of %s", item.id, exc_info=True)
 
     def _enqueue(self, record: SessionRecord, rows: list[OutboxRow]) -> None:
         """Tell the notifier about committed rows: one message per subject."""

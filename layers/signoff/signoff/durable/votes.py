@@ -2,7 +2,7 @@
 
 A person counts once, whatever channel they vote through (``signoff.gate.people``
 maps a Slack user, a Lark user, an email address and an API key to one person).
-Each vote is one conditional write with its audit entry (``PendingItems.vote``):
+Each vote is one conditional write with its audit entry (``PendingDecisions.vote``):
 it holds only while the item waits and still has the votes the voter read, so
 two concurrent votes never both count as the same count, and exactly one vote
 reaches the quorum. That write resolves the item — approved once ``approvals``
@@ -27,7 +27,7 @@ if TYPE_CHECKING:
     from collections.abc import Sequence
 
     from signoff.gate.policy import ApprovalPolicy
-    from signoff.store.base import PendingItems
+    from signoff.store.base import PendingDecisions
     from signoff.store.records import PendingItem, PendingStatus
 
 __all__ = ["cast"]
@@ -38,7 +38,7 @@ _ATTEMPTS: Final = 100
 
 
 def cast(
-    pending: PendingItems,
+    pending: PendingDecisions,
     item: PendingItem,
     vote: Vote,
     *,
@@ -50,7 +50,7 @@ def cast(
     Raises:
         UsageError: ``changes`` (an approval with changed arguments).
         AlreadyVoted: the person voted on it before.
-        AlreadyResolved, Expired, NotFound: as ``PendingItems.vote``.
+        AlreadyResolved, Expired, NotFound: as ``PendingDecisions.vote``.
         StoreUnavailable: it kept losing to other votes.
     """
     policy = item.policy

@@ -28,11 +28,12 @@ from typing import TYPE_CHECKING
 from signoff.approver.edits import describe_changes
 from signoff.clock import iso
 from signoff.engine import system_tools
-from signoff.engine.pauses import approval_pending, question_pending
+from signoff.engine.pauses import Pause, approval_pending, question_pending
 from signoff.engine.state import Answered, Approved, Denied
 from signoff.errors import ResolutionError
 from signoff.events import ActauthDecision, LoopSkipped, ToolStarted, tool_result
 from signoff.gate import Scope, decide
+from signoff.gate.policy import policy_of
 from signoff.tools import ToolArgumentsInvalid
 
 if TYPE_CHECKING:
@@ -42,6 +43,7 @@ if TYPE_CHECKING:
     from signoff.clock import Clock
     from signoff.engine.state import CallState, Resolution, TurnState
     from signoff.events import ApprovalPending, LoopEvent, QuestionPending
+    from signoff.gate.policy import ApprovalPolicy
 
     Emit = Callable[[LoopEvent], None]
     Pending = ApprovalPending | QuestionPending
@@ -57,11 +59,11 @@ class Gating:
         self.clock = clock
         self.new_id = new_id
 
-    def gate(self, state: TurnState, emit: Emit) -> Pending | None:
+    def gate(self, state: TurnState, emit: Emit) -> Pause | None:
         """Decide the batch's undecided calls in order, up to the first that pauses.
 
-        Returns the pending event of that pause (``state`` then waits on its call),
-        or None when every call is decided.
+        Returns that pause, its pending event with the policy it waits under
+        (``state`` then waits on its call), or None when every call is decided.
         """
         for cs in state.batch:
             if cs.status == "undecided":
@@ -130,8 +132,8 @@ class Gating:
 
     # -- one call ---------------------------------------------------------------------
 
-    def _gate_one(self, state: TurnState, cs: CallState, emit: Emit) -> Pending | None:
-        """Decide one call; the pending event when a person must answer."""
+    def _gate_one(self, state: TurnState, cs: CallState, emit: Emit) -> Pause | None:
+        """Decide one call; the pause when a person must answer."""
         call = cs.call
         blocked = any(other.status == "denied" for other in state.batch)
         if call.name == system_tools.ASK_USER:
@@ -139,7 +141,8 @@ class Gating:
                 cs.status = "allowed"  # skipped with its siblings
                 return None
             cs.status = "awaiting"
-            return self._pause(state, cs, question_pending, emit)
+            ladder = policy_of(agent_ladder=self.agent.config.escalate)
+            return self._pause(state, cs, question_pending, ladder, emit)
         if call.name == system_tools.SKILL and self.agent.skills:
             cs.reason = "system tool"
             self._allow(cs, emit)
@@ -165,7 +168,9 @@ class Gating:
             self._allow(cs, emit)
             return None
         cs.status = "awaiting"
-        return self._pause(state, cs, approval_pending, emit)
+        # the verdict's policy goes with the pause: nothing decides this call again
+        policy = verdict.policy(agent_ladder=self.agent.config.escalate)
+        return self._pause(state, cs, approval_pending, policy, emit)
 
     def _allow(self, cs: CallState, emit: Emit) -> None:
         """The call will run: its ``tool:started`` now, when it is decided, not when it runs.
@@ -196,12 +201,17 @@ class Gating:
         return None
 
     def _pause(
-        self, state: TurnState, cs: CallState, make: Callable[..., Pending], emit: Emit
-    ) -> Pending:
+        self,
+        state: TurnState,
+        cs: CallState,
+        make: Callable[..., Pending],
+        policy: ApprovalPolicy | None,
+        emit: Emit,
+    ) -> Pause:
         pending = make(state, cs, pending_id=self.new_id(), requested_at=iso(self.clock.now()))
         state.pending_id, state.awaiting_call = pending.id, cs.call.id
         emit(pending)
-        return pending
+        return Pause(pending=pending, policy=policy)
 
     def _deny(self, cs: CallState, message: str, emit: Emit) -> None:
         cs.status = "denied"

@@ -1,15 +1,33 @@
-"""The events a turn pauses with: an approval to give or a question to answer."""
+"""What a turn pauses with: an approval to give or a question to answer, and the
+gate's verdict on it (the approval policy the person's decision is held to)."""
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from signoff.events import ApprovalPending, PendingScope, QuestionPending
 
 if TYPE_CHECKING:
     from signoff.engine.state import CallState, TurnState
+    from signoff.gate.policy import ApprovalPolicy
 
-__all__ = ["approval_pending", "question_pending"]
+__all__ = ["Pause", "approval_pending", "question_pending"]
+
+
+@dataclass(frozen=True, kw_only=True)
+class Pause:
+    """A call the turn stops on: the event that asks, and the policy that asked.
+
+    ``policy`` is fixed here, where the gate decided (the asking rule's, or the
+    agent's ladder for the default and for a question; None: one decision by
+    anyone), and goes whole with the pause onto the stored item, which the decision
+    path and the sweeper read it from. The event is the protocol's wire form and
+    carries no policy.
+    """
+
+    pending: ApprovalPending | QuestionPending
+    policy: ApprovalPolicy | None = None
 
 
 def approval_pending(

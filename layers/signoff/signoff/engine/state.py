@@ -17,6 +17,7 @@ from signoff.run_channels import RunChannel  # noqa: TC001 - pydantic needs it a
 
 if TYPE_CHECKING:
     from signoff.events import ApprovalPending, LoopEvent, QuestionPending
+    from signoff.gate.policy import ApprovalPolicy
 
 __all__ = [
     "Answered",
@@ -140,10 +141,12 @@ class Finished:
 
 @dataclass(frozen=True, kw_only=True)
 class Paused:
-    """The turn waits for a human; ``pending`` is the approval or question event."""
+    """The turn waits for a human; ``pending`` is the approval or question event, and
+    ``policy`` the one the gate's verdict fixed for it (``signoff.engine.pauses.Pause``)."""
 
     state: TurnState
     pending: ApprovalPending | QuestionPending
+    policy: ApprovalPolicy | None = None
     events: list[LoopEvent] = field(default_factory=list)
 
 

@@ -392,9 +392,11 @@ class Engine:
 
     def _advance_batch(self, run: _Run) -> Outcome | None:
         state = run.state
-        pending = self._gating.gate(state, run.emit)
-        if pending is not None:
-            return Paused(state=state, pending=pending, events=run.events)
+        pause = self._gating.gate(state, run.emit)
+        if pause is not None:
+            return Paused(
+                state=state, pending=pause.pending, policy=pause.policy, events=run.events
+            )
         if not self._gating.skip_if_denied(state, run.emit):
             runs = [
                 self._tool_run(run, cs) for cs in state.batch if cs.status in ("allowed", "started")

@@ -9,11 +9,13 @@ from typing import TYPE_CHECKING, Any, Final
 
 from signoff.errors import UsageError
 from signoff.gate.conditions import holds
+from signoff.gate.policy import policy_of
 from signoff.gate.rules import GLOB_CHARS
 
 if TYPE_CHECKING:
     from collections.abc import Mapping
 
+    from signoff.gate.policy import ApprovalPolicy, EscalationStep
     from signoff.gate.rules import Decision, Rule, RuleSet
 
 __all__ = ["DEFAULT_REASON", "TENANT", "GateDecision", "Scope", "decide"]
@@ -59,6 +61,14 @@ class GateDecision:
     rule: str | None = None
     # The rule itself, for its approval policy (None: the default decided).
     matched: Rule | None = field(default=None, compare=False, repr=False)
+
+    def policy(self, *, agent_ladder: tuple[EscalationStep, ...] = ()) -> ApprovalPolicy | None:
+        """The approval policy an ``ask`` of this decision waits under: the matched
+        rule's (``Rule.policy``), or for the default the agent's ladder alone; None
+        when it is plain. The pause carries it to the item whole (``engine.pauses``)."""
+        if self.matched is None:
+            return policy_of(agent_ladder=agent_ladder)
+        return self.matched.policy(agent_ladder=agent_ladder)
 
 
 def decide(rules: RuleSet, tool: str, args: Mapping[str, Any], scope: Scope) -> GateDecision:

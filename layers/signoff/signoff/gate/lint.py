@@ -10,8 +10,11 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
+from pydantic import AliasChoices
+
 from signoff.gate.conditions import GROUP_KEYS, LEAF_KEYS
-from signoff.gate.rules import GLOB_CHARS
+from signoff.gate.policy import ApprovalPolicy
+from signoff.gate.rules import GLOB_CHARS, POLICY_SOURCES, Rule
 
 if TYPE_CHECKING:
     from collections.abc import Mapping
@@ -20,9 +23,27 @@ __all__ = ["rule_warnings"]
 
 _TOP_KEYS = ("default_decision", "rules")
 _RULE_KEYS = ("name", "scope", "tool", "decision", "when")
-# signoff's approval policy (signoff.gate.policy): known here, ignored by actauth.
-_POLICY_KEYS = ("approvals", "from", "denyQuorum", "deny_quorum", "escalate")
 _ORDERING = ("gt", "gte", "lt", "lte")
+
+
+def _file_keys(field: str) -> tuple[str, ...]:
+    """The keys a rule file may spell ``Rule``'s ``field`` with."""
+    info = Rule.model_fields[field]
+    if isinstance(info.validation_alias, AliasChoices):
+        return tuple(str(choice) for choice in info.validation_alias.choices)
+    return (info.alias or field,)
+
+
+# signoff's approval policy (signoff.gate.policy): known here, ignored by actauth. The
+# keys of the rule's fields an ``ApprovalPolicy`` is read from (``Rule.policy``), so a
+# policy field added to the two models is known here too.
+_POLICY_KEYS = tuple(
+    key
+    for field in Rule.model_fields
+    if field not in _RULE_KEYS
+    and field in {POLICY_SOURCES.get(name, name) for name in ApprovalPolicy.model_fields}
+    for key in _file_keys(field)
+)
 
 
 def rule_warnings(raw: Mapping[str, Any]) -> list[str]:

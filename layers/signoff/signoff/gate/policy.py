@@ -38,6 +38,7 @@ __all__ = [
     "EscalationStep",
     "Names",
     "check_ladder",
+    "fixed",
     "policy_of",
     "seconds",
 ]
@@ -164,24 +165,13 @@ class Ballot(Protocol):
     def decision(self) -> str: ...
 
 
-def policy_of(
-    *,
-    approvals: int = 1,
-    approvers: tuple[str, ...] = (),
-    deny_quorum: int = 1,
-    rule_ladder: tuple[EscalationStep, ...] | None = None,
-    agent_ladder: tuple[EscalationStep, ...] = (),
-    rule: str | None = None,
-) -> ApprovalPolicy | None:
-    """The policy an item gets: the rule's settings, the rule's ladder or else the agent's.
-
-    None when it is plain (one decision, no escalation): such an item is stored as before.
-    """
-    policy = ApprovalPolicy(
-        approvals=approvals,
-        approvers=approvers,
-        deny_quorum=deny_quorum,
-        escalate=agent_ladder if rule_ladder is None else rule_ladder,
-        rule=rule,
-    )
+def fixed(policy: ApprovalPolicy) -> ApprovalPolicy | None:
+    """``policy`` as an item keeps it: None when it is plain (one decision, no
+    escalation), and such an item is stored without one."""
     return None if policy.plain else policy
+
+
+def policy_of(*, agent_ladder: tuple[EscalationStep, ...] = ()) -> ApprovalPolicy | None:
+    """The policy of a wait no rule's policy governs (a question, the default's ask):
+    the agent's ladder alone. A rule's is ``signoff.gate.Rule.policy``."""
+    return fixed(ApprovalPolicy(escalate=agent_ladder))

@@ -25,7 +25,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from functools import cache
-from typing import TYPE_CHECKING, Any, Literal
+from typing import TYPE_CHECKING, Any, Final, Literal
 
 from pydantic import (
     AliasChoices,
@@ -41,7 +41,7 @@ from pydantic import (
 from signoff import yamldocs
 from signoff.errors import ConfigError, UsageError
 from signoff.gate.conditions import Condition  # noqa: TC001 - pydantic needs it at runtime
-from signoff.gate.policy import EscalationStep, Names, check_ladder
+from signoff.gate.policy import ApprovalPolicy, EscalationStep, Names, check_ladder, fixed
 
 if TYPE_CHECKING:
     from pathlib import Path
@@ -51,6 +51,7 @@ if TYPE_CHECKING:
 
 __all__ = [
     "GLOB_CHARS",
+    "POLICY_SOURCES",
     "Decision",
     "Rule",
     "RuleSet",
@@ -76,6 +77,11 @@ class _Frozen(BaseModel):
     # Keys actauth does not know are ignored, as actauth ignores them (a
     # `description` is common); `signoff check` lists them.
     model_config = ConfigDict(defer_build=True, frozen=True, extra="ignore", populate_by_name=True)
+
+
+# The rule field an ``ApprovalPolicy`` field is read from where their names differ
+# (``Rule.policy``): the file's ``from`` holds the approvers, its name the rule's.
+POLICY_SOURCES: Final = {"approvers": "from_", "rule": "name"}
 
 
 class Rule(_Frozen):
@@ -105,6 +111,21 @@ class Rule(_Frozen):
         if self.escalate is not None:
             check_ladder(self.escalate, may_approve=True)
         return self
+
+    def policy(self, *, agent_ladder: tuple[EscalationStep, ...] = ()) -> ApprovalPolicy | None:
+        """The approval policy of an ask by this rule; None when it is plain.
+
+        Every ``ApprovalPolicy`` field is read from this rule's field of the same name
+        (``POLICY_SOURCES`` names the others), so a policy field is added to the two
+        models and nothing maps it; the ladder is the rule's own, else the agent's.
+        """
+        settings = {
+            name: getattr(self, POLICY_SOURCES.get(name, name))
+            for name in ApprovalPolicy.model_fields
+        }
+        if self.escalate is None:
+            settings["escalate"] = agent_ladder
+        return fixed(ApprovalPolicy.model_validate(settings))
 
     @field_validator("name", mode="before")
     @classmethod

@@ -45,7 +45,7 @@ if TYPE_CHECKING:
     from signoff.channels.base import Channel
     from signoff.clock import Clock
     from signoff.notify.compose import Composer
-    from signoff.store.base import NotifierOutbox, PendingItems
+    from signoff.store.base import NotifierOutbox, PendingReader
     from signoff.store.records import OutboxRow, PendingItem
 
 __all__ = ["DEFAULT_RETRY_DELAYS", "FanoutReport", "Notifier", "RetrySchedule"]
@@ -86,7 +86,7 @@ class Notifier:
     def __init__(
         self,
         *,
-        pending: PendingItems,
+        pending: PendingReader,
         outbox: NotifierOutbox,
         channels: Mapping[str, Channel],
         composer: Callable[[], Composer],

@@ -10,7 +10,12 @@ chunk with its checkpoint, a pause with its pending item and outbox rows, a
 finish with its lifecycle announcements. The outbox's own ``add`` writes the rows
 of notifications no turn commits (the sweeper's ``stuck`` reminders). The outbox
 is split by who calls it (``OutboxRows``, ``OutboxWriter``, ``NotifierOutbox``,
-``SweeperOutbox``, ``OperatorOutbox``); ``Outbox`` is every one of them.
+``SweeperOutbox``, ``OperatorOutbox``); ``Outbox`` is every one of them. The
+sessions and the pending items are split the same way: ``TurnSessions``,
+``WatchedSessions``, ``GatedSessions``, ``StalledSessions`` (``Sessions`` is all of
+them); ``PendingReader``, ``PendingDecisions``, ``TurnPending``, ``SweptPending``,
+``InboxPending``, ``OperatorPending`` (``PendingItems`` is all of them). Each caller
+is typed against its own; an adapter class implements them all.
 """
 
 from __future__ import annotations
@@ -28,6 +33,7 @@ if TYPE_CHECKING:
         OutboxRow,
         PendingItem,
         PendingStatus,
+        Ruling,
         SessionRecord,
         Vote,
     )
@@ -37,15 +43,27 @@ __all__ = [
     "Audit",
     "Blobs",
     "ClaimFor",
+    "GatedSessions",
+    "InboxPending",
     "NotifierOutbox",
     "OperatorOutbox",
+    "OperatorPending",
     "Outbox",
     "OutboxRedrive",
     "OutboxRows",
     "OutboxWriter",
+    "PendingDecisions",
     "PendingItems",
+    "PendingReader",
+    "ResumedPending",
+    "SessionLog",
     "Sessions",
     "Slots",
+    "StalledSessions",
+    "SweptPending",
+    "TurnPending",
+    "TurnSessions",
+    "WatchedSessions",
 ]
 
 # Why a lease is taken: a new message (the session must be idle or done), a
@@ -54,9 +72,23 @@ __all__ = [
 ClaimFor = Literal["message", "resume", "redrive"]
 
 
-class Sessions(Protocol):
+# The session ports, by who calls them: ``TableSessions`` implements every one, and
+# ``Sessions`` is all of them.
+
+
+class SessionLog(Protocol):
+    """A session and its log, read: where every reader of a session starts."""
+
     def load(self, session_id: str) -> SessionRecord | None:
         """The session, or None (also when its retention has passed)."""
+
+    def read_log(self, session_id: str, *, from_seq: int = 0) -> Iterator[LogChunk]:
+        """The session's log chunks from ``from_seq`` on, in order, paging as it goes."""
+
+
+class TurnSessions(SessionLog, Protocol):
+    """The turn's (``Turns``, its ``Journal``, a run deferred for a slot): the lease,
+    and the one atomic write of each step."""
 
     def claim(
         self,
@@ -83,11 +115,17 @@ class Sessions(Protocol):
             LeaseLost: another owner holds the lease now (or already wrote this step).
         """
 
-    def read_log(self, session_id: str, *, from_seq: int = 0) -> Iterator[LogChunk]:
-        """The session's log chunks from ``from_seq`` on, in order, paging as it goes."""
+
+class WatchedSessions(SessionLog, Protocol):
+    """The API's watchers of a session: its status, its event stream, a long poll."""
 
     def read_log_back(self, session_id: str, *, from_seq: int, to_seq: int) -> Iterator[LogChunk]:
         """The chunks from ``to_seq`` down to ``from_seq``, newest first, a few per read."""
+
+
+class GatedSessions(SessionLog, Protocol):
+    """A rules replay's (``signoff.approvals.replay``): the sessions whose calls the
+    rules decided, and their logs."""
 
     def gated(
         self, agent: str, *, since: float, until: float, tenant: str | None = None
@@ -106,6 +144,10 @@ class Sessions(Protocol):
         sessions ``gated`` does not list (written before that listing existed).
         """
 
+
+class StalledSessions(Protocol):
+    """Turns that stopped moving: the sweeper's re-drive reads one shard, operators all."""
+
     def stalled(self, before: float, *, limit: int = 100) -> list[SessionRecord]:
         """Running sessions whose turn stopped moving by ``before``, longest stalled first.
 
@@ -120,31 +162,36 @@ class Sessions(Protocol):
         ``stalled`` task."""
 
 
-class PendingItems(Protocol):
+class Sessions(TurnSessions, WatchedSessions, GatedSessions, StalledSessions, Protocol):
+    """Every session port at once: what an adapter implements (``TableSessions``), what
+    the composition roots hand out, and what ``tests/contract`` checks."""
+
+
+# The pending items' ports, by who calls them: ``TablePendingItems`` implements every
+# one, and ``PendingItems`` is all of them. An item is written the first time by the
+# pause commit that creates it (``TurnSessions.commit``).
+
+
+class PendingReader(Protocol):
+    """One item by id: the notifier composing its messages, the API and its pages, a
+    rules replay, the sweeper's re-enqueue."""
+
     def get(self, pending_id: str) -> PendingItem | None:
         """The item, or None (also when its retention has passed)."""
 
-    def resolve(
-        self,
-        pending_id: str,
-        *,
-        status: PendingStatus,
-        actor: str,
-        channel: str,
-        now: float,
-        answer: str | None = None,
-        note: str | None = None,
-        retain_until: float | None = None,
-        edited_args_json: str | None = None,
-        audit: AuditEntry,
-    ) -> PendingItem:
-        """Move a pending item to ``status`` with one conditional write, and record ``audit``.
+
+class PendingDecisions(PendingReader, Protocol):
+    """The decision path's (``signoff.durable.decide``, ``signoff.durable.votes``): a
+    resolution or a vote, each one conditional write with its audit entry."""
+
+    def resolve(self, pending_id: str, ruling: Ruling, *, audit: AuditEntry) -> PendingItem:
+        """Move a pending item to ``ruling.status`` with one conditional write, and
+        record ``audit``.
 
         The state change and its audit entry are one atomic write (DESIGN.md §5.8):
         a winner always has its entry, and a refused write leaves neither.
         ``status="expired"`` is the sweeper's move and needs ``expires_at <= now``;
-        every other status needs ``expires_at > now``. ``edited_args_json`` is an
-        approval's changed arguments (``signoff.approver.edits``), stored with the decision.
+        every other status needs ``expires_at > now``.
 
         Raises:
             NotFound: no such item.
@@ -171,14 +218,24 @@ class PendingItems(Protocol):
             NotFound, AlreadyResolved, Expired: as ``resolve``.
         """
 
+
+class ResumedPending(Protocol):
+    """The mark that a resolved item's turn went on: the turn's, and the sweeper's."""
+
     def mark_resumed(self, pending_id: str) -> None:
         """Record that the turn was resumed after the resolution (its session claimed
         for it: from then on its lease guards it), taking the item off the sweep;
         NotFound if no such item."""
 
-    def due(self, now: float, *, limit: int = 100) -> list[PendingItem]:
-        """Pending items whose ``expires_at`` has passed, oldest first (every shard:
-        for operators and tests)."""
+
+class TurnPending(PendingDecisions, ResumedPending, Protocol):
+    """The turn's (``Turns``): it decides through ``Decisions`` and marks the item
+    resumed once it holds the session."""
+
+
+class SweptPending(PendingReader, ResumedPending, Protocol):
+    """The sweeper's, its escalation ladder's too: one shard's due items, and the
+    counts and sweep keys its conditional writes move."""
 
     def due_in(self, shard: int, now: float) -> Iterator[PendingItem]:
         """One shard's items with something due by ``now`` — an expiry, an escalation
@@ -188,15 +245,6 @@ class PendingItems(Protocol):
     def reindex(self, item: PendingItem) -> None:
         """Move the item's sweep key to what its state (as read) says is next due;
         nothing when the item changed since it was read."""
-
-    def of_tenant(
-        self, tenant: str, now: float, *, after: tuple[float, str] | None = None
-    ) -> Iterator[PendingItem]:
-        """A tenant's items waiting at ``now`` (pending, not due), oldest request first.
-
-        Read from the tenant's own index partition, paged lazily; ``after`` is the
-        ``(requested_at, id)`` of the last item a previous page showed.
-        """
 
     def note_reminder(
         self, pending_id: str, count: int, *, now: float, item: PendingItem | None = None
@@ -224,6 +272,32 @@ class PendingItems(Protocol):
         Returns:
             The item as written, or None when the condition did not hold (or no such item).
         """
+
+
+class InboxPending(PendingReader, Protocol):
+    """The inbox's and the HTTP API's: one item, and a tenant's waiting items."""
+
+    def of_tenant(
+        self, tenant: str, now: float, *, after: tuple[float, str] | None = None
+    ) -> Iterator[PendingItem]:
+        """A tenant's items waiting at ``now`` (pending, not due), oldest request first.
+
+        Read from the tenant's own index partition, paged lazily; ``after`` is the
+        ``(requested_at, id)`` of the last item a previous page showed.
+        """
+
+
+class OperatorPending(Protocol):
+    """Every shard's due items at once: for operators and tests."""
+
+    def due(self, now: float, *, limit: int = 100) -> list[PendingItem]:
+        """Pending items whose ``expires_at`` has passed, oldest first (every shard)."""
+
+
+class PendingItems(TurnPending, SweptPending, InboxPending, OperatorPending, Protocol):
+    """Every pending-item port at once: what an adapter implements
+    (``TablePendingItems``), what the composition roots hand out, and what
+    ``tests/contract`` checks."""
 
 
 # The outbox's ports, by who calls them. Rows are keyed by subject and channel; a

@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING
 
 from signoff.errors import NotFound, ResolutionError, StoreUnavailable, TransactionConflicted
 from signoff.store import codec, rules
-from signoff.store.records import PendingItem
+from signoff.store.records import PendingItem, Ruling
 from signoff.store.stored import Stored, rows
 from signoff.store.table import Attr, ConditionFailed, Item, Put, Update
 
@@ -29,21 +29,8 @@ class TablePendingItems(Stored):
         """The item, or None (also when its retention has passed)."""
         return self._read(self._items.get(codec.pending_key(pending_id)), PendingItem)
 
-    def resolve(
-        self,
-        pending_id: str,
-        *,
-        status: PendingStatus,
-        actor: str,
-        channel: str,
-        now: float,
-        answer: str | None = None,
-        note: str | None = None,
-        retain_until: float | None = None,
-        edited_args_json: str | None = None,
-        audit: AuditEntry,
-    ) -> PendingItem:
-        """Move a pending item to ``status`` and record ``audit``, in one transaction.
+    def resolve(self, pending_id: str, ruling: Ruling, *, audit: AuditEntry) -> PendingItem:
+        """Move a pending item to ``ruling.status`` and record ``audit``, in one transaction.
 
         Raises:
             NotFound: no such item.
@@ -51,16 +38,8 @@ class TablePendingItems(Stored):
             Expired: its time ran out (even if no sweep has marked it yet).
             UsageError: ``status="expired"`` before the item is due.
         """
-        attrs = rules.resolution_attrs(
-            status=status,
-            actor=actor,
-            channel=channel,
-            now=now,
-            answer=answer,
-            note=note,
-            retain_until=retain_until,
-            edited_args_json=edited_args_json,
-        )
+        status, now = ruling.status, ruling.now
+        attrs = rules.resolution_attrs(ruling)
         key = codec.pending_key(pending_id)
         # still swept until its turn is resumed (``mark_resumed``)
         attrs |= self._codec.owed_key(pending_id, now)
@@ -98,15 +77,15 @@ class TablePendingItems(Stored):
         attrs, removes = rules.vote_attrs(votes), tuple[str, ...]()
         resolution: Item = {}
         if status is not None:
-            resolution = rules.resolution_attrs(
+            by_voter = Ruling(
                 status=status,
                 actor=vote.actor,
                 channel=vote.channel,
                 now=vote.at,
-                answer=None,
                 note=vote.note,
                 retain_until=retain_until,
-            ) | self._codec.owed_key(item.id, vote.at)
+            )
+            resolution = rules.resolution_attrs(by_voter) | self._codec.owed_key(item.id, vote.at)
             removes = codec.RESOLUTION_REMOVES
         condition = rules.votable(len(item.votes), vote.at)
         change = Update(codec.pending_key(item.id), attrs | resolution, removes, condition)

@@ -6,6 +6,7 @@ Times are epoch seconds (floats) so conditions compare numbers in every adapter.
 from __future__ import annotations
 
 import json
+from dataclasses import dataclass
 from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
@@ -24,6 +25,7 @@ __all__ = [
     "OutboxRow",
     "PendingItem",
     "PendingStatus",
+    "Ruling",
     "SessionRecord",
     "SessionStatus",
     "Vote",
@@ -102,6 +104,26 @@ class Vote(_Record):
     at: float
     decision: Literal["approve", "deny"]
     note: str | None = None
+
+
+@dataclass(frozen=True, kw_only=True)
+class Ruling:
+    """What one resolution of a pending item writes (``PendingDecisions.resolve``).
+
+    ``status`` is where it moves (``expired``: the sweeper's move), decided by
+    ``actor`` through ``channel`` at ``now``; ``answer`` a question's, ``note`` the
+    decider's words, ``edited_args_json`` an approval's changed arguments
+    (``signoff.approver.edits``); ``retain_until`` when the store may delete the item.
+    """
+
+    status: PendingStatus
+    actor: str
+    channel: str
+    now: float
+    answer: str | None = None
+    note: str | None = None
+    retain_until: float | None = None
+    edited_args_json: str | None = None
 
 
 class PendingItem(_Record):

@@ -30,6 +30,7 @@ if TYPE_CHECKING:
         Commit,
         PendingItem,
         PendingStatus,
+        Ruling,
         SessionRecord,
         Vote,
     )
@@ -237,38 +238,33 @@ def resolution_refusal(
     return Expired(current.model_copy(update={"status": "expired"})) if late else None
 
 
-def resolution_attrs(
-    *,
-    status: PendingStatus,
-    actor: str,
-    channel: str,
-    now: float,
-    answer: str | None,
-    note: str | None,
-    retain_until: float | None,
-    edited_args_json: str | None = None,
-) -> Item:
+def resolution_attrs(ruling: Ruling) -> Item:
     """The live attributes (and ttl) a successful resolution sets.
 
     Raises:
         UsageError: ``answer``, ``note`` and the edited arguments together exceed
             ``MAX_RESOLUTION_TEXT`` bytes.
     """
-    text = sum(len((part or "").encode()) for part in (answer, note, edited_args_json))
+    texts = (ruling.answer, ruling.note, ruling.edited_args_json)
+    text = sum(len((part or "").encode()) for part in texts)
     if text > MAX_RESOLUTION_TEXT:
         raise UsageError(
             f"answer, note and changes are {text} bytes; at most {MAX_RESOLUTION_TEXT}"
         )
-    attrs: Item = {"status": status, "resolved_by": actor, "resolved_via": channel}
-    attrs["resolved_at"] = now
+    attrs: Item = {
+        "status": ruling.status,
+        "resolved_by": ruling.actor,
+        "resolved_via": ruling.channel,
+        "resolved_at": ruling.now,
+    }
     optional = {
-        "answer": answer,
-        "note": note,
-        "edited_args_json": edited_args_json,
-        "retain_until": retain_until,
+        "answer": ruling.answer,
+        "note": ruling.note,
+        "edited_args_json": ruling.edited_args_json,
+        "retain_until": ruling.retain_until,
     }
     attrs.update({name: value for name, value in optional.items() if value is not None})
-    ttl = ttl_at(retain_until)
+    ttl = ttl_at(ruling.retain_until)
     if ttl is not None:
         attrs["ttl"] = ttl
     return attrs

@@ -26,7 +26,7 @@ from signoff.gate import RuleSet, load_rules, rules_from
 if TYPE_CHECKING:
     from collections.abc import Mapping
 
-    from signoff.store.base import PendingItems, Sessions
+    from signoff.store.base import GatedSessions, PendingReader
 
 __all__ = ["Replay", "replay_rules"]
 
@@ -35,10 +35,10 @@ class _Store(Protocol):
     """A store (``MemoryStore``, ``DynamoStore``): its sessions' logs and pending items."""
 
     @property
-    def sessions(self) -> Sessions: ...
+    def sessions(self) -> GatedSessions: ...
 
     @property
-    def pending(self) -> PendingItems: ...
+    def pending(self) -> PendingReader: ...
 
 
 def replay_rules(
