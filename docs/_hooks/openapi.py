@@ -204,7 +204,13 @@ def _schema_id(name: str) -> str:
 
 
 def _text(text: str) -> str:
-    return " ".join(text.split())
+    """One line; a ``<`` outside code shown as written, never read as an HTML tag."""
+    parts = " ".join(text.split()).split("`")
+    return "`".join(part if odd else part.replace("<", "&lt;") for odd, part in _alternate(parts))
+
+
+def _alternate(parts: list[str]) -> list[tuple[bool, str]]:
+    return [(index % 2 == 1, part) for index, part in enumerate(parts)]
 
 
 def _cell(text: str) -> str:
