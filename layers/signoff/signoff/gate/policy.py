@@ -127,9 +127,13 @@ class ApprovalPolicy(_Policy):
 
     @property
     def plain(self) -> bool:
-        """Whether it asks only for one decision, by anyone (what an item without one does)."""
-        simple = self.approvals == 1 and self.deny_quorum == 1
-        return simple and not self.approvers and not self.escalate
+        """Whether it asks only for one decision, by anyone (what an item without one
+        does): every field but the rule's name at its default."""
+        return all(
+            getattr(self, name) == field.default
+            for name, field in type(self).model_fields.items()
+            if name != "rule"
+        )
 
     @property
     def counts_votes(self) -> bool:
