@@ -57,8 +57,8 @@ def _store() -> ApiKeys:
         )
     from signoff.store.dynamodb import DynamoStore
 
-    # The keys are small rows of the table: no bucket needed (README's commands set
-    # only SIGNOFF_TABLE).
+    # The keys are small rows of the table: no bucket needed (docs/deploying.md's commands
+    # set only SIGNOFF_TABLE).
     return DynamoStore.from_env(need_bucket=False).api_keys
 
 

@@ -9,8 +9,8 @@ waits for a person (minutes or days: about one read a second), but only to
 ``RUNNING_PAUSE`` while it runs (its steps come seconds apart, and it ends
 soon): an event committed by another process (on Lambda, the message
 function's turn) is seen within one pause. tests/unit/test_long_poll.py counts
-the reads; the README states the figures. A commit made in this process (the local stack runs every
-function in one) ends the pause at once (``signoff.store.signal``): one read
+the reads; docs/clients.md states the figures. A commit made in this process (the
+local stack runs every function in one) ends the pause at once (``signoff.store.signal``): one read
 confirms it.
 """
 

@@ -1,6 +1,7 @@
 """A signer whose key set follows its secret while the function stays warm.
 
-A rotation (README, "Deploying") writes a new key set into the signing secret.
+A rotation (docs/deploying.md, "What the template creates") writes a new key set
+into the signing secret.
 A warm resolve function that kept the set of its cold start would refuse every
 link signed with the new key, and keep accepting a key that was dropped. The
 ``RotatingSigner`` reads the set again:

@@ -37,7 +37,7 @@ class ChannelHarness(Protocol):
     """One channel and its (scripted) service."""
 
     channel: Channel
-    # Whether a retry after an unrecorded send delivers nothing new (the README's table).
+    # Whether a retry after an unrecorded send delivers nothing new (docs/channels.md's table).
     dedupes_unrecorded: bool
 
     def fail_next(self, times: int, *, retryable: bool) -> None:
