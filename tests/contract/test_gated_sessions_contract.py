@@ -95,15 +95,3 @@ def test_a_session_past_its_retention_is_not_listed(
     step(store, records, "gone", t0, expires_at=t0 + DAY)
     clock.advance(2 * DAY)
     assert listed(store, t0, t0 + 2 * DAY) == ["kept"]
-
-
-def test_written_since_reads_every_session_written_since_a_time_across_pages(
-    store: Store, records: Records, t0: float
-) -> None:
-    step(store, records, "before", t0 - 10)
-    names = [f"s{n}" for n in range(7)]  # more than a page of 3, among other items
-    for n, name in enumerate(names):
-        step(store, records, name, t0 + n, gated=n % 2 == 0, agent=f"agent-{n % 3}")
-    found = {s.session_id: s.agent for s in store.sessions.written_since(t0)}
-    assert found == {name: f"agent-{n % 3}" for n, name in enumerate(names)}
-    assert [s.session_id for s in store.sessions.written_since(t0 + 6)] == ["s6"]

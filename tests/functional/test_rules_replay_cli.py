@@ -21,7 +21,6 @@ import pytest
 
 from signoff.clock import ManualClock
 from signoff.store.dynamodb import DynamoStore
-from signoff.store.memory import MemoryStore
 from tests.conftest import ROOT
 from tests.support.aws import moto_server as moto_server
 from tests.support.replay_history import (
@@ -170,30 +169,3 @@ def test_other_usage_errors_exit_2(
     done = signoff(AGENT, "--rules", str(path), *args, env=env, unset=unset)
     assert done.returncode == 2
     assert says in done.stderr
-
-
-def test_scan_reads_calls_recorded_before_the_table_listed_them_by_day(
-    moto_server: dict[str, str], tmp_path: Path
-) -> None:
-    now = time.time()
-    made = random_calls(40, start=now - DAY, end=now - 60, seed=11)
-    old = gate(OLD_RULES, tmp_path)
-    written = MemoryStore(clock=ManualClock())
-    write_calls(written, made, old)
-    table = DynamoStore.from_env().table
-    for page in written.table.scan():  # the items, as a version without the listing wrote them
-        for item in page:
-            if item["kind"] != "gated":
-                table.put(item)
-    path = rules_file(tmp_path, LOOSER_RULES)
-
-    plain = signoff(AGENT, "--rules", str(path), env=moto_server)
-    assert plain.returncode == 0 and " 0 recorded call(s)" in plain.stdout
-    assert "--scan also reads sessions recorded earlier" in plain.stdout
-    scanned = signoff(AGENT, "--rules", str(path), "--json", "--scan", env=moto_server)
-    document = json.loads(scanned.stdout)
-    expected = expected_changes(made, old, gate(LOOSER_RULES, tmp_path), since=now - DAY)
-    assert document["calls"] == sum(1 for call in made if call.gated)
-    assert as_set(document) == expected
-    assert ("ask", "allow") in {(was, then) for _, _, was, then in expected}
-    assert scanned.returncode == 1, scanned.stderr

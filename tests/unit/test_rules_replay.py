@@ -201,28 +201,3 @@ def test_an_ask_that_needs_fewer_approvals_than_it_did_is_less_guarded() -> None
     assert one.to_json()["changes"][0]["fromApprovals"] == 2
     (raised,) = replay(3).changes
     assert (raised.call.label, raised.label, raised.less_guarded) == ("ask(2)", "ask(3)", False)
-
-
-def test_calls_recorded_before_the_day_listing_are_replayed_with_scan(tmp_path: Path) -> None:
-    now = T0 + 30 * DAY
-    made = random_calls(60, start=now - DAY, end=now, seed=9)
-    old = gate(OLD_RULES, tmp_path)
-    written = MemoryStore(clock=ManualClock())
-    write_calls(written, made, old)
-    # the same records as a version without the per-day listing stored them
-    store = MemoryStore(clock=ManualClock())
-    for page in written.table.scan():
-        for item in page:
-            if item["kind"] != "gated":
-                store.table.put(item)
-    new = rules_from_text(LOOSER_RULES)
-
-    assert replay_rules(store, AGENT, new, since=now - DAY, until=now).calls == 0
-    replay = replay_rules(store, AGENT, new, since=now - DAY, until=now, scan=True)
-    assert replay.calls == sum(1 for call in made if call.gated)
-    assert changed(replay) == expected_changes(
-        made, old, gate(LOOSER_RULES, tmp_path), since=now - DAY
-    )
-    listed = replay_rules(written, AGENT, new, since=now - DAY, until=now, scan=True)
-    # listed and scanned alike: each session is read once
-    assert (listed.calls, listed.changes) == (replay.calls, replay.changes)

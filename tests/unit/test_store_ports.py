@@ -79,7 +79,7 @@ def test_each_narrow_port_has_one_to_six_methods(port: type) -> None:
 @pytest.mark.parametrize(
     ("whole", "narrow", "adapter", "count"),
     [
-        (Sessions, SESSION_PORTS, TableSessions, 9),
+        (Sessions, SESSION_PORTS, TableSessions, 8),
         (PendingItems, PENDING_PORTS, TablePendingItems, 10),
     ],
     ids=["sessions", "pending items"],

@@ -4,8 +4,8 @@
 
     signoff migrate [--dry-run] [--rate N] [--page-size N] [--state FILE] [--resume-from FILE]
 
-Items written before the ``sweep`` index existed carry the old index keys
-(``pending-by-expiry``, ``outbox-unsent``, ``leases-by-expiry``; docs/scale.md,
+Items the previous release wrote, and nothing has rewritten since, carry its
+index keys (``pending-by-expiry``, ``outbox-unsent``, ``leases-by-expiry``; docs/scale.md,
 "Legacy keys"). The sweep's ``legacy`` task moves them as it meets them; this
 command moves all of them ahead of time, reading each legacy partition
 (``signoff.store.migrate.LEGACY_PARTITIONS``) page by page and rewriting each item

@@ -76,12 +76,6 @@ def register(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> N
         help=f"changed calls shown per kind of change (default: {EXAMPLES}); "
         "with --json, every change unless given",
     )
-    replay.add_argument(
-        "--scan",
-        action="store_true",
-        help="also read sessions recorded before the table listed them by agent and day "
-        "(a Scan: reads the whole table)",
-    )
     replay.add_argument("--json", action="store_true", help="print one JSON document")
     replay.set_defaults(command=_replay)
 
@@ -145,7 +139,6 @@ def _replay(args: argparse.Namespace) -> int:
         since=since,
         until=now,
         tenant=args.tenant,
-        scan=args.scan,
     )
     if args.json:
         document = replay.to_json(examples=args.examples)
@@ -153,7 +146,7 @@ def _replay(args: argparse.Namespace) -> int:
         print(json.dumps(document, indent=2, ensure_ascii=False))
     else:
         examples = EXAMPLES if args.examples is None else args.examples
-        _print(replay, args.rules, examples, scanned=args.scan)
+        _print(replay, args.rules, examples)
     return EXIT_LESS_GUARDED if replay.less_guarded else EXIT_OK
 
 
@@ -165,7 +158,7 @@ def _rule(name: str | None) -> str:
     return "default" if name is None else f"'{name}'"
 
 
-def _print(replay: Replay, rules: Path, examples: int, *, scanned: bool) -> None:
+def _print(replay: Replay, rules: Path, examples: int) -> None:
     paint = style_for(sys.stdout)
     who = f" of tenant {replay.tenant}" if replay.tenant else ""
     print(
@@ -174,9 +167,6 @@ def _print(replay: Replay, rules: Path, examples: int, *, scanned: bool) -> None
     )
     if replay.unmatched:
         print(f"  {replay.unmatched} recorded decision(s) without their call in the log: skipped")
-    if not replay.calls and not scanned:
-        # sessions recorded before the table listed them by day are found only by a scan
-        print("  (none listed for these days; --scan also reads sessions recorded earlier)")
     if not replay.changes:
         print("no decision would change")
         return

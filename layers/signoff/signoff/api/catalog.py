@@ -199,16 +199,9 @@ def _decisions(api: Any, record: SessionRecord) -> list[SessionDecision]:
 def _events_after(api: Any, record: SessionRecord, after: int) -> tuple[list[dict[str, Any]], int]:
     """The session's events after its ``after``-th, and how many it holds.
 
-    A session that counts its events is read from its newest chunk back, only as
-    far as the new events go (none: no read); an older one is read whole.
+    The log is read from its newest chunk back, only as far as the new events go
+    (none: no read).
     """
-    if record.event_count is None:
-        events = [
-            event
-            for chunk in api.sessions.read_log(record.session_id, from_seq=record.first_seq)
-            for event in chunk.events
-        ]
-        return events[after:], len(events)
     wanted = record.event_count - after
     newest_first: list[list[dict[str, Any]]] = []
     if wanted > 0 and record.next_seq > record.first_seq:

@@ -22,14 +22,12 @@ change, and a lower one is less guarded. When the item is gone (its retention
 passed), the recorded quorum is unknown and only the decision is compared.
 
 The sessions read are those the store lists for the agent's days
-(``GatedSessions.gated``). A session whose calls were recorded before that listing
-existed is not listed; ``scan=True`` also reads every session written since the
-window opened (``GatedSessions.written_since``, a Scan of the whole table) to find them.
+(``GatedSessions.gated``): the commit that gates a call lists its session, so no
+Scan of the table is needed to find them.
 """
 
 from __future__ import annotations
 
-import itertools
 import re
 from collections import Counter
 from dataclasses import dataclass, field, replace
@@ -227,18 +225,16 @@ def replay_rules(
     since: float,
     until: float,
     tenant: str | None = None,
-    scan: bool = False,
 ) -> Replay:
     """Decide every call the gate decided for ``agent`` from ``since`` to ``until``
     (of ``tenant`` only, if given) again with ``rules``, and list what changes.
 
     ``pending`` holds the items of the calls that were asked about: their quorum.
-    ``scan``: also find sessions by reading the whole table (see the module's notes).
     """
     calls = 0
     unmatched = 0
     changes: list[Change] = []
-    for session in _sessions(sessions, agent, since=since, until=until, tenant=tenant, scan=scan):
+    for session in _sessions(sessions, agent, since=since, until=until, tenant=tenant):
         chunks = sessions.read_log(session.session_id, from_seq=session.first_seq)
         found, missing, asked = recorded_calls(session, chunks, since=since, until=until)
         unmatched += missing
@@ -277,14 +273,10 @@ def _sessions(
     since: float,
     until: float,
     tenant: str | None,
-    scan: bool,
 ) -> Iterator[SessionRecord]:
-    """The agent's sessions to read, each once: those listed by day, then (``scan``)
-    those of the agent and tenant written since ``since`` that no day listed."""
+    """The agent's sessions to read, each once: those listed by day."""
     seen: set[str] = set()
-    listed = sessions.gated(agent, since=since, until=until, tenant=tenant)
-    scanned = sessions.written_since(since) if scan else iter(())
-    for session in itertools.chain(listed, scanned):
+    for session in sessions.gated(agent, since=since, until=until, tenant=tenant):
         if session.session_id in seen or session.agent != agent:
             continue
         if tenant is not None and session.tenant != tenant:

@@ -162,11 +162,7 @@ class Journal:
                 "state": state,
                 "status": status,
                 "next_seq": record.next_seq + (1 if chunk else 0),
-                "event_count": (
-                    None
-                    if record.event_count is None
-                    else record.event_count + (len(chunk.events) if chunk else 0)
-                ),
+                "event_count": record.event_count + (len(chunk.events) if chunk else 0),
                 "message_count": len(history),
                 "pending_id": pending.id if pending else None,
                 "text": text,

@@ -95,11 +95,8 @@ def pending_item(
 def _excerpts(history: Sequence[Message], state: TurnState) -> tuple[str | None, str | None]:
     """The turn's request (its task message) and the assistant text of the awaited call."""
     task = state.task_at
-    first = history[task] if task is not None and 0 <= task < len(history) else None
-    users = [m for m in history if isinstance(m, UserMessage)]
-    # A state saved before task_at was recorded: the newest user message is the task.
-    start = first if isinstance(first, UserMessage) else (users[-1] if users else None)
-    request = start.content if start else None
+    start = history[task] if 0 <= task < len(history) else None
+    request = start.content if isinstance(start, UserMessage) else None
     said: str | None = None
     for message in reversed(history):
         if isinstance(message, AssistantMessage) and any(

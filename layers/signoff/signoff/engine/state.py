@@ -77,8 +77,8 @@ class TurnState(BaseModel):
     environment: str
     session_id: str
     run_id: str
-    # Where the run started (signoff.run_channels); a resume counts as it. None in a
-    # checkpoint written before runs recorded it: announced, as they were then.
+    # Where the run started (signoff.run_channels); a resume counts as it. None: the
+    # caller named no channel, and the run is announced (``announces``).
     channel: RunChannel | None = None
     model_calls: int = 0
     # The prompt starts at this index of the session history; earlier messages
@@ -86,8 +86,8 @@ class TurnState(BaseModel):
     window_start: int = 0
     omitted: int = 0
     # The index of the user message that started this turn: compaction keeps it (the
-    # task). None in a state saved before it was recorded: the newest user message.
-    task_at: int | None = None
+    # task), and the pending item's card quotes it.
+    task_at: int = 0
     # The prompt's size in tokens (provider-reported when known, else estimated)
     # as of history index ``prompt_tokens_at``.
     prompt_tokens: int | None = None

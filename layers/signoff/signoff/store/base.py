@@ -137,13 +137,6 @@ class GatedSessions(SessionLog, Protocol):
         Whole days: the caller keeps the chunks inside its exact window.
         """
 
-    def written_since(self, since: float) -> Iterator[SessionRecord]:
-        """Every session last written at or after ``since``, whatever its agent.
-
-        It reads the whole table (a Scan): for offline tools that must also see
-        sessions ``gated`` does not list (written before that listing existed).
-        """
-
 
 class StalledSessions(Protocol):
     """Turns that stopped moving: the sweeper's re-drive reads one shard, operators all."""

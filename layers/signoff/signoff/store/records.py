@@ -58,8 +58,8 @@ class SessionRecord(_Record):
     # The first chunk of the current turn, so a response can carry the turn's events.
     run_start_seq: int = 0
     # How many events the log holds, so a watcher's ``?after=N`` reads only the
-    # newest chunks; None on sessions stored before the count existed.
-    event_count: int | None = None
+    # newest chunks.
+    event_count: int = 0
     message_count: int = 0
     pending_id: str | None = None
     text: str | None = None
@@ -267,7 +267,7 @@ class AuditEntry(_Record):
     tool: str | None = None
     reason: str = ""
     # Whose item it was: the approvals inbox lists a tenant's entries by time
-    # (``signoff.approvals.inbox``); None on entries written before these fields existed.
+    # (``signoff.approvals.inbox``); None on a rule's decisions, which it does not list.
     tenant: str | None = None
     agent: str | None = None
 

@@ -350,6 +350,7 @@ class Table(Protocol):
         """Every item of the table (no index) that meets ``keep``, page by page.
 
         A read of the whole table (DynamoDB's Scan, ``keep`` its filter), so only
-        offline tools use it (``signoff rules replay --scan``), never a request.
+        offline tools and tests use it (``bench``'s metering, dumps of a table), never
+        a request.
         Items past their ttl are included, as in ``query``.
         """

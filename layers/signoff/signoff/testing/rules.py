@@ -49,14 +49,12 @@ def replay_rules(
     since: float | datetime | timedelta = timedelta(days=7),
     until: float | datetime | None = None,
     tenant: str | None = None,
-    scan: bool = False,
 ) -> Replay:
     """Decide ``agent``'s recorded calls in ``store`` again with ``rules`` and list the changes.
 
     ``rules`` is a rule set, the path of an ``actauth.yml``, or its mapping (as parsed
     YAML). ``since`` is a time or how long before ``until`` (default now); times are
-    epoch seconds or aware datetimes. ``scan`` also reads sessions recorded before
-    the store listed them by day (a read of the whole table).
+    epoch seconds or aware datetimes.
 
     Raises:
         ConfigError: the rules do not load (the error names the file, rule and field).
@@ -77,7 +75,6 @@ def replay_rules(
         since=start,
         until=end,
         tenant=tenant,
-        scan=scan,
     )
 
 
