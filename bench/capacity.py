@@ -149,7 +149,7 @@ def metered_store(
     deployment: Deployment, indexes: Sequence[GlobalIndex], clock: Any
 ) -> tuple[MemoryStore, MeteringTable]:
     """The store ports ``MemoryStore`` builds, every one over one ``MeteringTable``."""
-    from signoff.store.codec import Shards
+    from signoff.store.keys import Shards
     from signoff.store.memory import MemoryStore
     from signoff.store.stored import Stored
 

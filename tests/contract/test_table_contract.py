@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING, Any
 import boto3
 import pytest
 
-from signoff.store import codec, rules
+from signoff.store import keys, rules
 from signoff.store.dynamodb.table import DynamoTable
 from signoff.store.memory import MemoryTable
 from signoff.store.table import Attr, ConditionFailed, Put, Update
@@ -196,9 +196,9 @@ def test_a_query_pages_one_partition_in_sort_key_order(table: Table) -> None:
         table.put({"pk": "S#s1", "sk": sort})
     table.put({"pk": "S#s2", "sk": "L#1"})
 
-    pages = list(table.query("S#s1", Attr("sk").begins_with("L#"), index=codec.TABLE_KEY))
-    every = list(table.query("S#s1", index=codec.TABLE_KEY))
-    ranged = table.query("S#s1", Attr("sk").between("L#2", "L#4"), index=codec.TABLE_KEY)
+    pages = list(table.query("S#s1", Attr("sk").begins_with("L#"), index=keys.TABLE_KEY))
+    every = list(table.query("S#s1", index=keys.TABLE_KEY))
+    ranged = table.query("S#s1", Attr("sk").between("L#2", "L#4"), index=keys.TABLE_KEY)
 
     assert [[row["sk"] for row in page] for page in pages] == [
         ["L#1", "L#2", "L#3"], ["L#4", "L#5"]
@@ -210,7 +210,7 @@ def test_a_query_pages_one_partition_in_sort_key_order(table: Table) -> None:
 
 
 def test_a_query_of_a_sparse_index_sees_only_items_that_carry_its_key(table: Table) -> None:
-    index = codec.PENDING_INDEX
+    index = keys.PENDING_INDEX
     for number, expiry in enumerate(["0003", "0001", "0002", "0004"]):
         table.put({"pk": f"P#{number}", "sk": "META", "gsi1pk": "PENDING", "gsi1sk": expiry})
     table.put({"pk": "P#9", "sk": "META", "status": "approved"})

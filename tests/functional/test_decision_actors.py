@@ -17,7 +17,7 @@ from moto.core import DEFAULT_ACCOUNT_ID
 from moto.ses.models import ses_backends
 
 from signoff.keys.api_keys import new_api_key
-from signoff.store import codec
+from signoff.store import keys
 from tests.conftest import ROOT
 from tests.support.lambdas import (
     FakeLambdaContext,
@@ -135,7 +135,7 @@ def test_a_410_reports_the_item_expired_before_any_sweep(deployment: Lambdas) ->
     token = deployment.api.signer.issue(
         item.id, "decide", item.tenant, item.args, time.time() + 3600
     )
-    pk, sk = codec.pending_key(paused["id"])
+    pk, sk = keys.pending_key(paused["id"])
     # its time ran out a minute ago; no sweep has marked it
     boto3.client("dynamodb").update_item(
         TableName=deployment.resources.environment["SIGNOFF_TABLE"],

@@ -29,7 +29,7 @@ from signoff.api.errors import error_payload
 from signoff.api.shapes import vote_response
 from signoff.durable.decide import verdict_of
 from signoff.keys.api_keys import new_api_key
-from signoff.store import codec
+from signoff.store import keys
 from signoff.store.dynamodb.table import CONFLICT_TRIES
 from tests.conftest import ROOT
 from tests.functional.test_handlers import with_body
@@ -227,7 +227,7 @@ def test_a_click_that_keeps_losing_to_another_writer_is_a_409_and_decides_nothin
     paused = pause(lambdas)
     before = dict(conflicts.counts)
 
-    with conflicts.hold(codec.pending_key(paused["id"])):
+    with conflicts.hold(keys.pending_key(paused["id"])):
         refused = click(lambdas, paused["id"])
 
     assert refused["statusCode"] == 409, refused["body"]

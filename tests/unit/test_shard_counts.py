@@ -11,7 +11,8 @@ from __future__ import annotations
 from datetime import UTC, datetime
 
 from signoff.clock import ManualClock
-from signoff.store.codec import Codec, Shards
+from signoff.store.codec import Codec
+from signoff.store.keys import Shards
 from signoff.store.memory import MemoryBlobs, MemoryTable
 from signoff.store.outbox import TableAudit, TableOutbox
 from signoff.store.pending import TablePendingItems

@@ -29,7 +29,7 @@ from signoff.durable.turns import Turns
 from signoff.engine.state import TurnState
 from signoff.gate.policy import EscalationStep, policy_of
 from signoff.queue.memory import MemoryQueue
-from signoff.store.codec import SWEEP_INDEX
+from signoff.store.keys import SWEEP_INDEX
 from signoff.store.memory import MemoryStore
 from signoff.tools import tool
 from tests.support.agents import answer, make_agent, playing

@@ -29,7 +29,7 @@ from signoff.errors import (
 )
 from signoff.gate.policy import ApprovalPolicy
 from signoff.ids import new_id
-from signoff.store import codec
+from signoff.store import keys
 from signoff.store.codec import Codec
 from signoff.store.dynamodb.table import CONFLICT_TRIES, DynamoTable, dump
 from signoff.store.pending import TablePendingItems
@@ -84,7 +84,7 @@ class FakeDynamoDB:
     ) -> None:
         self.script = list(script)
         self.then = then
-        self.items = {codec.pending_key(item.id): dump(CODER.encode(item)) for item in items}
+        self.items = {keys.pending_key(item.id): dump(CODER.encode(item)) for item in items}
         self.sent: list[list[dict[str, Any]]] = []
 
     def transact_write_items(self, *, TransactItems: list[dict[str, Any]]) -> dict[str, Any]:

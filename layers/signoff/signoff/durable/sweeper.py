@@ -49,7 +49,8 @@ from signoff.durable.results import Skipped
 from signoff.errors import AlreadyResolved, NotFound, SessionBusy, SignoffError, UsageError
 from signoff.notify import lifecycle
 from signoff.notify.message import NotifyMessage
-from signoff.store.codec import Shards, next_due
+from signoff.store.codec import next_due
+from signoff.store.keys import Shards
 
 if TYPE_CHECKING:
     from signoff.agents import Agent

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from signoff.errors import NotFound, StoreUnavailable
-from signoff.store import codec, rules
+from signoff.store import codec, keys, rules
 from signoff.store.records import ApiKey
 from signoff.store.stored import Stored
 from signoff.store.table import Attr, ConditionFailed, Put
@@ -28,7 +28,7 @@ class TableApiKeys(Stored):
 
     def find(self, key_hash: str) -> ApiKey | None:
         """The key with that hash, revoked ones included."""
-        return self._read(self._items.get(codec.api_key_key(key_hash)), ApiKey)
+        return self._read(self._items.get(keys.api_key_key(key_hash)), ApiKey)
 
     def revoke(self, key_id: str, *, at: float) -> ApiKey:
         """Mark the key revoked at ``at``; a key revoked before keeps its first time.
@@ -36,7 +36,7 @@ class TableApiKeys(Stored):
         Raises:
             NotFound: no key with that id.
         """
-        current = self._read(self._items.get(codec.api_key_id_key(key_id)), ApiKey)
+        current = self._read(self._items.get(keys.api_key_id_key(key_id)), ApiKey)
         if current is None:
             raise NotFound("API key", key_id)
         updated = rules.revoked(current, at)
@@ -47,7 +47,7 @@ class TableApiKeys(Stored):
             self._items.transact([Put(item, rules.UNREVOKED_KEY) for item in items])
         except ConditionFailed as refused:
             # another revocation won between our read and our write: report its time
-            winner = self._read(self._items.get(codec.api_key_id_key(key_id)), ApiKey)
+            winner = self._read(self._items.get(keys.api_key_id_key(key_id)), ApiKey)
             if winner is None or winner.revoked_at is None:
                 raise StoreUnavailable(f"API key {key_id} changed; retry") from refused
             return winner
@@ -56,8 +56,8 @@ class TableApiKeys(Stored):
     # last in the class: below it, ``list`` in an annotation would name this method
     def list(self, tenant: str | None = None) -> list[ApiKey]:
         """Every key (or one tenant's), by tenant then key id, paging as it goes."""
-        pk, prefix = codec.api_key_listing(tenant)
+        pk, prefix = keys.api_key_listing(tenant)
         sort = Attr("sk").begins_with(prefix) if prefix else None
-        keys = self._found(self._items.query(pk, sort, index=codec.TABLE_KEY), ApiKey)
+        found = self._found(self._items.query(pk, sort, index=keys.TABLE_KEY), ApiKey)
         # a tenant whose name holds "#" shares a prefix with another one: match exactly
-        return [key for key in keys if tenant is None or key.tenant == tenant]
+        return [key for key in found if tenant is None or key.tenant == tenant]

@@ -1,10 +1,10 @@
-"""The layout every store adapter shares: keys, item dicts, indexes, TTL, large values.
+"""The item every store adapter writes: live attributes, index places, TTL, large values.
 
 Both adapters store the same item dicts, so size limits, TTL and conditions
 behave identically; an adapter only supplies its primitives (a dict behind a
 lock, or DynamoDB calls). An item is::
 
-    pk, sk        the record's key (see the ``*_key`` functions)
+    pk, sk        the record's key (``signoff.store.keys``)
     kind          which record it is
     body          the record as pydantic JSON, or ``blob:<key>`` when it was too large
     <live>        fields that conditions read or single updates change (``LIVE``)
@@ -18,10 +18,6 @@ lock, or DynamoDB calls). An item is::
     gsi1-3*       the previous release's sweep indexes (``pending-by-expiry``,
                   ``outbox-unsent``, ``leases-by-expiry``): no longer written; every
                   write drops them, and ``signoff.store.migrate`` moves what still has them
-
-Every partition on a path each turn takes is sharded (``Shards``; docs/scale.md):
-shard 0 of a partition is its unsharded name, so what was written before it was
-sharded, or under a smaller count, is still read.
 
 An API key is stored three times, written together: under its hash (the lookup
 of a request), under its key id (revocation) and in one listing partition; no
@@ -41,12 +37,31 @@ from __future__ import annotations
 import json
 import math
 import uuid
-import zlib
-from dataclasses import dataclass
-from datetime import UTC, datetime, timedelta
 from typing import TYPE_CHECKING, Any, Final, TypeVar
 
 from signoff.errors import UsageError
+from signoff.store.keys import (
+    DUE,
+    FAILED,
+    LEASES,
+    LEGACY_KEYS,
+    RETRIES,
+    SENDS,
+    SWEEP_KEYS,
+    TENANT_KEYS,
+    Shards,
+    api_key_id_key,
+    api_key_key,
+    api_key_listing_key,
+    day_of,
+    gated_partition,
+    key_of,
+    shard_of,
+    sweep_partition,
+    tenant_audit,
+    tenant_pending,
+    time_key,
+)
 from signoff.store.records import (
     ApiKey,
     AuditEntry,
@@ -55,73 +70,33 @@ from signoff.store.records import (
     PendingItem,
     SessionRecord,
 )
-from signoff.store.table import Index, Item, Key
 
 if TYPE_CHECKING:
     from collections.abc import Sequence
 
     from signoff.store.base import Blobs
     from signoff.store.records import Vote
+    from signoff.store.table import Item
 
 __all__ = [
     "BLOB_PREFIX",
-    "DUE",
-    "FAILED",
     "ITEM_LIMIT",
     "JSON_LIVE",
-    "LEASES",
-    "LEASE_INDEX",
-    "LEGACY_KEYS",
-    "LEGACY_PARTITIONS",
     "LIVE",
     "LOCK_REMOVES",
     "MAX_RESOLUTION_TEXT",
     "OFFLOAD_AT",
-    "PENDING_INDEX",
     "PENDING_OFFLOAD_AT",
     "RESOLUTION_REMOVES",
     "RESUME_GRACE",
-    "RETRIES",
-    "SENDS",
     "SETTLED_REMOVES",
-    "SWEEP_INDEX",
-    "SWEEP_KEYS",
-    "TABLE_KEY",
-    "TENANT_INDEX",
-    "TENANT_KEYS",
-    "UNSENT_INDEX",
     "Codec",
-    "Item",
-    "Key",
     "Record",
-    "Shards",
-    "api_key_id_key",
     "api_key_items",
-    "api_key_key",
-    "api_key_listing",
-    "api_key_listing_key",
-    "audit_key",
     "check_size",
-    "chunk_key",
-    "chunk_range",
-    "day_of",
-    "due_by",
-    "gated_days",
     "gated_entry",
-    "gated_partition",
     "item_size",
-    "key_of",
     "next_due",
-    "outbox_key",
-    "outbox_prefix",
-    "pending_key",
-    "session_key",
-    "shard_of",
-    "sharded",
-    "sweep_partition",
-    "tenant_audit",
-    "tenant_pending",
-    "time_key",
     "ttl_at",
     "ttl_of",
     "votes_json",
@@ -141,65 +116,9 @@ BLOB_PREFIX: Final = "blob:"
 # OFFLOAD_AT, so together they must fit in what is left under ITEM_LIMIT.
 MAX_RESOLUTION_TEXT: Final = 32 * 1024
 
-TABLE_KEY: Final = Index(None, "pk", "sk")
-TENANT_INDEX: Final = Index("by-tenant", "gsi4pk", "gsi4sk")
-# What every sweep reads: keys only, so a write that leaves an item's due time
-# alone (a lock, a receipt, a vote, a lease extension) writes nothing to it.
-SWEEP_INDEX: Final = Index("sweep", "gsi5pk", "gsi5sk")
-# The previous release's sweep indexes: read only to move what they still hold.
-PENDING_INDEX: Final = Index("pending-by-expiry", "gsi1pk", "gsi1sk")
-UNSENT_INDEX: Final = Index("outbox-unsent", "gsi2pk", "gsi2sk")
-LEASE_INDEX: Final = Index("leases-by-expiry", "gsi3pk", "gsi3sk")
-LEGACY_PARTITIONS: Final = (
-    (PENDING_INDEX, "PENDING"),
-    (UNSENT_INDEX, "UNSENT"),
-    (UNSENT_INDEX, "RETRY"),
-    (UNSENT_INDEX, "FAILED"),
-    (LEASE_INDEX, "RUNNING"),
-)
-LEGACY_KEYS: Final = ("gsi1pk", "gsi1sk", "gsi2pk", "gsi2sk", "gsi3pk", "gsi3sk")
-SWEEP_KEYS: Final = ("gsi5pk", "gsi5sk")
-TENANT_KEYS: Final = ("gsi4pk", "gsi4sk")
-# The sweep index's partition families (each ``<family>#<shard>``, shard 0 bare).
-DUE: Final = "DUE"  # pending items, by their next due time
-LEASES: Final = "LEASE"  # sessions running from a checkpoint, by lease
-SENDS: Final = "SEND"  # outbox rows never sent, by creation
-RETRIES: Final = "RETRY"  # failed rows with a slow retry, by retry_at
-FAILED: Final = "FAILED"  # failed for good, by when (``signoff outbox list --failed``)
-_KEYS_PARTITION: Final = "KEYS"
 # A resolved item stays due this long after its resolution while its turn is not
 # resumed: the sweep resumes a turn whose resolving process died before it could.
 RESUME_GRACE: Final = 60.0
-
-
-@dataclass(frozen=True)
-class Shards:
-    """How many partitions each sharded family is spread over (docs/scale.md).
-
-    ``sweep``: each family of the sweep index, and an agent's daily gated-sessions
-    listing (one agent may take every turn); ``listing``: a tenant's by-tenant
-    partitions. Raise them on a live
-    table, never lower them: readers read every shard below the current count.
-    """
-
-    sweep: int = 12
-    listing: int = 4
-
-    def __post_init__(self) -> None:
-        if self.sweep < 1 or self.listing < 1:
-            raise ValueError(f"shard counts must be at least 1: {self}")
-
-
-def shard_of(value: str, count: int) -> int:
-    """The shard of ``value`` among ``count``: stable across processes and releases."""
-    return zlib.crc32(value.encode()) % count
-
-
-def sharded(base: str, shard: int) -> str:
-    """Partition ``base``'s shard ``shard``; shard 0 is ``base`` itself, so items
-    written before the partition was sharded are read as its shard 0."""
-    return base if shard == 0 else f"{base}#{shard}"
-
 
 _KIND: Final[dict[type[Record], str]] = {
     SessionRecord: "session",
@@ -268,89 +187,7 @@ RESOLUTION_REMOVES: Final = (*TENANT_KEYS, *LEGACY_KEYS)
 SETTLED_REMOVES: Final = (*SWEEP_KEYS, *LEGACY_KEYS, "lock_owner", "lock_until")
 LOCK_REMOVES: Final = ("lock_owner", "lock_until")
 
-_LOG_END: Final = 9_999_999_999_999_999
-
-
-# --- keys ----------------------------------------------------------------------------------
-
-
-def session_key(session_id: str) -> Key:
-    """The key of a session's own item."""
-    return f"S#{session_id}", "META"
-
-
-def chunk_key(session_id: str, seq: int) -> Key:
-    """The key of one log chunk; zero-padded so chunks sort by ``seq``."""
-    return f"S#{session_id}", f"L#{seq:016d}"
-
-
-def chunk_range(session_id: str, from_seq: int) -> tuple[str, str, str]:
-    """Partition and inclusive sort-key bounds of the log from ``from_seq`` on."""
-    pk, low = chunk_key(session_id, from_seq)
-    return pk, low, chunk_key(session_id, _LOG_END)[1]
-
-
-def pending_key(pending_id: str) -> Key:
-    """The key of a pending item."""
-    return f"P#{pending_id}", "META"
-
-
-def outbox_key(pending_id: str, channel: str) -> Key:
-    """The key of one channel's outbox row, beside its pending item."""
-    return f"P#{pending_id}", f"O#{channel}"
-
-
-def outbox_prefix(pending_id: str) -> Key:
-    """Partition and sort-key prefix of a pending item's outbox rows."""
-    return f"P#{pending_id}", "O#"
-
-
-def audit_key(subject: str, at: float, entry_id: str, *, rule: bool = False) -> Key:
-    """The key of an audit entry; ``at`` first so entries sort by time.
-
-    A gate rule's entries (one per tool call) have a partition of their own, so
-    a session's decisions are read without them: the status route reads the
-    decisions on every answer, a long-poll's too.
-    """
-    return f"{'AR' if rule else 'A'}#{subject}", f"{at:020.6f}#{entry_id}"
-
-
-def api_key_key(key_hash: str) -> Key:
-    """The key of an API key's item under its hash: what a request's key is looked up by."""
-    return f"K#{key_hash}", "META"
-
-
-def api_key_id_key(key_id: str) -> Key:
-    """The key of an API key's copy under its public id, for revocation."""
-    return f"KID#{key_id}", "META"
-
-
-def api_key_listing_key(tenant: str, key_id: str) -> Key:
-    """The key of an API key's copy in the listing partition, sorted by tenant."""
-    return _KEYS_PARTITION, f"{tenant}#{key_id}"
-
-
-def api_key_listing(tenant: str | None) -> Key:
-    """Partition and sort-key prefix of the listing of one tenant's keys ("": every key)."""
-    return _KEYS_PARTITION, "" if tenant is None else f"{tenant}#"
-
-
-def gated_partition(agent: str, day: str, shard: int = 0) -> str:
-    """Shard ``shard`` of the partition listing the sessions of ``agent`` with a call
-    gated on ``day``."""
-    return sharded(f"G#{agent}#{day}", shard)
-
-
-def day_of(at: float) -> str:
-    """The UTC day of ``at``, as the gated-sessions listing names it."""
-    return datetime.fromtimestamp(at, UTC).strftime("%Y-%m-%d")
-
-
-def gated_days(since: float, until: float) -> list[str]:
-    """The UTC days from ``since``'s to ``until``'s, oldest first."""
-    first = datetime.fromtimestamp(since, UTC).date()
-    last = datetime.fromtimestamp(until, UTC).date()
-    return [str(first + timedelta(days=n)) for n in range((last - first).days + 1)]
+# --- the gated-sessions listing, the sweep's due time --------------------------------------
 
 
 def gated_entry(session: SessionRecord, at: float, shards: int) -> Item:
@@ -371,50 +208,6 @@ def gated_entry(session: SessionRecord, at: float, shards: int) -> Item:
     if ttl is not None:
         item["ttl"] = ttl
     return item
-
-
-def key_of(record: Record) -> Key:
-    """The key a record is stored under."""
-    match record:
-        case SessionRecord():
-            return session_key(record.session_id)
-        case LogChunk():
-            return chunk_key(record.session_id, record.seq)
-        case PendingItem():
-            return pending_key(record.id)
-        case OutboxRow():
-            return outbox_key(record.pending_id, record.channel)
-        case AuditEntry():
-            return audit_key(record.subject, record.at, record.id, rule=record.kind == "rule")
-        case ApiKey():
-            return api_key_key(record.key_hash)
-
-
-def time_key(at: float, record_id: str = "") -> str:
-    """A sort key that orders by time, then id: ``<at zero-padded>#<id>``."""
-    return f"{at:020.6f}#{record_id}"
-
-
-def due_by(now: float) -> str:
-    """The exclusive upper sort key of a sweep partition's entries due at ``now``."""
-    # "$" sorts right after "#", so every "<now>#<id>" key is below the bound.
-    return f"{now:020.6f}$"
-
-
-def sweep_partition(family: str, shard: int) -> str:
-    """Shard ``shard`` of one of the sweep index's families (``DUE``, ``LEASE``, …)."""
-    return sharded(family, shard)
-
-
-def tenant_pending(tenant: str, shard: int = 0) -> str:
-    """Shard ``shard`` of the ``by-tenant`` partition of a tenant's items still pending."""
-    return sharded(f"T#{tenant}#PENDING", shard)
-
-
-def tenant_audit(tenant: str, shard: int = 0) -> str:
-    """Shard ``shard`` of the ``by-tenant`` partition of a tenant's audit entries
-    (no rule decisions)."""
-    return sharded(f"T#{tenant}#AUDIT", shard)
 
 
 def next_due(item: PendingItem) -> float:

@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING, Any
 from signoff.clock import SystemClock
 from signoff.errors import NotFound
 from signoff.store.api_keys import TableApiKeys
-from signoff.store.codec import Codec, Shards, check_size
+from signoff.store.codec import Codec, check_size
 from signoff.store.outbox import TableAudit, TableOutbox
 from signoff.store.pending import TablePendingItems
 from signoff.store.sessions import TableSessions
@@ -25,6 +25,7 @@ if TYPE_CHECKING:
     from collections.abc import Iterator, Sequence
 
     from signoff.clock import Clock
+    from signoff.store.keys import Shards
     from signoff.store.table import Condition, Index, Item, Key
 
 __all__ = ["MemoryBlobs", "MemoryStore", "MemoryTable"]

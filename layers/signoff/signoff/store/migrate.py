@@ -1,7 +1,7 @@
 """Moving items the previous release indexed onto this release's keys.
 
 The previous release swept three constant partitions of three indexes
-(``codec.LEGACY_PARTITIONS``). Every write of this release drops those keys, so
+(``keys.LEGACY_PARTITIONS``). Every write of this release drops those keys, so
 what still carries them was written before the upgrade and not touched since.
 ``Migrator.rewrite`` gives one such item its sweep key (``Codec.index_attrs``)
 and drops its old keys in one conditional update that holds only while the old
@@ -11,14 +11,14 @@ partitions again resumes an interrupted run, and a second full run finds
 nothing. The sweep's ``legacy`` task and ``signoff migrate`` both use it.
 
 The by-tenant and gated-sessions listings need no move: their shard 0 is the
-previous release's partition (``codec.sharded``).
+previous release's partition (``keys.sharded``).
 """
 
 from __future__ import annotations
 
 from typing import TYPE_CHECKING, Final, Protocol
 
-from signoff.store import codec, rules
+from signoff.store import keys, rules
 from signoff.store.records import OutboxRow, PendingItem, SessionRecord
 from signoff.store.stored import rows
 from signoff.store.table import Attr, ConditionFailed, Update
@@ -31,7 +31,7 @@ if TYPE_CHECKING:
 
 __all__ = ["LEGACY_PARTITIONS", "Migrator", "migrator_for"]
 
-LEGACY_PARTITIONS: Final = codec.LEGACY_PARTITIONS
+LEGACY_PARTITIONS: Final = keys.LEGACY_PARTITIONS
 
 _MODELS: Final[dict[str, type[PendingItem | OutboxRow | SessionRecord]]] = {
     "pending": PendingItem,

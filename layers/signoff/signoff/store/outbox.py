@@ -7,7 +7,7 @@ from itertools import chain, islice
 from typing import TYPE_CHECKING
 
 from signoff.errors import NotFound
-from signoff.store import codec, rules
+from signoff.store import codec, keys, rules
 from signoff.store.records import AuditEntry, OutboxRow
 from signoff.store.stored import Stored, rows
 from signoff.store.table import Attr, ConditionFailed, Put, Update
@@ -25,8 +25,8 @@ class TableOutbox(Stored):
 
     def rows(self, pending_id: str) -> list[OutboxRow]:
         """Every channel's row of one subject, by channel name."""
-        pk, prefix = codec.outbox_prefix(pending_id)
-        pages = self._items.query(pk, Attr("sk").begins_with(prefix), index=codec.TABLE_KEY)
+        pk, prefix = keys.outbox_prefix(pending_id)
+        pages = self._items.query(pk, Attr("sk").begins_with(prefix), index=keys.TABLE_KEY)
         return list(self._found(pages, OutboxRow))
 
     def add(self, rows: list[OutboxRow]) -> bool:
@@ -48,7 +48,7 @@ class TableOutbox(Stored):
         Raises:
             NotFound: no such row.
         """
-        key = codec.outbox_key(pending_id, channel)
+        key = keys.outbox_key(pending_id, channel)
         current = self._items.get(key)
         row = self._read(current, OutboxRow, now)
         if row is None:
@@ -78,7 +78,7 @@ class TableOutbox(Stored):
         self, pending_id: str, channel: str, receipt: dict[str, str], *, owner: str
     ) -> bool:
         """Keep a send's receipt under ``owner``'s lock; False if the row is not ours."""
-        key = codec.outbox_key(pending_id, channel)
+        key = keys.outbox_key(pending_id, channel)
         # Only the lock holder writes: a sender whose lock lapsed and was taken over
         # must not replace the new holder's receipt. The lock itself stays.
         condition = rules.releasable(owner, self._now())
@@ -92,7 +92,7 @@ class TableOutbox(Stored):
         self, pending_id: str, channel: str, *, reason: str, retry_at: float | None = None
     ) -> None:
         """Record a permanent failure with its reason: retried at ``retry_at``, or never."""
-        key = codec.outbox_key(pending_id, channel)
+        key = keys.outbox_key(pending_id, channel)
         row = self._read(self._items.get(key), OutboxRow)
         if row is None:
             raise NotFound("outbox row", f"{pending_id}/{channel}")
@@ -100,10 +100,10 @@ class TableOutbox(Stored):
         now = self._now()
         place = self._codec.outbox_place
         if retry_at is None:
-            removes: tuple[str, ...] = (*codec.LOCK_REMOVES, *codec.LEGACY_KEYS, "retry_at")
+            removes: tuple[str, ...] = (*codec.LOCK_REMOVES, *keys.LEGACY_KEYS, "retry_at")
             attrs |= place(pending_id, channel, state="failed", at=now)
         else:
-            removes = (*codec.LOCK_REMOVES, *codec.LEGACY_KEYS)
+            removes = (*codec.LOCK_REMOVES, *keys.LEGACY_KEYS)
             attrs |= {"retry_at": retry_at} | place(pending_id, channel, state="retry", at=retry_at)
         try:
             self._items.update(Update(key, attrs, removes, rules.live(now)))
@@ -123,7 +123,7 @@ class TableOutbox(Stored):
         attrs: Item = {"last_error": error}
         if receipt:
             attrs["receipt"] = dict(receipt)
-        key = codec.outbox_key(pending_id, channel)
+        key = keys.outbox_key(pending_id, channel)
         condition = rules.releasable(owner, self._now())
         try:
             self._items.update(Update(key, attrs, codec.LOCK_REMOVES, condition))
@@ -131,7 +131,7 @@ class TableOutbox(Stored):
             return  # the lock expired and someone else holds it: nothing of ours to drop
 
     def _settle(self, pending_id: str, channel: str, attrs: Item) -> None:
-        key = codec.outbox_key(pending_id, channel)
+        key = keys.outbox_key(pending_id, channel)
         condition = rules.live(self._now())
         try:
             self._items.update(Update(key, attrs, codec.SETTLED_REMOVES, condition))
@@ -142,22 +142,22 @@ class TableOutbox(Stored):
         """Rows never sent (and not failed), oldest first (every shard, and what the
         previous release's index still lists)."""
         shards = [self.unsent_in(shard, created_before) for shard in self._shards()]
-        upper = codec.time_key(created_before)
+        upper = keys.time_key(created_before)
         legacy = self._decoded(
-            self._legacy(codec.UNSENT_INDEX, "UNSENT", upper), OutboxRow, _unsent(created_before)
+            self._legacy(keys.UNSENT_INDEX, "UNSENT", upper), OutboxRow, _unsent(created_before)
         )
         return list(islice(heapq.merge(*shards, legacy, key=_created), limit))
 
     def unsent_in(self, shard: int, created_before: float) -> Iterator[OutboxRow]:
         """One shard's rows never sent (and not failed), oldest first, read lazily."""
-        swept = self._swept(codec.SENDS, shard, codec.time_key(created_before))
+        swept = self._swept(keys.SENDS, shard, keys.time_key(created_before))
         return self._decoded(swept, OutboxRow, _unsent(created_before))
 
     def retries_due(self, now: float, *, limit: int = 100) -> list[OutboxRow]:
         """Failed rows whose slow retry is due at ``now``, soonest due first."""
         shards = [self.retries_due_in(shard, now) for shard in self._shards()]
         legacy = self._decoded(
-            self._legacy(codec.UNSENT_INDEX, "RETRY", codec.due_by(now)),
+            self._legacy(keys.UNSENT_INDEX, "RETRY", keys.due_by(now)),
             OutboxRow,
             rules.retry_due(now),
         )
@@ -165,15 +165,15 @@ class TableOutbox(Stored):
 
     def retries_due_in(self, shard: int, now: float) -> Iterator[OutboxRow]:
         """One shard's failed rows whose slow retry is due at ``now``, read lazily."""
-        swept = self._swept(codec.RETRIES, shard, codec.due_by(now))
+        swept = self._swept(keys.RETRIES, shard, keys.due_by(now))
         return self._decoded(swept, OutboxRow, rules.retry_due(now))
 
     def failed(self, *, limit: int = 100) -> list[OutboxRow]:
         """Rows failed for good (no retry left), oldest failure first."""
         keep = Attr("failed").eq(True) & Attr("retry_at").missing()
         upper = "~"  # above every time key
-        shards = [self._swept(codec.FAILED, shard, upper) for shard in self._shards()]
-        legacy = self._legacy(codec.UNSENT_INDEX, "FAILED", None)
+        shards = [self._swept(keys.FAILED, shard, upper) for shard in self._shards()]
+        legacy = self._legacy(keys.UNSENT_INDEX, "FAILED", None)
         found = self._decoded(chain(*shards, legacy), OutboxRow, keep)
         return sorted(found, key=_created)[:limit]
 
@@ -184,14 +184,14 @@ class TableOutbox(Stored):
         has come, keeping its failure count. Otherwise an operator's re-drive
         (``signoff outbox retry``): any failed row, with a fresh schedule.
         """
-        key = codec.outbox_key(pending_id, channel)
+        key = keys.outbox_key(pending_id, channel)
         place = self._codec.outbox_place(pending_id, channel, state="unsent", at=now)
         attrs: Item = {"failed": False} | place
         if not due_only:
             attrs["failures"] = 0
         condition = rules.redrivable(now, due_only=due_only)
         try:
-            self._items.update(Update(key, attrs, ("retry_at", *codec.LEGACY_KEYS), condition))
+            self._items.update(Update(key, attrs, ("retry_at", *keys.LEGACY_KEYS), condition))
         except ConditionFailed:
             return False
         return True
@@ -209,14 +209,14 @@ class TableAudit(Stored):
         """Every entry about one session, oldest first; ``rules=False``: without the
         gate's rule decisions, in one read of the other entries (entries stored
         before rules had a partition of their own may still be among them)."""
-        partitions = [codec.audit_key(subject, 0.0, "", rule=rule)[0] for rule in (False, rules)]
+        partitions = [keys.audit_key(subject, 0.0, "", rule=rule)[0] for rule in (False, rules)]
         entries = [
             entry
             for pk in dict.fromkeys(partitions)
-            for entry in self._found(self._items.query(pk, index=codec.TABLE_KEY), AuditEntry)
+            for entry in self._found(self._items.query(pk, index=keys.TABLE_KEY), AuditEntry)
         ]
         # two partitions, each in time order: one list in time order
-        return sorted(entries, key=lambda entry: codec.audit_key(subject, entry.at, entry.id)[1])
+        return sorted(entries, key=lambda entry: keys.audit_key(subject, entry.at, entry.id)[1])
 
     def of_tenant(
         self,
@@ -231,10 +231,10 @@ class TableAudit(Stored):
         Rule decisions are left out. ``before`` is the ``(at, id)`` of the last entry
         a previous page showed: only older ones follow.
         """
-        index = codec.TENANT_INDEX
+        index = keys.TENANT_INDEX
         # "#" sorts below every id character, so "<until>#" bounds out entries at ``until``
-        high = codec.time_key(*before) if before is not None else codec.time_key(until)
-        sort = Attr(index.sk).between(codec.time_key(since), high)
+        high = keys.time_key(*before) if before is not None else keys.time_key(until)
+        sort = Attr(index.sk).between(keys.time_key(since), high)
         # the tenant's shards, merged into one list, newest first
         shards = [
             rows(self._items.query(partition, sort, index=index, descending=True))
@@ -247,7 +247,7 @@ class TableAudit(Stored):
                 yield entry
 
     def _audit_partitions(self, tenant: str) -> list[str]:
-        return [codec.tenant_audit(tenant, shard) for shard in range(self._codec.shards.listing)]
+        return [keys.tenant_audit(tenant, shard) for shard in range(self._codec.shards.listing)]
 
 
 def _unsent(created_before: float) -> Condition:

@@ -8,7 +8,7 @@ from itertools import chain
 from typing import TYPE_CHECKING
 
 from signoff.errors import NotFound, ResolutionError, StoreUnavailable, TransactionConflicted
-from signoff.store import codec, rules
+from signoff.store import codec, keys, rules
 from signoff.store.records import PendingItem, Ruling
 from signoff.store.stored import Stored, rows
 from signoff.store.table import Attr, ConditionFailed, Item, Put, Update
@@ -27,7 +27,7 @@ class TablePendingItems(Stored):
 
     def get(self, pending_id: str) -> PendingItem | None:
         """The item, or None (also when its retention has passed)."""
-        return self._read(self._items.get(codec.pending_key(pending_id)), PendingItem)
+        return self._read(self._items.get(keys.pending_key(pending_id)), PendingItem)
 
     def resolve(self, pending_id: str, ruling: Ruling, *, audit: AuditEntry) -> PendingItem:
         """Move a pending item to ``ruling.status`` and record ``audit``, in one transaction.
@@ -40,7 +40,7 @@ class TablePendingItems(Stored):
         """
         status, now = ruling.status, ruling.now
         attrs = rules.resolution_attrs(ruling)
-        key = codec.pending_key(pending_id)
+        key = keys.pending_key(pending_id)
         # still swept until its turn is resumed (``mark_resumed``)
         attrs |= self._codec.owed_key(pending_id, now)
         change = Update(key, attrs, codec.RESOLUTION_REMOVES, rules.resolvable(status, now))
@@ -88,7 +88,7 @@ class TablePendingItems(Stored):
             resolution = rules.resolution_attrs(by_voter) | self._codec.owed_key(item.id, vote.at)
             removes = codec.RESOLUTION_REMOVES
         condition = rules.votable(len(item.votes), vote.at)
-        change = Update(codec.pending_key(item.id), attrs | resolution, removes, condition)
+        change = Update(keys.pending_key(item.id), attrs | resolution, removes, condition)
         if not self._transact(item.id, change, audit, status or "approved", vote.at):
             return None
         # what this write set, not a read back: a later vote may have landed already
@@ -162,9 +162,9 @@ class TablePendingItems(Stored):
         Raises:
             NotFound: no such item.
         """
-        key = codec.pending_key(pending_id)
+        key = keys.pending_key(pending_id)
         # resumed: nothing is owed any more, so the sweep has no reason to read it
-        removes = (*codec.SWEEP_KEYS, *codec.LEGACY_KEYS)
+        removes = (*keys.SWEEP_KEYS, *keys.LEGACY_KEYS)
         condition = rules.live(self._now())
         try:
             self._items.update(Update(key, {"resumed": True}, removes, condition))
@@ -175,9 +175,9 @@ class TablePendingItems(Stored):
         """Pending items whose ``expires_at`` has passed, oldest first (every shard,
         and what the previous release's index still lists); for operators and tests,
         a sweep reads one shard (``due_in``)."""
-        upper = codec.due_by(now)
-        swept = [self._swept(codec.DUE, shard, upper) for shard in self._shards()]
-        legacy = self._legacy(codec.PENDING_INDEX, "PENDING", upper)
+        upper = keys.due_by(now)
+        swept = [self._swept(keys.DUE, shard, upper) for shard in self._shards()]
+        legacy = self._legacy(keys.PENDING_INDEX, "PENDING", upper)
         found = self._decoded(chain(*swept, legacy), PendingItem, rules.due(now))
         return sorted(found, key=lambda item: (item.expires_at, item.id))[:limit]
 
@@ -185,22 +185,20 @@ class TablePendingItems(Stored):
         """One shard's items with something due by ``now`` (an expiry, an escalation
         step, a reminder, or a resolved item's turn still to resume), soonest due
         first, read lazily (a sweep's ``due`` task)."""
-        return self._decoded(self._swept(codec.DUE, shard, codec.due_by(now)), PendingItem)
+        return self._decoded(self._swept(keys.DUE, shard, keys.due_by(now)), PendingItem)
 
     def reindex(self, item: PendingItem) -> None:
         """Move the item's sweep key to what its state says (one conditional write that
         holds only while the item is as read): for an item whose key says due early."""
         attrs = self._codec.index_attrs(item)
-        removes = () if attrs else codec.SWEEP_KEYS
+        removes = () if attrs else keys.SWEEP_KEYS
         unchanged = (
             rules.live(self._now())
             & Attr("status").eq(item.status)
             & _count(Attr("reminders"), item.reminders)
             & _count(Attr("escalation_step"), item.escalation_step)
         )
-        update = Update(
-            codec.pending_key(item.id), attrs, (*removes, *codec.LEGACY_KEYS), unchanged
-        )
+        update = Update(keys.pending_key(item.id), attrs, (*removes, *keys.LEGACY_KEYS), unchanged)
         try:
             self._items.update(update)
         except ConditionFailed:
@@ -213,11 +211,11 @@ class TablePendingItems(Stored):
 
         ``after`` is the ``(requested_at, id)`` of the last item a previous page showed.
         """
-        index = codec.TENANT_INDEX
-        sort = None if after is None else Attr(index.sk).gt(codec.time_key(*after))
+        index = keys.TENANT_INDEX
+        sort = None if after is None else Attr(index.sk).gt(keys.time_key(*after))
         # the tenant's shards, merged into one list by request time
         shards = [
-            rows(self._items.query(codec.tenant_pending(tenant, shard), sort, index=index))
+            rows(self._items.query(keys.tenant_pending(tenant, shard), sort, index=index))
             for shard in range(self._codec.shards.listing)
         ]
         merged = heapq.merge(*shards, key=lambda item: str(item[index.sk]))
@@ -252,7 +250,7 @@ class TablePendingItems(Stored):
         # the condition pins the count the key was computed from
         after = read.model_copy(update=attrs)
         attrs = attrs | self._codec.index_attrs(after)
-        update = Update(codec.pending_key(pending_id), attrs, codec.LEGACY_KEYS, condition)
+        update = Update(keys.pending_key(pending_id), attrs, keys.LEGACY_KEYS, condition)
         try:
             updated = self._items.update(update)
         except ConditionFailed:

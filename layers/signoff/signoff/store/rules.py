@@ -12,13 +12,8 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Final
 
 from signoff.errors import AlreadyResolved, Expired, NotFound, SessionBusy, SignoffError, UsageError
-from signoff.store.codec import (
-    LEASE_INDEX,
-    MAX_RESOLUTION_TEXT,
-    SWEEP_INDEX,
-    ttl_at,
-    votes_json,
-)
+from signoff.store.codec import MAX_RESOLUTION_TEXT, ttl_at, votes_json
+from signoff.store.keys import LEASE_INDEX, SWEEP_INDEX
 from signoff.store.table import Attr
 
 if TYPE_CHECKING:

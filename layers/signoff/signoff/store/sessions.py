@@ -7,7 +7,7 @@ from itertools import islice
 from typing import TYPE_CHECKING
 
 from signoff.errors import LeaseLost
-from signoff.store import codec, rules
+from signoff.store import codec, keys, rules
 from signoff.store.records import LogChunk, SessionRecord
 from signoff.store.signal import COMMITS
 from signoff.store.stored import Stored, rows
@@ -27,7 +27,7 @@ class TableSessions(Stored):
 
     def load(self, session_id: str) -> SessionRecord | None:
         """The session, or None (also when its retention has passed)."""
-        return self._read(self._items.get(codec.session_key(session_id)), SessionRecord)
+        return self._read(self._items.get(keys.session_key(session_id)), SessionRecord)
 
     def claim(
         self,
@@ -50,12 +50,12 @@ class TableSessions(Stored):
         """
         attrs = rules.claim_attrs(owner=owner, until=until, now=now)
         condition = rules.claimable(purpose, owner, now, pending_id)
-        key = codec.session_key(fresh.session_id)
+        key = keys.session_key(fresh.session_id)
         # A resume or a re-drive continues a checkpoint: the session is swept from
         # now on. A message's turn has none until its first commit, which indexes it.
         indexed = {} if purpose == "message" else self._codec.lease_key(fresh.session_id, until)
         try:
-            update = Update(key, attrs | indexed, codec.LEGACY_KEYS, condition)
+            update = Update(key, attrs | indexed, keys.LEGACY_KEYS, condition)
             claimed = self._items.update(update)
             return self._codec.decode(claimed, SessionRecord)
         except ConditionFailed as failed:
@@ -80,7 +80,7 @@ class TableSessions(Stored):
         session = rules.committed_session(commit, owner)
         listed: Put | None = None
         if commit.chunk is not None and _gates(commit.chunk):
-            day = codec.day_of(commit.chunk.at)
+            day = keys.day_of(commit.chunk.at)
             if session.gated_day != day:
                 # the agent's day lists the session, once a day: what a replay of rule
                 # changes reads (sharded like the sweep: one agent may take every turn)
@@ -109,10 +109,10 @@ class TableSessions(Stored):
     def stalled(self, before: float, *, limit: int = 100) -> list[SessionRecord]:
         """Running sessions whose lease ran out by ``before``, longest stalled first
         (every shard, and what the previous release's lease index still lists)."""
-        upper = codec.due_by(before)
+        upper = keys.due_by(before)
         shards = [self.stalled_in(shard, before) for shard in self._shards()]
         legacy = self._decoded(
-            self._legacy(codec.LEASE_INDEX, "RUNNING", upper), SessionRecord, rules.stalled(before)
+            self._legacy(keys.LEASE_INDEX, "RUNNING", upper), SessionRecord, rules.stalled(before)
         )
         merged = heapq.merge(*shards, legacy, key=_stalled_since)
         return list(islice((record for record in merged if record.state is not None), limit))
@@ -120,9 +120,9 @@ class TableSessions(Stored):
     def stalled_in(self, shard: int, before: float) -> Iterator[SessionRecord]:
         """One shard's running sessions whose lease ran out by ``before``, longest
         stalled first, read lazily (a sweep's ``stalled`` task)."""
-        upper = codec.due_by(before)
+        upper = keys.due_by(before)
         found = self._decoded(
-            self._swept(codec.LEASES, shard, upper), SessionRecord, rules.stalled(before)
+            self._swept(keys.LEASES, shard, upper), SessionRecord, rules.stalled(before)
         )
         # only a turn with a checkpoint can be continued
         return (record for record in found if record.state is not None)
@@ -134,10 +134,10 @@ class TableSessions(Stored):
         day from ``since``'s to ``until``'s (UTC), each once, by day, tenant and id."""
         seen: set[str] = set()
         prefix = Attr("sk").begins_with(f"{tenant}#") if tenant is not None else None
-        for day in codec.gated_days(since, until):
+        for day in keys.gated_days(since, until):
             # the day's shards merged into one listing by tenant and id
             shards = [
-                rows(self._items.query(partition, prefix, index=codec.TABLE_KEY))
+                rows(self._items.query(partition, prefix, index=keys.TABLE_KEY))
                 for partition in self._gated_partitions(agent, day)
             ]
             for item in heapq.merge(*shards, key=lambda item: str(item["sk"])):
@@ -151,7 +151,7 @@ class TableSessions(Stored):
 
     def _gated_partitions(self, agent: str, day: str) -> list[str]:
         return [
-            codec.gated_partition(agent, day, shard) for shard in range(self._codec.shards.sweep)
+            keys.gated_partition(agent, day, shard) for shard in range(self._codec.shards.sweep)
         ]
 
     def written_since(self, since: float) -> Iterator[SessionRecord]:
@@ -162,17 +162,17 @@ class TableSessions(Stored):
 
     def read_log(self, session_id: str, *, from_seq: int = 0) -> Iterator[LogChunk]:
         """The session's log chunks from ``from_seq`` on, in order, paging as it goes."""
-        pk, low, high = codec.chunk_range(session_id, from_seq)
-        pages = self._items.query(pk, Attr("sk").between(low, high), index=codec.TABLE_KEY)
+        pk, low, high = keys.chunk_range(session_id, from_seq)
+        pages = self._items.query(pk, Attr("sk").between(low, high), index=keys.TABLE_KEY)
         return self._found(pages, LogChunk)
 
     def read_log_back(self, session_id: str, *, from_seq: int, to_seq: int) -> Iterator[LogChunk]:
         """The chunks from ``to_seq`` down to ``from_seq``, newest first, a few per read."""
-        pk, low, _ = codec.chunk_range(session_id, from_seq)
-        high = codec.chunk_key(session_id, to_seq)[1]
+        pk, low, _ = keys.chunk_range(session_id, from_seq)
+        high = keys.chunk_key(session_id, to_seq)[1]
         # a watcher wants the last chunk or two: small pages, not the whole log in one read
         pages = self._items.query(
-            pk, Attr("sk").between(low, high), index=codec.TABLE_KEY, limit=2, descending=True
+            pk, Attr("sk").between(low, high), index=keys.TABLE_KEY, limit=2, descending=True
         )
         return self._found(pages, LogChunk)
 

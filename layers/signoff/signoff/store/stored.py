@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from signoff.store import codec, rules
+from signoff.store import keys, rules
 from signoff.store.table import Attr
 
 if TYPE_CHECKING:
@@ -59,8 +59,8 @@ class Stored:
         consistent), and one whose key has moved out since the index was written
         is left out.
         """
-        index = codec.SWEEP_INDEX
-        partition = codec.sweep_partition(family, shard)
+        index = keys.SWEEP_INDEX
+        partition = keys.sweep_partition(family, shard)
         pages = self._items.query(partition, Attr(index.sk).lt(upper), index=index)
         for page in pages:
             for entry in page:

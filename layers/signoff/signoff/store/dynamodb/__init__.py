@@ -11,8 +11,9 @@ from typing import TYPE_CHECKING, Self
 from signoff.clock import SystemClock
 from signoff.settings import Deployment
 from signoff.store.api_keys import TableApiKeys
-from signoff.store.codec import Codec, Shards
+from signoff.store.codec import Codec
 from signoff.store.dynamodb.table import DynamoTable
+from signoff.store.keys import Shards
 from signoff.store.outbox import TableAudit, TableOutbox
 from signoff.store.pending import TablePendingItems
 from signoff.store.sessions import TableSessions
