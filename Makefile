@@ -143,10 +143,11 @@ docs: install
 # pytest exits 5 when it collects nothing; that is not a failure of the checks above.
 # `packaging` comes first, so the packaging tests find what they import; the TypeScript
 # client's tests (client-test) run before pytest.
-# PYTEST_ARGS narrows the pytest run (folders, -k …); empty, it is every test.
+# PYTEST_ARGS narrows the pytest run (folders, -k …); empty, it is every test. -n auto:
+# pytest-xdist, a worker process per core (PYTEST_ARGS="-n 0" runs in one process).
 PYTEST_ARGS ?=
 test: lint docs packaging client-test
-	$(BIN)/python -m pytest -q $(PYTEST_ARGS); rc=$$?; [ $$rc -eq 0 ] || [ $$rc -eq 5 ]
+	$(BIN)/python -m pytest -q -n auto $(PYTEST_ARGS); rc=$$?; [ $$rc -eq 0 ] || [ $$rc -eq 5 ]
 
 bench: install packaging
 	$(BIN)/python bench/engine_overhead.py

@@ -64,8 +64,39 @@ _FUNCTIONAL = ROOT / "tests" / "functional"
 _functional_deselected: list[str] = []
 
 
+def _functional(path: Path) -> bool:
+    """A test file of the functional suite, in a subject folder of it or not."""
+    return path.is_relative_to(_FUNCTIONAL)
+
+
 def pytest_deselected(items: list[pytest.Item]) -> None:
-    _functional_deselected.extend(i.nodeid for i in items if i.path.parent == _FUNCTIONAL)
+    _functional_deselected.extend(i.nodeid for i in items if _functional(i.path))
+
+
+@pytest.fixture(autouse=True, scope="session")
+def _share_aws_calls(
+    request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory
+) -> None:
+    # Under xdist: the folder every worker of this run publishes its AWS record to
+    # (tests/support/awscalls.py), beside the workers' own temporary folders.
+    if hasattr(request.config, "workerinput"):
+        shared = tmp_path_factory.getbasetemp().parent / "aws-calls"
+        shared.mkdir(exist_ok=True)
+        request.config.stash[awscalls.SHARED] = shared
+
+
+@pytest.hookimpl(wrapper=True)
+def pytest_runtest_protocol(item: pytest.Item, nextitem: pytest.Item | None) -> Any:
+    finished = yield
+    shared = item.config.stash.get(awscalls.SHARED, None)
+    if shared is not None and _functional(item.path):
+        _functional_finished.append(item.nodeid)
+        worker = item.config.workerinput["workerid"]  # type: ignore[attr-defined]
+        awscalls.publish(shared, worker, _functional_finished)
+    return finished
+
+
+_functional_finished: list[str] = []
 
 
 @pytest.hookimpl(trylast=True)
@@ -74,12 +105,16 @@ def pytest_collection_modifyitems(
 ) -> None:
     # The IAM test compares what the functional suite's handlers called
     # (tests/support/awscalls.py): it runs after every other test, and uses this
-    # session's record only when every functional test is in it.
+    # session's record only when every functional test is in it (under xdist,
+    # every worker's: it waits for the functional tests the others run).
     last = [item for item in items if item.nodeid.startswith(_IAM_TEST)]
     if not last:
         return
     items[:] = [item for item in items if item not in last] + last
-    files = {item.path for item in items if item.path.parent == _FUNCTIONAL}
+    files = {item.path for item in items if _functional(item.path)}
     config.stash[awscalls.WHOLE_SUITE] = not _functional_deselected and files == set(
-        _FUNCTIONAL.glob("test_*.py")
+        _FUNCTIONAL.rglob("test_*.py")
     )
+    config.stash[awscalls.FUNCTIONAL_TESTS] = [
+        item.nodeid for item in items if _functional(item.path) and item not in last
+    ]

@@ -9,7 +9,9 @@ except the few listed in ``UNCALLED`` with the reason the suite cannot make them
 
 The comparison needs the whole functional suite's record: when this session ran
 every functional test (``tests/conftest.py`` runs this one last), it uses what
-was recorded here; otherwise it runs the functional suite in a subprocess first.
+was recorded here (under pytest-xdist, in every worker: it waits for the
+functional tests the other workers run and adds up what each recorded);
+otherwise it runs the functional suite in a subprocess first.
 
 What the template's ``Policies`` do not hold is the platform's, not the code's:
 SAM gives each function CloudWatch Logs (``AWSLambdaBasicExecutionRole``), X-Ray
@@ -137,7 +139,12 @@ def _secret(resource: Any, secrets: set[str]) -> str:
 def _recorded(request: pytest.FixtureRequest, tmp_path: Path) -> tuple[set[tuple[str, str]], str]:
     """What the functional suite's handlers called, and how it was obtained."""
     if request.config.stash.get(awscalls.WHOLE_SUITE, False):
-        return set(awscalls.record()), "this session's functional suite"
+        shared = request.config.stash.get(awscalls.SHARED, None)
+        if shared is None:
+            return set(awscalls.record()), "this session's functional suite"
+        # Under xdist: every worker's record, once the functional tests have all run.
+        expected = request.config.stash[awscalls.FUNCTIONAL_TESTS]
+        return set(awscalls.gather(shared, expected)), "this session's functional suite's workers"
     target = tmp_path / "calls.json"
     env = {**os.environ, awscalls.RECORD_VARIABLE: str(target)}
     child = subprocess.run(

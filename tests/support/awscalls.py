@@ -15,6 +15,12 @@ while exactly one function is active they count for it; while several are
 
 ``SIGNOFF_RECORD_AWS_CALLS=<file>`` writes the record there as JSON when the
 test session ends (``tests/conftest.py``); the IAM test reads it.
+
+Under pytest-xdist each worker process holds only what its own tests recorded. So
+each worker ``publish``es its record, with the functional tests it has finished,
+to a folder the run's workers share (``SHARED``, beside their temporary
+folders) after each functional test, and the IAM test ``gather``s every
+worker's once all the functional tests it expects have finished, wherever they ran.
 """
 
 from __future__ import annotations
@@ -24,6 +30,7 @@ import contextvars
 import json
 import os
 import threading
+import time
 from collections import Counter
 from typing import TYPE_CHECKING, Any, Final
 
@@ -34,12 +41,16 @@ if TYPE_CHECKING:
     from pathlib import Path
 
 __all__ = [
+    "FUNCTIONAL_TESTS",
     "RECORD_VARIABLE",
+    "SHARED",
     "WHOLE_SUITE",
     "Record",
     "attributed",
+    "gather",
     "iam_actions",
     "install",
+    "publish",
     "read",
     "record",
     "write",
@@ -48,6 +59,10 @@ __all__ = [
 RECORD_VARIABLE: Final = "SIGNOFF_RECORD_AWS_CALLS"
 # True in the config's stash when this session runs the whole functional suite.
 WHOLE_SUITE: Final = pytest.StashKey[bool]()
+# The functional tests whose record the IAM test compares (its own file's left out).
+FUNCTIONAL_TESTS: Final = pytest.StashKey[list[str]]()
+# Under xdist, in each worker's stash: the folder the run's workers publish to.
+SHARED: Final = pytest.StashKey["Path"]()
 
 # (function, IAM action) -> how many requests asked for it.
 Record = Counter[tuple[str, str]]
@@ -168,14 +183,17 @@ def record() -> Record:
 
 def write(path: Path) -> None:
     """The record as JSON: {function: {action: count}}."""
+    path.write_text(json.dumps(_grouped(), indent=2, sort_keys=True))
+
+
+def _grouped() -> dict[str, dict[str, int]]:
     grouped: dict[str, dict[str, int]] = {}
     for (function, action), count in sorted(record().items()):
         grouped.setdefault(function, {})[action] = count
-    path.write_text(json.dumps(grouped, indent=2, sort_keys=True))
+    return grouped
 
 
-def read(path: Path) -> Record:
-    grouped: dict[str, dict[str, int]] = json.loads(path.read_text())
+def _ungrouped(grouped: dict[str, dict[str, int]]) -> Record:
     return Counter(
         {
             (function, action): count
@@ -183,3 +201,44 @@ def read(path: Path) -> Record:
             for action, count in actions.items()
         }
     )
+
+
+def read(path: Path) -> Record:
+    return _ungrouped(json.loads(path.read_text()))
+
+
+def publish(shared: Path, worker: str, done: list[str]) -> None:
+    """This worker's record so far and the functional tests it finished, for ``gather``."""
+    target = shared / f"{worker}.json"
+    partial = target.with_suffix(".partial")
+    partial.write_text(json.dumps({"done": done, "record": _grouped()}))
+    partial.replace(target)  # whole or not at all: a reader never sees half a file
+
+
+def gather(
+    shared: Path, expected: list[str], *, timeout: float = 1800.0, stalled: float = 600.0
+) -> Record:
+    """Every worker's record, once each test of ``expected`` has finished on one of them.
+
+    Fails after ``timeout`` seconds, or ``stalled`` seconds in which no worker
+    finished another expected test (a worker that died), naming what is missing.
+    """
+    start = last_progress = time.monotonic()
+    finished = 0
+    while True:
+        published = [json.loads(path.read_text()) for path in sorted(shared.glob("*.json"))]
+        done = {nodeid for worker in published for nodeid in worker["done"]}
+        missing = [nodeid for nodeid in expected if nodeid not in done]
+        if not missing:
+            total: Record = Counter()
+            for worker in published:
+                total.update(_ungrouped(worker["record"]))
+            return total
+        now = time.monotonic()
+        if len(done) > finished:
+            finished, last_progress = len(done), now
+        if now - start > timeout or now - last_progress > stalled:
+            raise AssertionError(
+                f"{len(missing)} functional tests never finished on any worker, e.g. {missing[:5]}"
+            )
+        time.sleep(0.5)
