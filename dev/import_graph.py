@@ -36,7 +36,7 @@ LAYERS: list[tuple[str, tuple[str, ...]]] = [
         ),
     ),
     ("services", ("signoff.durable", "signoff.notify", "signoff.approvals", "signoff.testing")),
-    ("http", ("signoff.api", "signoff.web", "signoff.telemetry")),
+    ("http", ("signoff.api", "signoff.web", "signoff.telemetry", "signoff.client")),
     ("composition", ("signoff.aws", "signoff_dev")),
 ]
 

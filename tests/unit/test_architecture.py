@@ -39,7 +39,7 @@ ADAPTER_PATTERNS = (
     "secrets/aws.py",
     "continuations/aws.py",
     # the Python client of a signoff API (runs in the caller's program, over httpx)
-    "client.py",
+    "client/*",
 )
 # The vendor SDKs, and the client libraries of optional extras (a deployment without
 # the extra must still import every module but that channel's).
