@@ -267,45 +267,63 @@ def render(notification: Notification) -> tuple[str, str]:
     action = _ACTIONS.get(notification.kind, "Open in signoff")
     footer = f"signoff · agent {notification.agent} · run {notification.run_id}"
     title = scrub(" ".join(notification.title.split()))
-    card = notification.card()
-    rows: list[tuple[str, str]] = []
-    arguments: str | None = None
-    if card is not None:
-        # the card's times are the ask's: a retry hours later says the same
-        rows = [(label, scrub(value)) for label, value in card.facts(card.requested_at)]
-        if card.kind == "approval":
-            arguments = scrub(card.arguments)
-        lead = scrub(card.question or "") if card.kind == "question" else ""
-        if notification.summary is None and card.kind == "approval":
-            lead = scrub(notification.body)  # a caller's own notification: its words
-    else:
-        lead = scrub(notification.body)
-        if notification.expires_at:
-            rows.append(("Expires", notification.expires_at))
+    lead, rows, arguments = _contents(notification, scrub)
     options = [scrub(o) for o in notification.options or []]
+    inbox = _safe_link(notification.inbox_url)
+    call = (scrub(notification.tool or ""), arguments)
+    text = _text(title, lead, options, rows, call, link, action, footer, inbox=inbox)
+    return text, _html(title, lead, options, rows, call, link, action, footer, inbox=inbox)
 
-    text_lines = [title, ""]
+
+def _contents(
+    notification: Notification, scrub: Callable[[str], str]
+) -> tuple[str, list[tuple[str, str]], str | None]:
+    """What the mail says, scrubbed: its lead, its labelled rows, an approval's arguments."""
+    card = notification.card()
+    if card is None:
+        rows = [("Expires", notification.expires_at)] if notification.expires_at else []
+        return scrub(notification.body), rows, None
+    # the card's times are the ask's: a retry hours later says the same
+    rows = [(label, scrub(value)) for label, value in card.facts(card.requested_at)]
+    if card.kind != "approval":
+        return scrub(card.question or "") if card.kind == "question" else "", rows, None
+    # a caller's own notification (no summary) leads with its words
+    lead = scrub(notification.body) if notification.summary is None else ""
+    return lead, rows, scrub(card.arguments)
+
+
+def _text(
+    title: str,
+    lead: str,
+    options: list[str],
+    rows: list[tuple[str, str]],
+    call: tuple[str, str | None],
+    link: str | None,
+    action: str,
+    footer: str,
+    *,
+    inbox: str | None = None,
+) -> str:
+    """The mail's plain-text part, the same parts as its HTML one."""
+    tool, arguments = call
+    lines = [title, ""]
     if lead:
-        text_lines += [lead, ""]
+        lines += [lead, ""]
     if options:
-        text_lines += ["Suggested answers:", *(f"  - {o}" for o in options), ""]
+        lines += ["Suggested answers:", *(f"  - {o}" for o in options), ""]
     for label, value in rows:
         if "\n" in value or len(value) > 60:
-            text_lines += [f"{label}:", *(f"  {line}" for line in value.splitlines()), ""]
+            lines += [f"{label}:", *(f"  {line}" for line in value.splitlines()), ""]
         else:
-            text_lines.append(f"{label}: {value}")
+            lines.append(f"{label}: {value}")
     if arguments is not None:
-        text_lines += ["", f"Arguments ({scrub(notification.tool or '')}):", arguments]
+        lines += ["", f"Arguments ({tool}):", arguments]
     if link:
-        text_lines += ["", f"{action}: {link}"]
-    inbox = _safe_link(notification.inbox_url)
+        lines += ["", f"{action}: {link}"]
     if inbox:
-        text_lines += [f"Your approvals inbox: {inbox}"]
-    text_lines += ["", "-- ", footer]
-    text = "\n".join(text_lines).strip() + "\n"
-    tool = scrub(notification.tool or "")
-    call = (tool, arguments)
-    return text, _html(title, lead, options, rows, call, link, action, footer, inbox=inbox)
+        lines += [f"Your approvals inbox: {inbox}"]
+    lines += ["", "-- ", footer]
+    return "\n".join(lines).strip() + "\n"
 
 
 # Inline styles (mail clients drop <style>); the <style> block only adds dark mode
