@@ -43,8 +43,27 @@ def _args(args: dict[str, object] | None) -> str:
     return json.dumps(args or {}, ensure_ascii=False, separators=(", ", ": "))
 
 
+# The events that stop a turn or pause it; every other one is a step of it.
+_STOPS = (
+    LoopSkipped,
+    LoopMaxTurns,
+    LoopDone,
+    LoopDenied,
+    ApprovalPending,
+    QuestionPending,
+    Done,
+)
+
+
 def render(event: LoopEvent) -> str | None:
     """A short line for ``event``, or None for events not worth a line."""
+    if isinstance(event, _STOPS):
+        return _stop_line(event)
+    return _step_line(event)
+
+
+def _step_line(event: LoopEvent) -> str | None:
+    """A step of the turn: the model's words, the gate, a tool, the prompt's budget."""
     match event:
         case SessionEvent():
             return f"session {event.session_id}"
@@ -70,6 +89,13 @@ def render(event: LoopEvent) -> str | None:
             return f"{event.tool} {outcome}:{detail}" if detail else f"{event.tool} {outcome}"
         case SkillLoaded():
             return f"loaded skill {event.skill}"
+        case _:
+            return None
+
+
+def _stop_line(event: LoopEvent) -> str | None:
+    """How the turn stopped, or what it waits on."""
+    match event:
         case LoopSkipped():
             return f"skipped {event.name} (denied: {', '.join(event.denied_tools)})"
         case LoopMaxTurns():
