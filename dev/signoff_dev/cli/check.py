@@ -54,6 +54,7 @@ if TYPE_CHECKING:
     import argparse
 
     from signoff.agents import AgentCatalog
+    from signoff_dev.cli.style import Style
 
 __all__ = ["channel_extras", "check_agents", "extra_requirements", "register", "rule_warnings_of"]
 
@@ -253,24 +254,12 @@ def _check(args: argparse.Namespace) -> int:
         print(f"signoff check: no agents under {root} (no <name>/agent.yaml)", file=sys.stderr)
         return EXIT_PROBLEMS
     problems = check_agents(catalog)
-    template = args.template or catalog.root.parent / "template.yaml"
-    environments = template_environments(template) if template.is_file() else None
-    # A broken channels.yaml ("") fails every agent's load: no rules to warn about.
-    healthy = [] if "" in problems else [n for n in names if n not in problems]
-    warnings = rule_warnings_of(catalog, healthy, environments)
-    for warning in warnings:
-        print(paint(f"signoff check: warning: {warning}", "yellow"), file=sys.stderr)
+    warnings = _warned(args, catalog, names, problems, paint)
     strict = len(warnings) if args.strict else 0
     for name, problem in problems.items():
         text = located(problem.file, problem.field, problem.problem)
         print(paint(f"signoff check: {name or 'channels'}: {text}", "red"), file=sys.stderr)
-    layer = (
-        missing_from_layer(catalog, args.layer_requirements)
-        if args.layer_requirements and "" not in problems
-        else {}
-    )
-    for channel, missing in layer.items():
-        print(paint(f"signoff check: channel {channel}: {missing}", "red"), file=sys.stderr)
+    layer = _layer_gaps(args, catalog, problems, paint)
     drift = _schedule_drift(args, catalog, problems)
     if problems or layer or drift or strict:
         agents = sum(1 for name in problems if name)
@@ -286,3 +275,34 @@ def _check(args: argparse.Namespace) -> int:
         f"{len(catalog.channels.names())} channels"
     )
     return EXIT_OK
+
+
+def _warned(
+    args: argparse.Namespace,
+    catalog: AgentCatalog,
+    names: list[str],
+    problems: dict[str, ConfigError],
+    paint: Style,
+) -> list[str]:
+    """The rule warnings of the agents that load, printed."""
+    template = args.template or catalog.root.parent / "template.yaml"
+    environments = template_environments(template) if template.is_file() else None
+    # A broken channels.yaml ("") fails every agent's load: no rules to warn about.
+    healthy = [] if "" in problems else [n for n in names if n not in problems]
+    warnings = rule_warnings_of(catalog, healthy, environments)
+    for warning in warnings:
+        print(paint(f"signoff check: warning: {warning}", "yellow"), file=sys.stderr)
+    return warnings
+
+
+def _layer_gaps(
+    args: argparse.Namespace, catalog: AgentCatalog, problems: dict[str, ConfigError], paint: Style
+) -> dict[str, str]:
+    """What the channels need that the layer's requirements lack (``--layer-requirements``),
+    printed."""
+    if not args.layer_requirements or "" in problems:
+        return {}
+    layer = missing_from_layer(catalog, args.layer_requirements)
+    for channel, missing in layer.items():
+        print(paint(f"signoff check: channel {channel}: {missing}", "red"), file=sys.stderr)
+    return layer
