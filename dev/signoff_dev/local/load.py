@@ -53,6 +53,7 @@ from signoff_dev.local.template import REGION
 
 if TYPE_CHECKING:
     from signoff.store.dynamodb import DynamoStore
+    from signoff.store.records import OutboxRow
     from signoff_dev.local.stack import LocalStack
 
 __all__ = ["LoadReport", "run_load"]
@@ -367,40 +368,47 @@ def _count(stack: LocalStack, walked: list[_Session], report: LoadReport) -> Non
                 f"channels {item.channels}"
             )
         for row in rows:
-            report.outbox_rows += 1
-            report.attempts[row.attempts] += 1
-            if row.notified_at is not None:
-                report.rows_sent += 1
-            else:
-                report.failures.append(f"outbox row {pid}/{row.channel}: never sent")
-            delivered = by_pair.get((pid, row.channel), 0)
-            report.deliveries += delivered
-            if delivered == 0:
-                report.undelivered += 1
-                report.failures.append(f"outbox row {pid}/{row.channel}: nothing delivered")
-            elif delivered == 1:
-                report.delivered_once += 1
-            else:
-                report.duplicates += delivered - 1
-                report.failures.append(f"outbox row {pid}/{row.channel}: {delivered} deliveries")
+            _count_row(report, pid, row, by_pair.get((pid, row.channel), 0))
         human = [
-            entry
+            entry.decision
             for entry in store.audit.for_subject(session.session_id)
             if entry.kind == "human" and entry.pending_id == pid
         ]
-        if len(human) == 1 and human[0].decision == "approved":
-            report.approved_once += 1
-        elif len(human) > 1:
-            report.resolved_twice += 1
-            report.failures.append(f"pending item {pid}: resolved {len(human)} times")
-        else:
-            report.failures.append(
-                f"pending item {pid}: human audit entries {[e.decision for e in human]}"
-            )
+        _count_decisions(report, pid, human)
         if item.status == "approved":
             report.status_approved += 1
         else:
             report.failures.append(f"pending item {pid}: stored status {item.status}")
+
+
+def _count_row(report: LoadReport, pid: str, row: OutboxRow, delivered: int) -> None:
+    """One outbox row: sent, its attempts, and how many times it was delivered."""
+    report.outbox_rows += 1
+    report.attempts[row.attempts] += 1
+    if row.notified_at is not None:
+        report.rows_sent += 1
+    else:
+        report.failures.append(f"outbox row {pid}/{row.channel}: never sent")
+    report.deliveries += delivered
+    if delivered == 0:
+        report.undelivered += 1
+        report.failures.append(f"outbox row {pid}/{row.channel}: nothing delivered")
+    elif delivered == 1:
+        report.delivered_once += 1
+    else:
+        report.duplicates += delivered - 1
+        report.failures.append(f"outbox row {pid}/{row.channel}: {delivered} deliveries")
+
+
+def _count_decisions(report: LoadReport, pid: str, decisions: list[str]) -> None:
+    """The decisions people took on one item (its human audit entries): exactly one."""
+    if len(decisions) == 1 and decisions[0] == "approved":
+        report.approved_once += 1
+    elif len(decisions) > 1:
+        report.resolved_twice += 1
+        report.failures.append(f"pending item {pid}: resolved {len(decisions)} times")
+    else:
+        report.failures.append(f"pending item {pid}: human audit entries {decisions}")
 
 
 def _captured_emails(stack: LocalStack) -> Counter[tuple[str, str]]:
