@@ -168,7 +168,7 @@ def test_make_build_and_make_test_run_the_check_before_anything_else() -> None:
     )
     assert "\nbuild: template\n" in makefile
     assert "\npackaging: template " in makefile
-    assert "\ntest: lint packaging client-test\n" in makefile
+    assert "\ntest: lint docs packaging client-test\n" in makefile
 
 
 def test_rules_actauth_accepts_pass_with_warnings_and_ambiguous_ones_fail(
