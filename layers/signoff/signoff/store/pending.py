@@ -23,7 +23,8 @@ __all__ = ["TablePendingItems"]
 
 
 class TablePendingItems(Stored):
-    """The ``PendingItems`` port: approvals and questions waiting for a human."""
+    """Every pending-item port (``PendingItems``): approvals and questions waiting
+    for a human."""
 
     def get(self, pending_id: str) -> PendingItem | None:
         """The item, or None (also when its retention has passed)."""
@@ -195,8 +196,8 @@ class TablePendingItems(Stored):
         unchanged = (
             rules.live(self._now())
             & Attr("status").eq(item.status)
-            & _count(Attr("reminders"), item.reminders)
-            & _count(Attr("escalation_step"), item.escalation_step)
+            & Attr("reminders").eq(item.reminders)
+            & Attr("escalation_step").eq(item.escalation_step)
         )
         update = Update(keys.pending_key(item.id), attrs, (*removes, *keys.LEGACY_KEYS), unchanged)
         try:
@@ -256,8 +257,3 @@ class TablePendingItems(Stored):
         except ConditionFailed:
             return None  # another sweep moved it, or the item was resolved or fell due
         return self._codec.decode(updated, PendingItem)
-
-
-def _count(attr: Attr, value: int) -> Condition:
-    """The count is ``value`` (an item written before the count existed has none)."""
-    return attr.eq(value) if value else attr.missing() | attr.eq(0)

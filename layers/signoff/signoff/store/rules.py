@@ -201,17 +201,13 @@ def vote_attrs(votes: Sequence[Vote]) -> Item:
 def remindable(count: int, now: float) -> Condition:
     """Reminder number ``count + 1`` may be recorded: the item still waits, and
     nobody recorded this reminder before (two sweeps never send the same one)."""
-    # an item written before reminders were counted has no count: it has had none
-    unseen = REMINDERS.eq(count) if count else REMINDERS.missing() | REMINDERS.eq(0)
-    return live(now) & waiting(now) & unseen
+    return live(now) & waiting(now) & REMINDERS.eq(count)
 
 
 def escalatable(step: int, now: float) -> Condition:
     """Escalation step ``step + 1`` may be recorded: the item still waits, and has
     taken exactly ``step`` steps (two sweeps never take the same step)."""
-    # an item written before escalation was counted has no count: it took none
-    taken = ESCALATION_STEP.eq(step) if step else ESCALATION_STEP.missing() | ESCALATION_STEP.eq(0)
-    return live(now) & waiting(now) & taken
+    return live(now) & waiting(now) & ESCALATION_STEP.eq(step)
 
 
 def resolution_refusal(

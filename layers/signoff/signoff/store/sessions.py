@@ -154,12 +154,6 @@ class TableSessions(Stored):
             keys.gated_partition(agent, day, shard) for shard in range(self._codec.shards.sweep)
         ]
 
-    def written_since(self, since: float) -> Iterator[SessionRecord]:
-        """Every session last written at or after ``since``: a Scan of the whole table."""
-        updated = Attr("updated_at")
-        keep = Attr("kind").eq("session") & (updated.gt(since) | updated.eq(since))
-        return self._found(self._items.scan(keep), SessionRecord)
-
     def read_log(self, session_id: str, *, from_seq: int = 0) -> Iterator[LogChunk]:
         """The session's log chunks from ``from_seq`` on, in order, paging as it goes."""
         pk, low, high = keys.chunk_range(session_id, from_seq)
