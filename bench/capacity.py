@@ -100,7 +100,7 @@ SWEEP_RRU: Final = 200.0
 SWEEP_PAGES: Final = 64
 SWEEP_FLAT: Final = 0.10
 # Each of a turn's two runs (to its pause; from the approval to its end) holds a run
-# slot while its model works, about 2 s (README, Throughput settings): the cap that
+# slot while its model works, about 2 s (docs/operations.md, "Throughput settings"): the cap that
 # serves the rate (Little's law) is rate * 2 * this, unless --set gives
 # SIGNOFF_MAX_CONCURRENT_RUNS.
 RUN_SECONDS: Final = 2.0

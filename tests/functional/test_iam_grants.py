@@ -17,7 +17,7 @@ What the template's ``Policies`` do not hold is the platform's, not the code's:
 SAM gives each function CloudWatch Logs (``AWSLambdaBasicExecutionRole``), X-Ray
 (``Tracing: Active``) and, for the notifier's and the sweep workers' SQS triggers,
 the poller's receive/delete on the queue (``SQSPollerPolicy``); the Lambda service calls
-those, not the handlers. README.md's IAM section says so.
+those, not the handlers. docs/deploying.md ("What the template creates") says so.
 """
 
 from __future__ import annotations

@@ -181,7 +181,7 @@ class Replay:
         return [change for change in self.changes if _kind(change) == kind]
 
     def to_json(self, *, examples: int | None = None) -> dict[str, Any]:
-        """The replay as one JSON document (README: "Replaying a rules change").
+        """The replay as one JSON document (docs/rules.md, "Replaying a rules change").
 
         ``examples``: at most that many changes per transition (None: every change).
         Arguments appear as a one-line summary, never whole.
