@@ -15,6 +15,8 @@ enable_validation=True)`` with one pydantic-validated route, for an SQS function
 times, interleaved; the figure is median(app import) / median(reference import),
 target <= 1.10 for message, resolve and notifier. The first invocation is printed
 beside it: a cold start pays both, so an import moved into the first call shows there.
+So is the number of ``signoff`` modules the handler's import loads, from one more fresh
+process after the timed ones (what ``tests/packaging/import_paths/`` lists by name).
 
 The children get the functions' environment as Lambda would: the template's
 variables naming the resources of a moto server this benchmark starts on loopback
@@ -107,6 +109,13 @@ answer = handler_module.handler(event, Context())
 invoked = time.perf_counter()
 status = answer.get("statusCode", 200) if isinstance(answer, dict) else 200
 sys.stdout.write("\\n" + json.dumps([imported - started, invoked - imported, status]) + "\\n")
+"""
+# Run inside the child: the handler's import, then the signoff modules it loaded (the
+# lists tests/packaging/import_paths/ keeps), counted as the last line.
+MODULES = """\
+import json, sys
+import {module}
+print(json.dumps(sum(m == "signoff" or m.startswith("signoff.") for m in sys.modules)))
 """
 # Run inside the child: the statement under an audit hook that records sockets.
 AUDITED = """\
@@ -305,6 +314,13 @@ def sockets_opened(python: Path, env: dict[str, str], statement: str) -> list[li
     done = child(python, env, AUDITED.format(statement=statement))
     opened: list[list[str]] = json.loads(done.stdout.strip().splitlines()[-1])
     return opened
+
+
+def signoff_modules(python: Path, env: dict[str, str], module: str) -> int:
+    """How many ``signoff`` modules one more fresh process loads importing ``module``."""
+    done = child(python, env, MODULES.format(module=module))
+    count: int = json.loads(done.stdout.strip().splitlines()[-1])
+    return count
 
 
 IMPORTTIME = re.compile(r"^import time:\s+(\d+) \|\s+(\d+) \| ( *)(\S+)$")
@@ -538,8 +554,10 @@ def main() -> int:
             first = statistics.median(cold.invoked for cold in apps)
             ref_first = statistics.median(cold.invoked for cold in refs)
             ratios[function.name] = app / ref
+            modules = signoff_modules(args.python, env, function.module)
             print(
-                f"{function.name}: {app / ref:.2f}x the {function.kind} reference"
+                f"{function.name}: {app / ref:.2f}x the {function.kind} reference,"
+                f" {modules} signoff modules"
                 f"  (import {app * 1e3:.0f} ms / {ref * 1e3:.0f} ms;"
                 f" first invocation {first * 1e3:.0f} ms, the reference's {ref_first * 1e3:.0f} ms;"
                 f" cold start {(app + first) * 1e3:.0f} ms / {(ref + ref_first) * 1e3:.0f} ms;"
