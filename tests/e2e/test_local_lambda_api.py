@@ -69,6 +69,16 @@ def test_the_deployed_adapter_invokes_the_function_with_the_continuation_event(
     assert recorder.events == [{"signoff": "continue", "sessionId": "s-1"}]
 
 
+def test_a_name_with_a_qualifier_invokes_the_function(
+    api: tuple[LambdaInvokeApi, _Recorder],
+) -> None:
+    # The template's continuations name the message function's alias (<stack>-message:live)
+    served, recorder = api
+    _continuations(served, "signoff-message:live").schedule("s-1")
+    assert recorder.called.wait(5.0)
+    assert recorder.events == [{"signoff": "continue", "sessionId": "s-1"}]
+
+
 def test_an_unknown_function_is_lambdas_error_to_the_adapter(
     api: tuple[LambdaInvokeApi, _Recorder],
 ) -> None:

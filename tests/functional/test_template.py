@@ -326,13 +326,18 @@ def test_continuations_invoke_the_message_function_by_its_fixed_name(
 ) -> None:
     # The message function invokes itself, so its name is a fixed string, not a !Ref:
     # the variable, the invoke permission and the name itself must be that one string.
+    # The variable names its alias (the published version, SnapStart's with
+    # EnableSnapStart: tests/functional/test_snapstart_template.py).
     name = template["Resources"]["MessageFunction"]["Properties"]["FunctionName"]
     assert name == Tag("Sub", "${AWS::StackName}-message")
+    alias = template["Resources"]["MessageFunction"]["Properties"]["AutoPublishAlias"]
     for logical_id, function in _functions(template).items():
         variables = function.get("Environment", {}).get("Variables", {})
         if "SIGNOFF_CONTINUE_FUNCTION" not in variables:
             continue
-        assert variables["SIGNOFF_CONTINUE_FUNCTION"] == name, logical_id
+        assert variables["SIGNOFF_CONTINUE_FUNCTION"] == Tag("Sub", f"{name.value}:{alias}"), (
+            logical_id
+        )
         # The invoke grant names the same string: arn:…:function:${AWS::StackName}-message.
         invokes = [
             resource

@@ -7,7 +7,8 @@ the handler raised, ``…/invocation/{id}/error``; an import that fails is poste
 ``/2018-06-01/runtime/init/error``. This server hands out the events ``invoke`` is
 given, one at a time, with the headers Lambda sends (request id, deadline, function
 ARN, trace id), and gives back what the client posted. A ``next`` with no event
-waits, as a frozen sandbox does, until ``stop``.
+waits, as a frozen sandbox does, until ``stop``. A SnapStart environment's
+``restore/next`` (after its init, before its restore hooks) is answered at once.
 
     with RuntimeApi(function_arn) as api:
         process = subprocess.Popen([..., "-m", "awslambdaric", "app.handler"],
@@ -61,6 +62,9 @@ class RuntimeApi:
         self._events: queue.Queue[tuple[str, bytes, float]] = queue.Queue()
         self._outcomes: dict[str, queue.Queue[Outcome]] = {}
         self._init_error: queue.Queue[Outcome] = queue.Queue()
+        # When each ``GET …/restore/next`` came: a SnapStart environment's, once per
+        # restore (AWS_LAMBDA_INITIALIZATION_TYPE=snap-start), answered at once
+        self.restores: list[float] = []
         self._stopping = threading.Event()
         self._server = _Server(("127.0.0.1", 0), self._handler_class())
         self._thread = threading.Thread(target=self._server.serve_forever, daemon=True)
@@ -124,6 +128,10 @@ class RuntimeApi:
             protocol_version = "HTTP/1.1"
 
             def do_GET(self) -> None:
+                if self.path == f"{PREFIX}/restore/next":
+                    api.restores.append(time.time())
+                    self._reply(200, {})
+                    return
                 if self.path != f"{PREFIX}/invocation/next":
                     self._reply(404, {"errorMessage": f"no route {self.path}"})
                     return

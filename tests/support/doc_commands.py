@@ -63,6 +63,11 @@ NOT_RUNNABLE: dict[tuple[str, str], str] = {
         "table (create_table_sql) in a real PostgreSQL and the built notifier inserts into it, "
         "tests/contract/test_queue_channels.py inserts as a role granted INSERT only"
     ),
+    ("docs/snapstart.md", "sam deploy --parameter-overrides EnableSnapStart=true"): (
+        "deploys to an AWS account; tests/functional/test_snapstart_template.py runs SAM's "
+        "transform with the parameter on and off, tests/packaging/test_snapstart_restore.py "
+        "restores the built functions"
+    ),
     ("docs/deploying.md", 'make deploy DEPLOY_ARGS="--parameter-overrides \\'): (
         "deploys to an AWS account; tests/functional/test_vpc_template.py transforms the "
         "template with these parameters and without them"

@@ -118,7 +118,10 @@ class LambdaInvokeApi:
         if not (path.startswith(_PREFIX) and path.endswith(_SUFFIX)):
             return 404, "UnknownOperationException", "only Invoke is served here"
         name = unquote(path[len(_PREFIX) : -len(_SUFFIX)])
-        name = name.split(":")[6] if name.startswith("arn:") and name.count(":") >= 6 else name
+        # A name or an ARN, either with a qualifier or none (the template's continuations
+        # name the alias: <stack>-message:live); the local stack runs one of each function.
+        arn = name.startswith("arn:") and name.count(":") >= 6
+        name = name.split(":")[6] if arn else name.split(":", 1)[0]
         function = self.functions.get(name)
         if function is None:
             return 404, "ResourceNotFoundException", f"Function not found: {name}"

@@ -126,7 +126,10 @@ def check_continuing_function(functions: Iterable[FunctionSpec]) -> None:
         ConfigError: it names none, so no turn could continue.
     """
     target = os.environ.get("SIGNOFF_CONTINUE_FUNCTION", "")
-    if target not in {spec.physical_name for spec in functions}:
+    # The template names the function's alias (<stack>-message:live); locally there is
+    # one version of each function, which the Invoke API runs for any qualifier.
+    name = target.split(":", 1)[0]
+    if name not in {spec.physical_name for spec in functions}:
         raise ConfigError(
             TEMPLATE_FILE, "SIGNOFF_CONTINUE_FUNCTION", f"{target!r} is no function of the template"
         )

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from signoff.api.context import Api
 from signoff.aws.channels import chat_from_env
+from signoff.aws.snapstart import renew_after_restore
 from signoff.aws.turns import checked_agents, turns_from_env
 from signoff.clock import SystemClock
 from signoff.continuations.aws import LambdaContinuations
@@ -28,11 +29,14 @@ def api_from_env(deployment: Deployment | None = None) -> Api:
     """
     settings = deployment or Deployment.from_env()
     clock = SystemClock()
+    # The clients below are built on first use (signoff.awsclients) and may outlive a
+    # SnapStart restore: init opens no connection, and credentials are fetched again
+    # as they expire (signoff.aws.snapstart says why both are safe to keep).
     store = DynamoStore.from_env(clock=clock, deployment=settings)
     agents = checked_agents(settings)
     queue = SqsQueue.from_env(settings)
     turns = turns_from_env(settings, agents=agents, store=store, queue=queue, clock=clock)
-    return Api(
+    api = Api(
         turns=turns,
         agents=agents,
         sessions=store.sessions,
@@ -52,3 +56,6 @@ def api_from_env(deployment: Deployment | None = None) -> Api:
         allow_anonymous=settings.allow_anonymous,
         deployment=settings,
     )
+    # Under SnapStart each restored environment takes a lease owner id of its own.
+    renew_after_restore(turns, api=api)
+    return api

@@ -8,6 +8,7 @@ agents' loader nor the durable runner: ``channels.yaml`` and each ``agent.yaml``
 from __future__ import annotations
 
 from signoff.aws.channels import deployment_secrets
+from signoff.aws.snapstart import renew_after_restore
 from signoff.channels.build import BuildContext, ChannelSet
 from signoff.channels.http_notifier import deployment_channels
 from signoff.clock import SystemClock
@@ -31,6 +32,9 @@ def notifier_from_env(deployment: Deployment | None = None) -> Notifier:
     # without loading the agents themselves.
     use_snapshot(settings.agents_dir / SNAPSHOT_FILE)  # the build's parse of the YAML
     channels_config = deployment_channels(settings.agents_dir)
+    # Its Secrets Manager client is built now and may outlive a SnapStart restore, as
+    # the store's (built on first use) may: no connection is open at init, and
+    # credentials are fetched again as they expire (signoff.aws.snapstart).
     secrets = deployment_secrets(channels_config, settings)
 
     # Each channel is built on its first send and on its own: a cold start reads no
@@ -46,7 +50,7 @@ def notifier_from_env(deployment: Deployment | None = None) -> Notifier:
         signer = signer or rotating_signer(secrets, clock)
         return Composer(signer=signer, public_url=public_url)
 
-    return Notifier(
+    notifier = Notifier(
         pending=store.pending,
         outbox=store.outbox,
         channels=channels,
@@ -57,3 +61,6 @@ def notifier_from_env(deployment: Deployment | None = None) -> Notifier:
         ),
         retries=RetrySchedule(settings.notify_retry_delays),
     )
+    # Under SnapStart each restored environment takes a send-lock owner id of its own.
+    renew_after_restore(notifier)
+    return notifier

@@ -23,6 +23,7 @@ from aws_lambda_powertools.utilities.batch import (
     process_partial_response,
 )
 
+from signoff.aws.snapstart import renew_after_restore
 from signoff.aws.turns import checked_agents, turns_from_env
 from signoff.clock import SystemClock
 from signoff.durable.sweeper import Sweeper, SweepTask
@@ -67,8 +68,11 @@ def sweeper_from_env(deployment: Deployment | None = None, clock: Clock | None =
     store = DynamoStore.from_env(clock=clock, deployment=settings)
     queue = SqsQueue.from_env(settings)
     agents = checked_agents(settings)
+    turns = turns_from_env(settings, agents=agents, store=store, queue=queue, clock=clock)
+    # Under SnapStart each restored environment re-drives turns under an owner id of its own.
+    renew_after_restore(turns)
     return Sweeper(
-        turns=turns_from_env(settings, agents=agents, store=store, queue=queue, clock=clock),
+        turns=turns,
         sessions=store.sessions,
         pending=store.pending,
         outbox=store.outbox,
