@@ -59,7 +59,7 @@ def pytest_sessionfinish(session: pytest.Session) -> None:
         awscalls.write(Path(target))
 
 
-_IAM_TEST = "tests/functional/test_iam_grants.py"
+_IAM_TEST = "tests/functional/template/test_iam_grants.py"
 _FUNCTIONAL = ROOT / "tests" / "functional"
 _functional_deselected: list[str] = []
 

@@ -3,5 +3,5 @@
 
 Kept outside ``layers/signoff/`` on purpose: sam build copies the engine layer's
 folder whole, so nothing here ships to Lambda, and the engine package never
-imports this one (tests/unit/test_architecture.py checks it).
+imports this one (tests/unit/architecture/test_architecture.py checks it).
 """

@@ -11,7 +11,7 @@ from selenium.webdriver.common.by import By
 from selenium.webdriver.support.ui import Select, WebDriverWait
 
 from tests.browser.test_playground import console_errors, send, text_of
-from tests.e2e.test_broken_agent_local import stack as stack
+from tests.e2e.local_stack.test_broken_agent_local import stack as stack
 from tests.support.local_stack import WAIT
 
 if TYPE_CHECKING:

@@ -1,7 +1,7 @@
 """actauth 0.0.4 (loopengine's rule engine, a dev-extra reference) deciding one call.
 
 The independent reference the gate is compared with: the parity test, and the
-expected sets of a rules replay (``tests/unit/test_rules_replay.py``).
+expected sets of a rules replay (``tests/unit/approvals/test_rules_replay.py``).
 """
 
 from __future__ import annotations

@@ -1,10 +1,10 @@
 """The shell blocks of README.md, bench/README.md and docs/**/*.md (the documentation
 site's pages), and which of them a test runs.
 
-A fenced ``sh``/``bash`` block is run by ``tests/functional/test_doc_commands.py``
+A fenced ``sh``/``bash`` block is run by ``tests/functional/cli/test_doc_commands.py``
 when the line before its fence is ``<!-- runnable -->`` (offline: the agents and
 the template of a temporary copy of the project), and by
-``tests/e2e/test_doc_commands_local.py`` when it is ``<!-- runnable: local-stack -->``
+``tests/e2e/local_stack/test_doc_commands_local.py`` when it is ``<!-- runnable: local-stack -->``
 (against a local stack; ``localhost:3000`` becomes the stack's address). Every other
 block must be listed in ``NOT_RUNNABLE`` with the reason and what tests it instead,
 so a new command in the docs is either run or explained.
@@ -32,17 +32,18 @@ NOT_RUNNABLE: dict[tuple[str, str], str] = {
         "docs/approval-policies.md",
         'curl -s "$API/inbox" -H "x-api-key: $KEY"   # pending items, oldest first',
     ): "needs a deployed stack's $API and $KEY, and a table for the CLI; the routes run on the "
-    "handlers in tests/functional/test_inbox_routes.py and in a browser on the local stack in "
-    "tests/browser/test_inbox_page.py, the commands in tests/functional/test_inbox_cli.py",
+    "handlers in tests/functional/approvals/test_inbox_routes.py and in a browser on the "
+    "local stack in "
+    "tests/browser/test_inbox_page.py, the commands in tests/functional/cli/test_inbox_cli.py",
     **{
         (page, "make demo"): "make itself: installs the project; `signoff demo`, which it runs, "
-        "is tests/e2e/test_local_stack.py's demo test, and `make test` is the test run"
+        "is tests/e2e/local_stack/test_local_stack.py's demo test, and `make test` is the test run"
         for page in ("README.md", "docs/getting-started.md")
     },
     **{
         (page, ". .venv/bin/activate"): "signoff dev serves until Ctrl-C; the stack it starts "
         "is every tests/e2e test's (tests/support/local_stack.py), `signoff demo` is "
-        "tests/e2e/test_local_stack.py's"
+        "tests/e2e/local_stack/test_local_stack.py's"
         for page in ("README.md", "docs/getting-started.md")
     },
     ("docs/getting-started.md", "sam build"): "needs Docker (sam local); documented, not tested "
@@ -61,15 +62,16 @@ NOT_RUNNABLE: dict[tuple[str, str], str] = {
     ): (
         "needs an RDS database; tests/packaging/test_channel_libraries.py creates the same "
         "table (create_table_sql) in a real PostgreSQL and the built notifier inserts into it, "
-        "tests/contract/test_queue_channels.py inserts as a role granted INSERT only"
+        "tests/contract/channels/test_queue_channels.py inserts as a role granted INSERT only"
     ),
     ("docs/snapstart.md", "sam deploy --parameter-overrides EnableSnapStart=true"): (
-        "deploys to an AWS account; tests/functional/test_snapstart_template.py runs SAM's "
+        "deploys to an AWS account; "
+        "tests/functional/template/test_snapstart_template.py runs SAM's "
         "transform with the parameter on and off, tests/packaging/test_snapstart_restore.py "
         "restores the built functions"
     ),
     ("docs/deploying.md", 'make deploy DEPLOY_ARGS="--parameter-overrides \\'): (
-        "deploys to an AWS account; tests/functional/test_vpc_template.py transforms the "
+        "deploys to an AWS account; tests/functional/template/test_vpc_template.py transforms the "
         "template with these parameters and without them"
     ),
     ("docs/deploying.md", "API=$(aws cloudformation describe-stacks --stack-name signoff \\"): (
@@ -84,34 +86,34 @@ NOT_RUNNABLE: dict[tuple[str, str], str] = {
     (
         "docs/http-api.md",
         'signoff keys create --tenant acme-corp --label "support backend"   # prints the key once',
-    ): "revokes an example key id; tests/functional/test_keys_cli.py "
+    ): "revokes an example key id; tests/functional/cli/test_keys_cli.py "
     "runs create, list and revoke against the table",
     (
         "docs/http-api.md",
         'curl -s -X POST "$API/agents/customer-service/messages" -H "x-api-key: $KEY" \\',
     ): "needs a deployed stack's $API and $KEY and a $PENDING_ID; the same calls "
-    "run over the local stack in tests/e2e/test_local_stack.py",
+    "run over the local stack in tests/e2e/local_stack/test_local_stack.py",
     (
         "docs/operations.md",
         "export SIGNOFF_TABLE=<SignoffTableName> SIGNOFF_BUCKET=<LargeValuesBucketName> \\",
-    ): "placeholders for a deployed stack's outputs; tests/functional/test_outbox_cli.py "
+    ): "placeholders for a deployed stack's outputs; tests/functional/cli/test_outbox_cli.py "
     "runs each outbox command",
     (
         "docs/rules.md",
         "export SIGNOFF_TABLE=<SignoffTableName>   "
         "# AWS credentials as usual; for `signoff dev`, its banner's exports",
-    ): "a placeholder table and option syntax; tests/functional/test_rules_replay_cli.py "
+    ): "a placeholder table and option syntax; tests/functional/cli/test_rules_replay_cli.py "
     "runs `signoff rules replay` against a table (moto server) holding recorded turns",
     (
         "docs/notifications.md",
         "signoff outbox list                      # unsent, waiting for a retry, failed for good",
     ): "needs a deployment's outbox and a pending id; "
-    "tests/functional/test_outbox_cli.py runs each command",
+    "tests/functional/cli/test_outbox_cli.py runs each command",
     (
         "docs/operations.md",
         "SIGNOFF_TABLE=$TABLE signoff migrate --dry-run   # what it would rewrite; writes nothing",
     ): "needs a deployed stack's table holding the previous release's items; "
-    "tests/functional/test_migrate_cli.py runs a dry run, a run, a second run and an "
+    "tests/functional/cli/test_migrate_cli.py runs a dry run, a run, a second run and an "
     "interrupted run resumed, against a moto server holding tests/fixtures/store_v1_items.json",
     (
         "docs/migrating-from-loopengine.md",

@@ -70,7 +70,7 @@ def import_handler(function: str) -> ModuleType:
     module = importlib.util.module_from_spec(spec)
     sys.modules[name] = module
     # Every AWS request of the import and of each invocation counts for this function
-    # (tests/functional/test_iam_grants.py compares them with its policy).
+    # (tests/functional/template/test_iam_grants.py compares them with its policy).
     awscalls.install()
     logical_id = FUNCTIONS[function]
     with awscalls.attributed(logical_id):

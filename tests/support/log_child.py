@@ -1,7 +1,7 @@
 """A cold start and invocations of every function, as Lambda runs them: for the log test.
 
 Run as ``python -m tests.support.log_child`` with the functions' environment and a
-moto server (``tests/functional/test_log_lines.py``). What Lambda's runtime would
+moto server (``tests/functional/telemetry/test_log_lines.py``). What Lambda's runtime would
 take from the process, stdout and stderr, is what the test reads; the root
 logger writes plain text to stderr, as any line that bypasses the service's JSON
 would appear without the correlation keys.

@@ -5,7 +5,7 @@
     python -m tests.support.node_stack [--no-stream]
 
 Writes the agents of the transport conformance test
-(``tests/e2e/test_transport_conformance.py``: its scripted ``shop`` and its
+(``tests/e2e/transport/test_transport_conformance.py``: its scripted ``shop`` and its
 ``broken`` agent, whose model never answers) to a temporary folder, starts
 ``signoff dev``'s stack on them on free ports (``--no-stream``: without the SSE
 route, as a deployed HTTP API), adds an API key of the ``default`` tenant and
@@ -30,7 +30,7 @@ from pathlib import Path
 
 from signoff.keys.api_keys import new_api_key
 from signoff_dev.local.stack import LocalStack, StackSettings
-from tests.e2e.test_transport_conformance import (
+from tests.e2e.transport.test_transport_conformance import (
     BROKEN_YAML,
     CHANNELS,
     KEY_ENV,

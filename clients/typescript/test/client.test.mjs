@@ -1,5 +1,5 @@
 // The client against the local stack, over every transport: the scripted turns of the Python
-// client's conformance test (tests/e2e/test_transport_conformance.py) — one that finishes, one
+// client's conformance test (tests/e2e/transport/test_transport_conformance.py) — one that finishes, one
 // approved, one denied with a reason, a question answered, a batch of calls, a model that fails
 // — and streams dropped mid-turn, finished by long-poll. What a turn yields is checked against
 // what the session committed (the status route, read here without the client): `session`, the

@@ -26,7 +26,7 @@ def add_decision_options(command: argparse.ArgumentParser) -> None:
     terminal, the same on every command that runs one.
 
     No flag takes an optional value: ``--deny "message"`` would read the message as
-    the reason (``tests/unit/test_cli_flags.py`` walks the parsers for such a flag).
+    the reason (``tests/unit/dev/test_cli_flags.py`` walks the parsers for such a flag).
     """
     decision = command.add_mutually_exclusive_group()
     decision.add_argument(

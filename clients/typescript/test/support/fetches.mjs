@@ -1,5 +1,5 @@
 // Fetches that stand between the client and the stack, as the Python conformance test's
-// httpx transports do (tests/e2e/test_transport_conformance.py: Cutting, NoStream).
+// httpx transports do (tests/e2e/transport/test_transport_conformance.py: Cutting, NoStream).
 
 const encoder = new TextEncoder();
 const decoder = new TextDecoder();

@@ -8,7 +8,7 @@ between reads doubles from ``FIRST_PAUSE`` to ``LONGEST_PAUSE`` while the turn
 waits for a person (minutes or days: about one read a second), but only to
 ``RUNNING_PAUSE`` while it runs (its steps come seconds apart, and it ends
 soon): an event committed by another process (on Lambda, the message
-function's turn) is seen within one pause. tests/unit/test_long_poll.py counts
+function's turn) is seen within one pause. tests/unit/api/test_long_poll.py counts
 the reads; docs/clients.md states the figures. A commit made in this process (the
 local stack runs every function in one) ends the pause at once (``signoff.store.signal``): one read
 confirms it.

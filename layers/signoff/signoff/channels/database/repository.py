@@ -14,7 +14,7 @@ Every adapter keeps the channel's promise of at most one row per pending item:
 an insert whose ``pendingId`` is already stored changes nothing, so a retry (or a
 second channel writing the same place) is harmless. A repository written for
 another database implements ``insert_once`` with the same guarantee and passes
-the contract suite in ``tests/contract/test_pending_approvals_contract.py``.
+the contract suite in ``tests/contract/channels/test_pending_approvals_contract.py``.
 """
 
 from __future__ import annotations
