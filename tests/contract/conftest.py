@@ -106,14 +106,15 @@ class Records:
         pending: PendingItem,
         *,
         outbox: list[OutboxRow] | None = None,
-        audit: list[AuditEntry] | None = None,
+        chunk: LogChunk | None = None,
     ) -> None:
-        """Write ``pending`` the only way it is written: a turn's pause commit."""
+        """Write ``pending`` the only way it is written: a turn's pause commit (with
+        ``chunk``, the step's log)."""
         session = self.session(pending.session_id)
         store.sessions.claim(session, purpose="message", owner=PAUSER, until=T0 + 60, now=T0)
         paused = session.model_copy(update={"status": "paused", "pending_id": pending.id})
         commit = Commit(
-            session=paused, pending=pending, outbox=outbox or [], audit=audit or [], release=True
+            session=paused, pending=pending, outbox=outbox or [], chunk=chunk, release=True
         )
         store.sessions.commit(commit, owner=PAUSER)
 

@@ -60,12 +60,28 @@ def test_entries_at_the_same_moment_keep_their_id_order(
     assert [entry.id for entry in store.audit.for_subject("s1")] == ["01A", "01B", "01C"]
 
 
-def test_a_pause_commit_records_its_audit_entries(store: Store, records: Records) -> None:
-    decision = records.audit("a1", kind="rule", decision="ask", tool="refund", pending_id="p1")
+def test_a_steps_rule_decisions_are_audited_from_its_log(
+    store: Store, records: Records, t0: float
+) -> None:
+    ask = {"type": "actauth:decision", "tool": "refund", "decision": "ask", "reason": "money"}
+    allow = {"type": "actauth:decision", "tool": "lookup", "decision": "allow", "reason": ""}
+    chunk = records.chunk(3, events=[{"type": "budget:check"}, allow, ask], at=t0 + 3)
+    human = records.audit("h1", at=t0 + 9, kind="human", decision="approve", actor="alice")
 
-    records.pause(store, records.pending("p1"), audit=[decision])
+    records.pause(store, records.pending("p1"), chunk=chunk)
+    store.audit.record([human])
 
-    assert store.audit.for_subject("s1") == [decision]
+    entries = store.audit.for_subject("s1")
+    assert [(e.kind, e.tool, e.decision, e.reason, e.actor) for e in entries] == [
+        ("rule", "lookup", "allow", "", "rules"),
+        ("rule", "refund", "ask", "money", "rules"),
+        ("human", None, "approve", "", "alice"),
+    ]
+    assert [e.at for e in entries[:2]] == [t0 + 3, t0 + 3]
+    assert len({e.id for e in entries}) == 3
+    # read again, the same entries: their ids name their place in the log
+    assert store.audit.for_subject("s1") == entries
+    assert store.audit.for_subject("s1", rules=False) == [human]
 
 
 def test_a_decisions_entry_is_read_back_with_its_actor_and_channel_among_the_others(

@@ -5,6 +5,10 @@ messages and events added since the previous one (one log chunk) together
 with the turn's state, in one atomic write guarded by the session lease. That
 is what keeps a step's cost flat however long the session gets.
 
+The gate's rule decisions are audited by the log itself: each ``actauth:decision``
+event is committed with its step, and the audit trail reads them from there
+(``TableAudit.for_subject``), so a step writes no item of its own for them.
+
 Outbox rows ride along in the same write: a pause's approval or question, a
 finish's ``run_finish``, and whatever was ``announce``d (a run's ``run_start``
 goes out with the invocation's first commit, whichever that is). Only after the
@@ -22,11 +26,9 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from signoff.approver.actors import RULES
 from signoff.errors import Misconfigured, SendFailed, SignoffError
-from signoff.events import ActauthDecision, ErrorEvent, dump
-from signoff.ids import new_id
-from signoff.store.records import AuditEntry, Commit, LogChunk
+from signoff.events import ErrorEvent, dump
+from signoff.store.records import Commit, LogChunk
 
 if TYPE_CHECKING:
     from collections.abc import Callable
@@ -64,7 +66,6 @@ class Journal:
         self.lease_ttl = lease_ttl
         self._written = history_length
         self._events: list[dict[str, Any]] = []
-        self._audit: list[AuditEntry] = []
         self._announced: list[OutboxRow] = []
         self._on_commit = on_commit
         # A live transport's view of each event as it happens (before it is committed).
@@ -82,19 +83,6 @@ class Journal:
         self.run_events.append(wire)
         if self._on_event is not None:
             self._on_event(wire)
-        if isinstance(event, ActauthDecision):
-            self._audit.append(
-                AuditEntry(
-                    id=new_id(),
-                    subject=self.record.session_id,
-                    at=self.clock.now().timestamp(),
-                    kind="rule",
-                    decision=event.decision,
-                    actor=RULES,
-                    tool=event.tool,
-                    reason=event.reason,
-                )
-            )
 
     def abandon(
         self, history: list[Message], before: SessionRecord | None, failure: BaseException
@@ -183,7 +171,6 @@ class Journal:
                 chunk=chunk,
                 pending=pending,
                 outbox=rows,
-                audit=self._audit,
                 release=release,
             ),
             owner=self.owner,
@@ -191,7 +178,6 @@ class Journal:
         self.record = updated
         self._written = len(history)
         self._events = []
-        self._audit = []
         self._announced = []
         if rows and self._on_commit is not None:
             self._on_commit(updated, rows)

@@ -82,6 +82,8 @@ class _Run:
     deadline: float | None
     checkpoint: Callable[[TurnState, list[Message]], None] | None = None
     events: list[LoopEvent] = field(default_factory=list)
+    # what ran since the last checkpoint is not durable yet (a batch of safe calls)
+    unsaved: bool = False
 
     def emit(self, event: LoopEvent) -> None:
         self.events.append(event)
@@ -93,8 +95,13 @@ class Engine:
     """Drives turns of one agent against one model.
 
     ``checkpoint`` (per call) is called with the state and the history whenever
-    what happened so far must be durable: after every batch of tool calls, and
-    before a call that is not ``safe`` runs (so a crash during it is detectable).
+    what happened so far must be durable: before a batch of calls runs (its model
+    reply and the gate's decisions), before a call that is not ``safe`` runs (so a
+    crash during it is detectable), and after a batch with such a call. A batch of
+    safe calls is not checkpointed again after it ran: its results go with the next
+    checkpoint, one write per step (a crash before it re-runs them, which a safe
+    call allows), or with the outcome's commit; a failure raised on the way commits
+    them first.
     """
 
     def __init__(
@@ -199,6 +206,15 @@ class Engine:
     # -- the loop ---------------------------------------------------------------------
 
     def _drive(self, run: _Run) -> Outcome:
+        try:
+            return self._loop(run)
+        except Exception:
+            if run.unsaved:
+                # what ran is kept as it would have been: a re-drive does not repeat it
+                self._save(run)
+            raise
+
+    def _loop(self, run: _Run) -> Outcome:
         state = run.state
         while True:
             if state.batch:
@@ -397,14 +413,17 @@ class Engine:
             return Paused(
                 state=state, pending=pause.pending, policy=pause.policy, events=run.events
             )
+        runs: list[ToolRun] = []
+        committed = False
         if not self._gating.skip_if_denied(state, run.emit):
             runs = [
                 self._tool_run(run, cs) for cs in state.batch if cs.status in ("allowed", "started")
             ]
-            if runs and runs[0].safe:
-                # The batch's decisions and starts are committed before its safe calls
-                # run, so a watcher of the log sees them as they happen (a call that
-                # is not safe has its own checkpoint just before it runs).
+            committed = bool(runs) and runs[0].safe
+            if committed:
+                # The step's one write: the model's reply, the gate's decisions and
+                # the last batch's results, before the safe calls run (a call that is
+                # not safe has its own checkpoint just before it runs).
                 self._save(run)
             finished = run_lane(
                 runs,
@@ -426,7 +445,10 @@ class Engine:
             )
         human_denied = [cs.call.name for cs in state.batch if cs.human_denied]
         state.batch = []
-        self._save(run)
+        if committed and all(item.safe for item in runs):
+            run.unsaved = True
+        else:
+            self._save(run)
         if human_denied:
             run.emit(LoopDenied(denied_tools=human_denied))
             text = f"Not done: {', '.join(human_denied)} was denied."
@@ -468,5 +490,6 @@ class Engine:
         return skill.body, False, [SkillLoaded(skill=name)]
 
     def _save(self, run: _Run) -> None:
+        run.unsaved = False
         if run.checkpoint is not None:
             run.checkpoint(run.state, run.history)

@@ -7,6 +7,9 @@ lock, or DynamoDB calls). An item is::
     pk, sk        the record's key (``signoff.store.keys``)
     kind          which record it is
     body          the record as pydantic JSON, or ``blob:<key>`` when it was too large
+    zbody         instead of ``body``, beyond ``COMPRESS_AT`` bytes: that JSON
+                  compressed (binary, ``signoff.store.packing``): a step's two
+                  bodies take a third of their JSON
     <live>        fields that conditions read or single updates change (``LIVE``)
     ttl           epoch seconds after which the item is gone, even if not yet deleted
     gsi4*         sparse index: one tenant's pending items by request time, and its
@@ -40,6 +43,7 @@ import uuid
 from typing import TYPE_CHECKING, Any, Final, TypeVar
 
 from signoff.errors import UsageError
+from signoff.store import packing
 from signoff.store.keys import (
     DUE,
     FAILED,
@@ -112,6 +116,9 @@ OFFLOAD_AT: Final = 350 * 1024
 # A pending item's body (its tool arguments) beyond this goes to the bucket too.
 PENDING_OFFLOAD_AT: Final = 4 * 1024
 BLOB_PREFIX: Final = "blob:"
+# A body beyond this is stored packed (``zbody``); a shorter one as it is, readable
+# in the console, where packing would save a few bytes.
+COMPRESS_AT: Final = 256
 # A resolution's answer and note are set in place next to a body of up to
 # OFFLOAD_AT, so together they must fit in what is left under ITEM_LIMIT.
 MAX_RESOLUTION_TEXT: Final = 32 * 1024
@@ -247,6 +254,8 @@ def ttl_of(record: Record) -> int | None:
 def _value_size(value: Any) -> int:
     if isinstance(value, str):
         return len(value.encode())
+    if isinstance(value, bytes):
+        return len(value)
     if isinstance(value, bool) or value is None:
         return 1
     # DynamoDB stores numbers in up to 21 bytes; a float's repr is a fair bound.
@@ -403,7 +412,10 @@ class Codec:
         if ttl is not None:
             item["ttl"] = ttl
         body = record.model_dump_json(exclude=set(live))
-        item["body"] = body
+        if len(body) > COMPRESS_AT:
+            item["zbody"] = packing.pack(body)
+        else:
+            item["body"] = body
         if item_size(item) > self._offload_at(record):
             # Written before the item: a refused write leaves only an orphan
             # blob, which the bucket's lifecycle rule removes.
@@ -414,23 +426,28 @@ class Codec:
                 )
             key = _blob_key(record)
             self.blobs.put(key, body.encode())
+            item.pop("zbody", None)
             item["body"] = BLOB_PREFIX + key
         check_size(item)
         return item
 
     def decode(self, item: Item, model: type[R]) -> R:
         """The record an item holds, its body read back from Blobs when it was moved."""
-        body: str = item["body"]
-        if body.startswith(BLOB_PREFIX):
+        packed = item.get("zbody")
+        body: str = packing.unpack(packed) if packed is not None else item["body"]
+        if packed is None and body.startswith(BLOB_PREFIX):
             if self.blobs is None:
                 raise UsageError(
                     f"{item['pk']} keeps its body in the bucket, and SIGNOFF_BUCKET is not set"
                 )
             body = self.blobs.get(body.removeprefix(BLOB_PREFIX)).decode()
+        live = [name for name in LIVE[model] if name in item]
+        if not live:
+            # a log chunk, the records read most: parsed and validated in one pass
+            return model.model_validate_json(body)
         data = json.loads(body)
-        for name in LIVE[model]:
-            if name in item:
-                data[name] = json.loads(item[name]) if name in JSON_LIVE else item[name]
+        for name in live:
+            data[name] = json.loads(item[name]) if name in JSON_LIVE else item[name]
         return model.model_validate(data)
 
 

@@ -6,9 +6,10 @@ import heapq
 from itertools import chain, islice
 from typing import TYPE_CHECKING
 
+from signoff.approver.actors import RULES
 from signoff.errors import NotFound
 from signoff.store import codec, keys, rules
-from signoff.store.records import AuditEntry, OutboxRow
+from signoff.store.records import AuditEntry, LogChunk, OutboxRow
 from signoff.store.stored import Stored, rows
 from signoff.store.table import Attr, ConditionFailed, Put, Update
 
@@ -17,7 +18,7 @@ if TYPE_CHECKING:
 
     from signoff.store.table import Condition, Item
 
-__all__ = ["TableAudit", "TableOutbox"]
+__all__ = ["TableAudit", "TableOutbox", "rule_entries"]
 
 
 class TableOutbox(Stored):
@@ -208,14 +209,25 @@ class TableAudit(Stored):
     def for_subject(self, subject: str, *, rules: bool = True) -> list[AuditEntry]:
         """Every entry about one session, oldest first; ``rules=False``: without the
         gate's rule decisions, in one read of the other entries (entries stored
-        before rules had a partition of their own may still be among them)."""
+        before rules had a partition of their own may still be among them).
+
+        A turn's rule decisions are read from its log (``rule_entries``): each step
+        commits them as ``actauth:decision`` events, and writes nothing else for
+        them. Rule entries recorded as items (the previous release's, or ``record``'s)
+        are read from their partition beside them.
+        """
         partitions = [keys.audit_key(subject, 0.0, "", rule=rule)[0] for rule in (False, rules)]
         entries = [
             entry
             for pk in dict.fromkeys(partitions)
             for entry in self._found(self._items.query(pk, index=keys.TABLE_KEY), AuditEntry)
         ]
-        # two partitions, each in time order: one list in time order
+        if rules:
+            pk, low, high = keys.chunk_range(subject, 0)
+            log = self._items.query(pk, Attr("sk").between(low, high), index=keys.TABLE_KEY)
+            chunks = self._found(log, LogChunk)
+            entries += [entry for chunk in chunks for entry in rule_entries(chunk)]
+        # the partitions and the log, each in time order: one list in time order
         return sorted(entries, key=lambda entry: keys.audit_key(subject, entry.at, entry.id)[1])
 
     def of_tenant(
@@ -248,6 +260,25 @@ class TableAudit(Stored):
 
     def _audit_partitions(self, tenant: str) -> list[str]:
         return [keys.tenant_audit(tenant, shard) for shard in range(self._codec.shards.listing)]
+
+
+def rule_entries(chunk: LogChunk) -> list[AuditEntry]:
+    """The audit entries of the gate's rule decisions one log chunk holds, at the
+    time the step was committed; an entry's id names its chunk and its place in it."""
+    return [
+        AuditEntry(
+            id=f"{chunk.seq:016d}.{place:04d}",
+            subject=chunk.session_id,
+            at=chunk.at,
+            kind="rule",
+            decision=str(event.get("decision", "")),
+            actor=RULES,
+            tool=event.get("tool"),
+            reason=str(event.get("reason", "")),
+        )
+        for place, event in enumerate(chunk.events)
+        if event.get("type") == "actauth:decision"
+    ]
 
 
 def _unsent(created_before: float) -> Condition:

@@ -280,7 +280,6 @@ class Commit(_Record):
     chunk: LogChunk | None = None
     pending: PendingItem | None = None
     outbox: list[OutboxRow] = Field(default_factory=list)
-    audit: list[AuditEntry] = Field(default_factory=list)
     # Keep the lease (a step inside a running turn) or give it up (pause, finish).
     release: bool = False
 

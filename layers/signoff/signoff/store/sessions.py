@@ -96,7 +96,6 @@ class TableSessions(Stored):
             if record is not None
         ]
         writes += [Put(self._codec.encode(row)) for row in commit.outbox]
-        writes += [Put(self._codec.encode(entry)) for entry in commit.audit]
         if listed is not None:
             writes.append(listed)
         try:

@@ -46,9 +46,11 @@ class Stored:
         self, items: Iterable[Item], model: type[R], keep: Condition | None = None
     ) -> Iterator[R]:
         """The live records among ``items`` that meet ``keep``, decoded as they arrive."""
+        # one reading of the clock for the whole read, as one query is one moment
+        live = rules.live(self._now())
         for item in items:
             # an index is eventually consistent: recheck what it returned
-            if rules.live(self._now()).holds(item) and (keep is None or keep.holds(item)):
+            if live.holds(item) and (keep is None or keep.holds(item)):
                 yield self._codec.decode(item, model)
 
     def _swept(self, family: str, shard: int, upper: str) -> Iterator[Item]:
