@@ -11,6 +11,7 @@ from __future__ import annotations
 import inspect
 import json
 from dataclasses import dataclass
+from functools import cached_property
 from typing import TYPE_CHECKING, Any, get_type_hints, overload
 
 from pydantic import BaseModel, ConfigDict, ValidationError, create_model
@@ -74,8 +75,10 @@ class Tool:
         schema.pop("title", None)
         return schema
 
-    @property
+    @cached_property
     def spec(self) -> ToolSpec:
+        """What the model is told of the tool: built once per tool, not per engine (a
+        fresh process's first turn, or a resume, would otherwise make every schema)."""
         return ToolSpec(name=self.name, description=self.description, parameters=self.parameters)
 
     def validate(self, args: Mapping[str, Any]) -> dict[str, Any]:
