@@ -31,6 +31,7 @@ from tests.support.local_stack import (
 from tests.support.local_stack import (
     stack as stack,
 )
+from tests.support.stored_items import item_text
 
 if TYPE_CHECKING:
     import httpx
@@ -65,7 +66,7 @@ def stored(stack: LocalStack, text: str) -> bool:
     pages = dynamodb.get_paginator("scan").paginate(
         TableName=stack.resources.tables["SignoffTable"], ConsistentRead=True
     )
-    return any(text in json.dumps(item) for page in pages for item in page["Items"])
+    return any(text in item_text(item) for page in pages for item in page["Items"])
 
 
 def assert_refused(response: httpx.Response, status: int) -> dict[str, Any]:
@@ -281,15 +282,18 @@ def test_a_preflight_is_granted_nothing(stack: LocalStack, http: httpx.Client) -
 def test_json_from_a_client_and_from_the_page_itself_is_served(
     stack: LocalStack, http: httpx.Client
 ) -> None:
-    plain = http.post(MESSAGES, json={"message": tracking(marker())})
+    plain_mark, page_mark = marker(), marker()
+    plain = http.post(MESSAGES, json={"message": tracking(plain_mark)})
     assert plain.status_code == 200, plain.text
     own_page = http.post(
         MESSAGES,
-        json={"message": tracking(marker())},
+        json={"message": tracking(page_mark)},
         headers={"origin": stack.url, "sec-fetch-site": "same-origin"},
     )
     assert own_page.status_code == 200, own_page.text
     assert "access-control-allow-origin" not in own_page.headers
+    # the turns' messages are found where the refusals above look for theirs
+    assert stored(stack, plain_mark) and stored(stack, page_mark)
 
 
 def test_a_one_click_link_posted_without_a_body_is_served(
