@@ -13,7 +13,6 @@ them, ``signoff dev`` shows them, ``signoff check`` prints them (``--strict`` fa
 
 from __future__ import annotations
 
-from difflib import get_close_matches
 from fnmatch import fnmatchcase
 from typing import TYPE_CHECKING
 
@@ -135,6 +134,8 @@ def _glob_warnings(where: str, rule: Rule, tools: Mapping[str, Tool]) -> list[st
 
 def _meant(name: str, known: list[str]) -> str:
     """``; did you mean 'x'?`` when one of ``known`` is close to ``name``."""
+    from difflib import get_close_matches  # only a rule naming an unknown tool needs it
+
     close = get_close_matches(name, known, n=1)
     return f"; did you mean {close[0]!r}?" if close else ""
 

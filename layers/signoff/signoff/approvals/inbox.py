@@ -15,7 +15,6 @@ reasons and actors come from models and users (OWASP's "CSV injection").
 from __future__ import annotations
 
 import base64
-import csv
 import io
 import json
 import re
@@ -35,7 +34,8 @@ if TYPE_CHECKING:
     from collections.abc import Iterable, Iterator
 
     from signoff.store.base import Audit, InboxPending
-    from signoff.store.records import AuditEntry, PendingItem
+    from signoff.store.pending_records import PendingItem
+    from signoff.store.records import AuditEntry
 
 __all__ = [
     "CSV_COLUMNS",
@@ -345,6 +345,8 @@ def csv_cell(value: Any) -> str:
 
 def history_csv(rows: Iterable[HistoryEntry]) -> str:
     """The rows as CSV: a header row of ``CSV_COLUMNS``, then one row per entry (RFC 4180)."""
+    import csv  # only the export writes CSV: not on the resolve function's import path
+
     out = io.StringIO()
     writer = csv.writer(out, lineterminator="\r\n")
     writer.writerow(CSV_COLUMNS)
