@@ -5,7 +5,8 @@ from typing import Any
 from aws_lambda_powertools import Tracer
 from aws_lambda_powertools.utilities.typing import LambdaContext
 
-from signoff.aws.sweeper import SAFETY_MARGIN, run_task_batch, sweeper_from_env
+from signoff.aws.sweep_schedule import SAFETY_MARGIN
+from signoff.aws.sweeper import run_task_batch, sweeper_from_env
 from signoff.telemetry import TRACED_MODULES, logger, metrics
 
 SWEEPER = sweeper_from_env()

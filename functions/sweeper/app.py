@@ -1,18 +1,15 @@
 """The sweeper function (every minute): plans the sweep, a task per job and shard, onto a queue."""
 
+import time
 from typing import Any
 
 from aws_lambda_powertools import Tracer
 from aws_lambda_powertools.utilities.typing import LambdaContext
 
-from signoff.aws.sweeper import SAFETY_MARGIN, plan_sweep, sweep_queue_from_env, sweeper_from_env
-from signoff.settings import Deployment
+from signoff.aws.sweep_schedule import SAFETY_MARGIN, scheduled_sweep
 from signoff.telemetry import TRACED_MODULES, logger, metrics
 
-DEPLOYMENT = Deployment.from_env()
-SWEEPER = sweeper_from_env(DEPLOYMENT)
-# None without SIGNOFF_SWEEP_QUEUE_URL: then every task runs here (plan_sweep).
-SWEEP_QUEUE = sweep_queue_from_env(DEPLOYMENT)
+SWEEP = scheduled_sweep()
 tracer = Tracer(patch_modules=TRACED_MODULES)
 
 
@@ -23,4 +20,4 @@ tracer = Tracer(patch_modules=TRACED_MODULES)
 @metrics.log_metrics
 def handler(event: dict[str, Any], context: LambdaContext) -> dict[str, Any]:
     budget = max(context.get_remaining_time_in_millis() / 1000 - SAFETY_MARGIN, 0.0)
-    return plan_sweep(SWEEPER, SWEEP_QUEUE, deadline=SWEEPER.clock.monotonic() + budget)
+    return SWEEP(time.monotonic() + budget)

@@ -1,5 +1,6 @@
-"""The sweep's Lambda wiring (``signoff.aws.sweeper``): a plan onto a queue, or run here
-without one; a batch of tasks run at once, each failure reported alone."""
+"""The sweep's Lambda wiring (``signoff.aws.sweep_schedule``, ``signoff.aws.sweeper``): a
+plan onto a queue, or run here without one; a batch of tasks run at once, each failure
+reported alone."""
 
 from __future__ import annotations
 
@@ -11,10 +12,13 @@ from typing import TYPE_CHECKING, Any
 
 import pytest
 
-from signoff.aws.sweeper import plan_sweep, run_task_batch
+from signoff.aws.sweep_schedule import plan_sweep, scheduled_sweep, sweep_here
+from signoff.aws.sweeper import run_task_batch
+from signoff.durable.sweep_plan import JOBS, task_bodies
 from signoff.durable.sweeper import SweepReport, SweepTask
 from signoff.errors import StoreUnavailable
 from signoff.queue.memory import MemoryQueue
+from signoff.settings import Deployment
 from tests.support.lambdas import FakeLambdaContext
 
 if TYPE_CHECKING:
@@ -48,6 +52,11 @@ class ScriptedSweeper:
         return report
 
 
+# What the sweeper function's Deployment needs besides the sweep's own settings.
+BASE_ENV = {"SIGNOFF_TABLE": "signoff-table"}
+SWEEP_QUEUE_URL = "https://sqs.us-east-1.amazonaws.com/123456789012/signoff-SweepQueue"
+
+
 def sqs_batch(*bodies: str) -> dict[str, Any]:
     return {
         "Records": [
@@ -75,26 +84,71 @@ def task(job: str, shard: int = 0) -> str:
 
 
 def test_the_plan_goes_to_the_queue_one_message_per_task_in_its_wire_form() -> None:
-    sweeper, queue = ScriptedSweeper(), MemoryQueue()
+    queue = MemoryQueue()
 
-    answer = plan_sweep(sweeper, queue, deadline=100.0)  # type: ignore[arg-type]
+    answer = plan_sweep(3, queue)
 
-    assert answer == {"planned": 7}
-    assert queue.receive(max=10) == [t.model_dump() for t in sweeper.tasks]
-    assert queue.receive(max=10) == []
-    assert sweeper.ran == [], "planning runs no task"
+    sent = queue.receive(max=20)
+    assert answer == {"planned": 13}
+    assert sent[0] == {"job": "legacy", "shard": 0}  # the legacy keys' move first
+    assert sent[1:] == [{"job": j, "shard": s} for j in JOBS for s in range(3)]
+    assert queue.receive(max=20) == []
 
 
-def test_without_a_sweep_queue_every_task_runs_here_until_the_deadline() -> None:
+def test_the_planned_messages_are_the_tasks_a_sweeper_plans_and_a_worker_reads() -> None:
+    bodies = task_bodies(4, legacy=True)
+    planned = [SweepTask.model_validate_json(json.dumps(body)) for body in bodies]
+    sweeper = ScriptedSweeper(tasks=planned)
+
+    answer = run_task_batch(
+        sweeper,  # type: ignore[arg-type]
+        sqs_batch(*(json.dumps(body) for body in bodies)),
+        FakeLambdaContext(),
+        deadline=time.monotonic() + 60,
+    )
+
+    assert answer == {"batchItemFailures": []}
+    assert sorted(ran.model_dump_json() for ran, _ in sweeper.ran) == sorted(
+        task.model_dump_json() for task in planned
+    )
+    assert {task.job for task in planned} == {"legacy", *JOBS}
+    assert task_bodies(4, legacy=False) == bodies[1:]
+
+
+def test_the_scheduled_sweep_only_plans_when_there_is_a_sweep_queue(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    def no_sweeper(*args: Any) -> None:
+        raise AssertionError("planning built the sweeper")
+
+    monkeypatch.setattr("signoff.aws.sweeper.sweeper_from_env", no_sweeper)
+    deployment = Deployment.from_env(
+        {**BASE_ENV, "SIGNOFF_SWEEP_QUEUE_URL": SWEEP_QUEUE_URL, "SIGNOFF_SWEEP_SHARDS": "2"}
+    )
+    sent: list[dict[str, Any]] = []
+    monkeypatch.setattr(
+        "signoff.queue.sqs.SqsQueue.send_batch", lambda self, bodies: sent.extend(bodies)
+    )
+
+    answer = scheduled_sweep(deployment)(time.monotonic() + 60)
+
+    assert answer == {"planned": 9} and len(sent) == 9
+
+
+def test_without_a_sweep_queue_every_task_runs_here_until_the_deadline(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
     sweeper = ScriptedSweeper(
         lambda task, deadline: SweepReport(expired=[f"{task.job}{task.shard}"])
     )
+    monkeypatch.setattr("signoff.aws.sweeper.sweeper_from_env", lambda deployment: sweeper)
 
-    answer = plan_sweep(sweeper, None, deadline=100.0)  # type: ignore[arg-type]
+    answer = scheduled_sweep(Deployment.from_env(BASE_ENV))(100.0)
 
     assert [ran for ran, _ in sweeper.ran] == sweeper.tasks
     assert {deadline for _, deadline in sweeper.ran} == {100.0}
     assert answer["expired"] == ["legacy0", "send0", "send1", "send2", "due0", "due1", "due2"]
+    assert sweep_here(sweeper, deadline=5.0)["expired"] == answer["expired"]  # type: ignore[arg-type]
 
 
 def test_a_plan_the_queue_refuses_fails_the_invocation() -> None:
@@ -103,7 +157,7 @@ def test_a_plan_the_queue_refuses_fails_the_invocation() -> None:
             raise StoreUnavailable("SQS took 0 of 7")
 
     with pytest.raises(StoreUnavailable):
-        plan_sweep(ScriptedSweeper(), Refusing())  # type: ignore[arg-type]
+        plan_sweep(1, Refusing())
 
 
 # The workers' batches

@@ -1,9 +1,7 @@
-"""The sweep on Lambda: the sweeper (every minute) plans it, the sweep workers run its tasks.
+"""The sweep on Lambda: the sweep workers run its tasks (``signoff.aws.sweep_schedule`` plans).
 
-The sweeper function sends one message per task of the plan (``Sweeper.plan``:
-one per job and shard) to the sweep queue, ten to a request; without a sweep
-queue (``SIGNOFF_SWEEP_QUEUE_URL`` unset: a template before the sweep queue, a
-test) it runs every task itself instead. The sweep worker function takes SQS
+The sweeper function sends one message per task of the plan (one per job and
+shard) to the sweep queue, ten to a request. The sweep worker function takes SQS
 batches of those tasks: each record is one ``SweepTask`` run until the
 invocation's deadline, every record of a batch at once, so a task with much to
 do never holds the others of its batch back; a record that is no task, or whose
@@ -15,7 +13,7 @@ from __future__ import annotations
 
 import dataclasses
 from concurrent.futures import Future, ThreadPoolExecutor
-from typing import TYPE_CHECKING, Any, Final
+from typing import TYPE_CHECKING, Any
 
 from aws_lambda_powertools.utilities.batch import (
     BatchProcessor,
@@ -40,19 +38,9 @@ if TYPE_CHECKING:
     from signoff.agents import AgentCatalog
     from signoff.clock import Clock
     from signoff.durable.sweeper import SweepReport
-    from signoff.queue.base import BatchQueue
 
-__all__ = [
-    "SAFETY_MARGIN",
-    "plan_sweep",
-    "report_counts",
-    "run_task_batch",
-    "sweep_queue_from_env",
-    "sweeper_from_env",
-]
+__all__ = ["report_counts", "run_task_batch", "sweeper_from_env"]
 
-# Seconds kept back from an invocation's time, so a re-driven turn checkpoints first.
-SAFETY_MARGIN: Final = 10.0
 # The sweep queue's BatchSize: every record of a batch runs at once (see the module).
 _POOL = ThreadPoolExecutor(max_workers=10, thread_name_prefix="sweep")
 
@@ -90,33 +78,6 @@ def remind_after(agents: AgentCatalog, name: str) -> float | None:
         return agents.get(name).config.remind_after
     except SignoffError:
         return None
-
-
-def sweep_queue_from_env(deployment: Deployment | None = None) -> SqsQueue | None:
-    """The queue the sweep's tasks go to (``SIGNOFF_SWEEP_QUEUE_URL``); None when unset."""
-    from signoff.awsclients import lazy_client
-
-    url = (deployment or Deployment.from_env()).sweep_queue_url
-    return None if url is None else SqsQueue(url, lazy_client("sqs"))
-
-
-def plan_sweep(
-    sweeper: Sweeper, queue: BatchQueue | None, *, deadline: float | None = None
-) -> dict[str, Any]:
-    """Send the sweep's tasks to ``queue``; without one, run them here until ``deadline``.
-
-    The answer is the number of tasks planned, or (run here) what the sweep did, by id.
-
-    Raises:
-        StoreUnavailable: the queue did not take every task (those it took run; the
-            next minute's plan sends every task again).
-    """
-    if queue is None:
-        logger.info("no sweep queue (SIGNOFF_SWEEP_QUEUE_URL): every task runs here")
-        return dataclasses.asdict(sweeper.sweep(deadline=deadline))
-    tasks = sweeper.plan()
-    queue.send_batch([task.model_dump(mode="json") for task in tasks])
-    return {"planned": len(tasks)}
 
 
 def run_task_batch(

@@ -39,13 +39,14 @@ from __future__ import annotations
 import logging
 import threading
 from dataclasses import dataclass, field, fields
-from typing import TYPE_CHECKING, Final, Literal
+from typing import TYPE_CHECKING
 
 from pydantic import BaseModel, ConfigDict, Field
 
 from signoff.channels.subject import Subject
 from signoff.durable.escalation import Escalator
 from signoff.durable.results import Skipped
+from signoff.durable.sweep_plan import JOBS, Job, task_bodies
 from signoff.errors import AlreadyResolved, NotFound, SessionBusy, SignoffError, UsageError
 from signoff.notify import lifecycle
 from signoff.notify.message import NotifyMessage
@@ -59,13 +60,10 @@ if TYPE_CHECKING:
     from signoff.queue.base import Queue
     from signoff.store.base import PendingReader, StalledSessions, SweeperOutbox, SweptPending
     from signoff.store.migrate import Migrator
-    from signoff.store.records import OutboxRow, PendingItem, SessionRecord
+    from signoff.store.pending_records import OutboxRow, PendingItem
+    from signoff.store.session_records import SessionRecord
 
 __all__ = ["JOBS", "SweepReport", "SweepTask", "Sweeper", "session_of"]
-
-Job = Literal["send", "retry", "due", "stalled", "legacy"]
-# The jobs read per shard, in the order ``sweep`` runs them.
-JOBS: Final[tuple[Job, ...]] = ("send", "retry", "due", "stalled")
 
 
 class SweepTask(BaseModel):
@@ -155,10 +153,8 @@ class Sweeper:
 
     def plan(self) -> list[SweepTask]:
         """Every task of one sweep: each job on each shard, and the legacy keys' move."""
-        tasks = [SweepTask(job=job, shard=shard) for job in JOBS for shard in range(self.shards)]
-        if self.migrator is not None:
-            tasks.insert(0, SweepTask(job="legacy"))
-        return tasks
+        bodies = task_bodies(self.shards, legacy=self.migrator is not None)
+        return [SweepTask.model_validate(body) for body in bodies]
 
     def sweep(self, *, deadline: float | None = None) -> SweepReport:
         """Run every task of a sweep here, in turn; ``deadline`` (monotonic) bounds them."""
