@@ -78,8 +78,11 @@ class Tool:
     @cached_property
     def spec(self) -> ToolSpec:
         """What the model is told of the tool: built once per tool, not per engine (a
-        fresh process's first turn, or a resume, would otherwise make every schema)."""
-        return ToolSpec(name=self.name, description=self.description, parameters=self.parameters)
+        fresh process's first turn, or a resume, would otherwise make every schema).
+        Its parts are typed already, so it is not validated (nor its validator built)."""
+        return ToolSpec.model_construct(
+            name=self.name, description=self.description, parameters=self.parameters
+        )
 
     def validate(self, args: Mapping[str, Any]) -> dict[str, Any]:
         """Arguments coerced to the signature's types.

@@ -10,12 +10,15 @@ from signoff.messages import ToolSpec
 
 __all__ = ["ASK_USER", "SKILL", "ask_user_spec", "skill_spec"]
 
+# The specs are literal values here: constructed without validation, so a turn that
+# has no other use for ToolSpec's validator never builds it.
+
 ASK_USER = "ask_user"
 SKILL = "Skill"
 
 
 def ask_user_spec() -> ToolSpec:
-    return ToolSpec(
+    return ToolSpec.model_construct(
         name=ASK_USER,
         description=(
             "Ask the human a clarifying question when the request is genuinely ambiguous. "
@@ -38,7 +41,7 @@ def ask_user_spec() -> ToolSpec:
 
 
 def skill_spec(names: list[str]) -> ToolSpec:
-    return ToolSpec(
+    return ToolSpec.model_construct(
         name=SKILL,
         description="Load the full instructions of one of the skills listed in the system prompt.",
         parameters={
