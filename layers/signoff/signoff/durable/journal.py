@@ -164,9 +164,11 @@ class Journal:
         # an unsent row runs from the moment it could have been enqueued.
         announced = [row.model_copy(update={"created_at": now}) for row in self._announced]
         rows = [*announced, *(outbox or [])]
-        # as stored: the next commit keeps what the store added (the day it was listed)
+        # as stored: the next commit keeps what the store added (the day it was listed).
+        # Its parts are validated records already: constructing it unvalidated spares a
+        # fresh process's first step building the schema of a container never stored.
         updated = self.sessions.commit(
-            Commit(
+            Commit.model_construct(
                 session=updated,
                 chunk=chunk,
                 pending=pending,
