@@ -84,7 +84,7 @@ if TYPE_CHECKING:
     from signoff.queue.memory import MemoryQueue
     from signoff.settings import Deployment
     from signoff.store.memory import MemoryStore
-    from signoff.store.records import PendingItem
+    from signoff.store.pending_records import PendingItem
 
 ROOT: Final = Path(__file__).resolve().parents[1]
 AGENT: Final = "customer-service"

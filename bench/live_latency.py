@@ -147,7 +147,7 @@ class Recorder:
 @contextmanager
 def recording() -> Iterator[Recorder]:
     """Wraps the store's session and pending classes (every function's instance) while inside."""
-    from signoff.store.outbox import TableAudit
+    from signoff.store.audit import TableAudit
     from signoff.store.pending import TablePendingItems
     from signoff.store.sessions import TableSessions
 

@@ -29,7 +29,8 @@ from signoff.notify.compose import Composer
 from signoff.notify.hub import Notifier
 from signoff.secrets.memory import MemorySecrets
 from signoff.store.memory import MemoryStore
-from signoff.store.records import Commit, OutboxRow, PendingItem, SessionRecord
+from signoff.store.pending_records import OutboxRow, PendingItem
+from signoff.store.session_records import Commit, SessionRecord
 from tests.support.http_server import RecordingServer, Reply
 
 RECORDS, CHANNELS, DELAY = 10, 3, 0.2

@@ -19,16 +19,9 @@ from signoff.ids import new_id
 from signoff.messages import UserMessage
 from signoff.store.dynamodb import DynamoStore
 from signoff.store.memory import MemoryStore
-from signoff.store.records import (
-    AuditEntry,
-    Commit,
-    LogChunk,
-    OutboxRow,
-    PendingItem,
-    PendingStatus,
-    Ruling,
-    SessionRecord,
-)
+from signoff.store.pending_records import OutboxRow, PendingItem, PendingStatus, Ruling
+from signoff.store.records import AuditEntry
+from signoff.store.session_records import Commit, LogChunk, SessionRecord
 from tests.support.aws import aws as aws
 from tests.support.builders import T0 as T0
 from tests.support.builders import pending_approval

@@ -15,7 +15,7 @@ from datetime import UTC, datetime
 from typing import Any, Final
 
 from signoff.channels.notification import Notification
-from signoff.store.records import PendingItem
+from signoff.store.pending_records import PendingItem
 
 __all__ = [
     "T0",

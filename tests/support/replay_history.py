@@ -21,7 +21,7 @@ import actauth
 from signoff.gate import Scope
 from signoff.messages import AssistantMessage, ToolCall, UserMessage
 from signoff.queue.memory import MemoryQueue
-from signoff.store.records import Commit, LogChunk, SessionRecord
+from signoff.store.session_records import Commit, LogChunk, SessionRecord
 from signoff.tools import tool
 from tests.support.actauth_reference import actauth_decides
 from tests.support.actors import person

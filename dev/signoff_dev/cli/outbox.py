@@ -27,7 +27,7 @@ if TYPE_CHECKING:
     from signoff.queue.base import Queue
     from signoff.store.base import OperatorOutbox
     from signoff.store.dynamodb import DynamoStore
-    from signoff.store.records import OutboxRow
+    from signoff.store.pending_records import OutboxRow
 
 __all__ = ["register"]
 

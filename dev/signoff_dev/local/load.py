@@ -53,7 +53,7 @@ from signoff_dev.local.template import REGION
 
 if TYPE_CHECKING:
     from signoff.store.dynamodb import DynamoStore
-    from signoff.store.records import OutboxRow
+    from signoff.store.pending_records import OutboxRow
     from signoff_dev.local.stack import LocalStack
 
 __all__ = ["LoadReport", "run_load"]

@@ -14,6 +14,7 @@ from pydantic import BaseModel, ConfigDict, Field, TypeAdapter
 from pydantic.alias_generators import to_camel
 
 from signoff.messages import Refusal  # noqa: TC001 - pydantic needs it at runtime
+from signoff.scopes import PendingScope  # re-exported: events stays its public home
 
 if TYPE_CHECKING:
     from signoff.messages import ToolCall
@@ -144,12 +145,6 @@ class LoopDone(_Event):
 class SessionEvent(_Event):
     type: Literal["session"] = "session"
     session_id: str
-
-
-class PendingScope(_Event):
-    tenant: str
-    environment: str
-    agent: str
 
 
 class ApprovalPending(_Event):

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from signoff.store.records import Ruling
+from signoff.store.pending_records import Ruling
 
 if TYPE_CHECKING:
     from tests.contract.conftest import Records, Store

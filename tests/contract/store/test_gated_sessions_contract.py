@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from signoff.store.records import Commit, LogChunk
+from signoff.store.session_records import Commit, LogChunk
 
 if TYPE_CHECKING:
     from signoff.clock import ManualClock

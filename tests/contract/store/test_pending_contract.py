@@ -10,7 +10,7 @@ import pytest
 from signoff.errors import AlreadyResolved, Expired, NotFound, StoreUnavailable, UsageError
 from signoff.store import base
 from signoff.store.keys import shard_of
-from signoff.store.records import Ruling
+from signoff.store.pending_records import Ruling
 from tests.support.ports import mismatches
 
 if TYPE_CHECKING:

@@ -25,7 +25,7 @@ from signoff.errors import AlreadyResolved
 if TYPE_CHECKING:
     from collections.abc import Iterator
 
-    from signoff.store.records import PendingItem
+    from signoff.store.pending_records import PendingItem
     from tests.contract.conftest import Records, Store
 
 CLICKS = 20

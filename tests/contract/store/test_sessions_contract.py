@@ -16,14 +16,14 @@ from signoff.messages import ToolCall, ToolResultMessage
 from signoff.store import base
 from signoff.store.dynamodb import DynamoStore
 from signoff.store.memory import MemoryBlobs
-from signoff.store.records import Commit
 from signoff.store.s3 import S3Blobs
+from signoff.store.session_records import Commit
 from tests.support.ports import mismatches
 
 if TYPE_CHECKING:
     from signoff.clock import ManualClock
     from signoff.store.base import ClaimFor
-    from signoff.store.records import SessionRecord
+    from signoff.store.session_records import SessionRecord
     from tests.contract.conftest import Records, Store
     from tests.support.aws import AwsResources
 

@@ -18,7 +18,8 @@ from signoff.durable.votes import cast
 from signoff.errors import AlreadyResolved, AlreadyVoted, Expired
 from signoff.gate.policy import ApprovalPolicy
 from signoff.ids import new_id
-from signoff.store.records import AuditEntry, PendingItem, Vote
+from signoff.store.pending_records import PendingItem, Vote
+from signoff.store.records import AuditEntry
 
 if TYPE_CHECKING:
     from collections.abc import Iterator

@@ -44,7 +44,7 @@ if TYPE_CHECKING:
     from signoff.clock import ManualClock
     from signoff.durable.turns import Turns
     from signoff.messages import ModelRequest, ModelResponse
-    from signoff.store.records import PendingItem
+    from signoff.store.pending_records import PendingItem
 
 MINUTE, HOUR = 60.0, 3600.0
 LADDER = [

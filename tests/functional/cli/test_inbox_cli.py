@@ -16,7 +16,8 @@ from urllib.parse import parse_qs, urlsplit
 from signoff.keys.tokens import RESUME_SIGNING_SECRET, signer_from
 from signoff.secrets.aws import SecretsManagerSecrets
 from signoff.store.dynamodb import DynamoStore
-from signoff.store.records import AuditEntry, Commit, SessionRecord
+from signoff.store.records import AuditEntry
+from signoff.store.session_records import Commit, SessionRecord
 from tests.support.aws import moto_server as moto_server
 from tests.support.builders import pending_approval
 from tests.support.cli import signoff_cli

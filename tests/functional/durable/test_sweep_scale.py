@@ -40,7 +40,7 @@ from tests.support.durable import StaticAgents
 if TYPE_CHECKING:
     from signoff.durable.sweeper import SweepTask
     from signoff.store.dynamodb import DynamoStore
-    from signoff.store.records import SessionRecord
+    from signoff.store.session_records import SessionRecord
 
     Store = MemoryStore | DynamoStore
 

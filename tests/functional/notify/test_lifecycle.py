@@ -39,7 +39,7 @@ if TYPE_CHECKING:
     from signoff.clock import ManualClock
     from signoff.durable.turns import Turns
     from signoff.models.base import ModelCall
-    from signoff.store.records import PendingItem
+    from signoff.store.pending_records import PendingItem
 
 AGENTS = Path(__file__).resolve().parents[3] / "agents"
 REFUND = "order A-1001 arrived broken, can you refund it?"

@@ -26,7 +26,8 @@ from signoff.approvals.inbox import (
 from signoff.clock import ManualClock
 from signoff.errors import BadInput
 from signoff.store.memory import MemoryStore
-from signoff.store.records import AuditEntry, Commit, SessionRecord
+from signoff.store.records import AuditEntry
+from signoff.store.session_records import Commit, SessionRecord
 from tests.support.builders import T0, pending_approval
 
 NOW = T0 + 600

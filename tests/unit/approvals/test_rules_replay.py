@@ -20,7 +20,7 @@ from signoff.gate import RuleSet, rules_from
 from signoff.messages import AssistantMessage, ToolCall
 from signoff.queue.memory import MemoryQueue
 from signoff.store.memory import MemoryStore
-from signoff.store.records import LogChunk, SessionRecord
+from signoff.store.session_records import LogChunk, SessionRecord
 from signoff.testing import replay_rules
 from tests.support.agents import calls, make_agent, playing
 from tests.support.builders import T0

@@ -30,7 +30,7 @@ from tests.support.builders import T0, pending_approval
 
 if TYPE_CHECKING:
     from signoff.channels.notification import Notification
-    from signoff.store.records import PendingItem
+    from signoff.store.pending_records import PendingItem
 
 ARGS = {"amount": 42, "currency": "USD", "orderId": "A-1001"}
 TEMPLATE = "Refund {amount} {currency} on order {orderId}"

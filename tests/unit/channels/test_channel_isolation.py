@@ -33,7 +33,7 @@ from signoff.store.memory import MemoryStore
 from tests.support.durable import StaticAgents, turns_over
 
 if TYPE_CHECKING:
-    from signoff.store.records import OutboxRow, PendingItem
+    from signoff.store.pending_records import OutboxRow, PendingItem
 
 AGENTS = Path(__file__).resolve().parents[3] / "agents"
 REFUND = "order A-1001 arrived broken, can you refund it?"

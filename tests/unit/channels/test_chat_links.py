@@ -35,7 +35,7 @@ from tests.support.http_server import Recorded, RecordingServer, Reply
 if TYPE_CHECKING:
     from collections.abc import Iterator
 
-    from signoff.store.records import PendingItem
+    from signoff.store.pending_records import PendingItem
 
 AGENTS = Path(__file__).resolve().parents[3] / "agents"
 PUBLIC = "https://api.example.com"

@@ -21,7 +21,7 @@ if TYPE_CHECKING:
     from collections.abc import Callable
 
     from signoff.durable.turns import Turns
-    from signoff.store.records import Commit
+    from signoff.store.session_records import Commit
 
 RAN: list[str] = []
 

@@ -34,7 +34,7 @@ from signoff.aws.sweeper import sweeper_from_env
 from signoff.errors import SessionBusy
 from signoff.settings import Deployment
 from signoff.store.memory import MemoryStore
-from signoff.store.records import SessionRecord
+from signoff.store.session_records import SessionRecord
 from tests.conftest import ROOT
 
 if TYPE_CHECKING:

@@ -23,7 +23,7 @@ from signoff.tools import tool
 from tests.support.builders import T0
 
 if TYPE_CHECKING:
-    from signoff.store.records import PendingItem
+    from signoff.store.pending_records import PendingItem
 
 RULES = """
 default_decision: ask

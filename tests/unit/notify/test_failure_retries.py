@@ -18,7 +18,7 @@ from signoff.store.memory import MemoryStore
 from tests.unit.notify.test_notifier import CHANNELS, pause, sweeper
 
 if TYPE_CHECKING:
-    from signoff.store.records import OutboxRow
+    from signoff.store.pending_records import OutboxRow
 
 
 @pytest.fixture

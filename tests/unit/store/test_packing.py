@@ -10,7 +10,7 @@ import pytest
 from signoff.errors import UsageError
 from signoff.store import packing
 from signoff.store.codec import COMPRESS_AT, Codec
-from signoff.store.records import LogChunk
+from signoff.store.session_records import LogChunk
 
 # A dictionary's digest, fixed once items were written with it: a changed
 # dictionary would make every item packed with it unreadable. Add a new number.

@@ -11,12 +11,15 @@ from __future__ import annotations
 from datetime import UTC, datetime
 
 from signoff.clock import ManualClock
+from signoff.store.audit import TableAudit
 from signoff.store.codec import Codec
 from signoff.store.keys import Shards
 from signoff.store.memory import MemoryBlobs, MemoryTable
-from signoff.store.outbox import TableAudit, TableOutbox
+from signoff.store.outbox import TableOutbox
 from signoff.store.pending import TablePendingItems
-from signoff.store.records import AuditEntry, Commit, LogChunk, OutboxRow, SessionRecord
+from signoff.store.pending_records import OutboxRow
+from signoff.store.records import AuditEntry
+from signoff.store.session_records import Commit, LogChunk, SessionRecord
 from signoff.store.sessions import TableSessions
 from tests.support.builders import T0, pending_approval
 

@@ -45,7 +45,7 @@ from signoff.store.base import (
     WatchedSessions,
 )
 from signoff.store.pending import TablePendingItems
-from signoff.store.records import Ruling
+from signoff.store.pending_records import Ruling
 from signoff.store.sessions import TableSessions
 from tests.unit.notify.test_outbox_ports import methods
 

@@ -33,7 +33,8 @@ from signoff.store import keys
 from signoff.store.codec import Codec
 from signoff.store.dynamodb.table import CONFLICT_TRIES, DynamoTable, dump
 from signoff.store.pending import TablePendingItems
-from signoff.store.records import AuditEntry, PendingItem, Ruling, Vote
+from signoff.store.pending_records import PendingItem, Ruling, Vote
+from signoff.store.records import AuditEntry
 from signoff.store.table import ConditionFailed, Put
 from tests.support.builders import T0, pending_approval
 
@@ -41,7 +42,7 @@ if TYPE_CHECKING:
     from collections.abc import Sequence
     from typing import Literal
 
-    from signoff.store.records import PendingStatus
+    from signoff.store.pending_records import PendingStatus
 
 NOW = T0 + 60
 CODER = Codec(None)

@@ -29,7 +29,7 @@ from signoff.web.card_html import LOCAL_TIME_JS
 from tests.support.builders import T0, pending_approval, pending_question
 
 if TYPE_CHECKING:
-    from signoff.store.records import PendingItem
+    from signoff.store.pending_records import PendingItem
 
 HOSTILE = "<script>alert(1)</script>"
 TOKEN = "v1.k1.eyJhIjoiZGVjaWRlIn0.c2ln"

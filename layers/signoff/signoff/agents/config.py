@@ -9,7 +9,7 @@ from pydantic.alias_generators import to_camel
 from pydantic_core import PydanticCustomError
 
 from signoff.channels.http_notifier import HttpNotifierConfig  # noqa: TC001 - pydantic needs it at runtime
-from signoff.gate.decide import TENANT
+from signoff.gate.decision import TENANT
 from signoff.gate.policy import Duration, EscalationStep, check_ladder, seconds
 from signoff.gate.rules import Decision  # noqa: TC001 - pydantic needs it at runtime
 from signoff.models.settings import ModelSettings
@@ -49,7 +49,7 @@ class ScheduleSettings(_Config):
 
     expression: str = Field(pattern=r"^(cron|rate)\(.+\)$")
     message: str
-    # the first segment of the rules' scope: no "/" (signoff.gate.decide.TENANT)
+    # the first segment of the rules' scope: no "/" (signoff.gate.decision.TENANT)
     tenant: str = Field(default="default", pattern=TENANT.pattern)
     # The template Condition that switches the schedule on when deployed (one a
     # parameter sets, like SampleSchedulesEnabled); absent: always on.

@@ -39,7 +39,7 @@ from typing import TYPE_CHECKING, Any, Final, Literal
 
 from signoff.agents.modules import import_agent_file
 from signoff.errors import ConfigError
-from signoff.gate.decide import TENANT
+from signoff.gate.decision import TENANT
 from signoff.run_channels import announces
 
 if TYPE_CHECKING:

@@ -31,7 +31,7 @@ if TYPE_CHECKING:
     from signoff.api.context import Api
     from signoff.durable.decide import Check
     from signoff.keys.tokens import Decision, ResumeToken
-    from signoff.store.records import PendingItem
+    from signoff.store.pending_records import PendingItem
 
 __all__ = ["check_token", "decider_for", "item_for_token", "link_decider"]
 

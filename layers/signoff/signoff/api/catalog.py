@@ -22,7 +22,7 @@ from signoff.web import PAGE_HEADERS, error_page
 from signoff.web.config_html import CONFIG_HEADERS, CONFIG_PAGE_PATH, config_html
 
 if TYPE_CHECKING:
-    from signoff.store.records import SessionRecord
+    from signoff.store.session_records import SessionRecord
 
 __all__ = ["router"]
 

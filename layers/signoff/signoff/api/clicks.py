@@ -41,7 +41,7 @@ if TYPE_CHECKING:
     from signoff.api.context import Api
     from signoff.approver.actors import Actor
     from signoff.channels.config import LarkSettings, SlackSettings
-    from signoff.store.records import PendingItem
+    from signoff.store.pending_records import PendingItem
 
 __all__ = ["Click", "ClickOutcome", "decide_click"]
 

@@ -27,7 +27,7 @@ from signoff.telemetry import metrics_for_turn, resolve_latency
 if TYPE_CHECKING:
     from collections.abc import Mapping
 
-    from signoff.store.records import PendingItem
+    from signoff.store.pending_records import PendingItem
 
 __all__ = ["router"]
 

@@ -65,7 +65,7 @@ if TYPE_CHECKING:
     from signoff.api.context import Api
     from signoff.approvals.inbox import AuditFilter
     from signoff.approver.actors import Actor
-    from signoff.store.records import PendingItem
+    from signoff.store.pending_records import PendingItem
 
 __all__ = ["router"]
 

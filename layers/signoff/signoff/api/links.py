@@ -55,7 +55,7 @@ if TYPE_CHECKING:
     from signoff.api.context import Api
     from signoff.approver.actors import Actor
     from signoff.durable.decide import Check
-    from signoff.store.records import PendingItem
+    from signoff.store.pending_records import PendingItem
 
 __all__ = ["CARD_FORM", "decision_page", "editable", "form_decision", "router"]
 

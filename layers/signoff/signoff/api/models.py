@@ -9,7 +9,7 @@ from pydantic.alias_generators import to_camel
 
 from signoff.agents.hooks import SESSION_ID
 from signoff.approver.edits import MAX_REASON_CHARS
-from signoff.gate.decide import TENANT
+from signoff.gate.decision import TENANT
 
 __all__ = [
     "AgentSummary",
@@ -243,5 +243,5 @@ class ScheduledRun(BaseModel):
 
     agent: str
     message: str = Field(min_length=1, max_length=MAX_MESSAGE_CHARS)
-    # the first segment of the rules' scope: no "/" (signoff.gate.decide.TENANT)
+    # the first segment of the rules' scope: no "/" (signoff.gate.decision.TENANT)
     tenant: str = Field(default="default", pattern=TENANT.pattern)

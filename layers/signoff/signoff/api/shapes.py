@@ -15,7 +15,7 @@ if TYPE_CHECKING:
 
     from signoff.api.models import EscalationState
     from signoff.durable.results import TurnResult
-    from signoff.store.records import PendingItem
+    from signoff.store.pending_records import PendingItem
 
 __all__ = ["approvals_state", "pending_body", "status_url", "turn_response", "vote_response"]
 

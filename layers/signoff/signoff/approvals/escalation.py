@@ -15,7 +15,7 @@ from signoff.approver.card import Escalation
 
 if TYPE_CHECKING:
     from signoff.gate.policy import EscalationStep
-    from signoff.store.records import PendingItem
+    from signoff.store.pending_records import PendingItem
 
 __all__ = ["escalated_to", "escalation_of", "next_step"]
 

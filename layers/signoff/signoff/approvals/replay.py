@@ -5,7 +5,7 @@ holds the call (id, tool, arguments) and an ``actauth:decision`` event, one per
 gated call in the order of the calls, holds the decision and its reason. The
 session holds the scope (tenant, environment, agent). A replay pairs each
 decision with its call, decides the call again with the new rules
-(``signoff.gate.decide``, the engine's own function) and compares. The old
+(``signoff.gate.decision``, the engine's own function) and compares. The old
 decision is the recorded one, never the old rules run again: the history is the
 truth, whatever the rules were when the call was made.
 
@@ -45,7 +45,7 @@ if TYPE_CHECKING:
     from signoff.gate import Decision, GateDecision, RuleSet
     from signoff.messages import ToolCall
     from signoff.store.base import GatedSessions, PendingReader
-    from signoff.store.records import LogChunk, SessionRecord
+    from signoff.store.session_records import LogChunk, SessionRecord
 
 __all__ = [
     "GUARD",

@@ -31,7 +31,8 @@ if TYPE_CHECKING:
     from signoff.clock import Clock
     from signoff.engine import Finished
     from signoff.run_channels import RunChannel
-    from signoff.store.records import OutboxRow, SessionRecord
+    from signoff.store.pending_records import OutboxRow
+    from signoff.store.session_records import SessionRecord
 
 __all__ = ["Announcements"]
 

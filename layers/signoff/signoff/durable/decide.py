@@ -36,7 +36,8 @@ from signoff.approver.edits import apply_changes, describe_changes
 from signoff.durable.votes import cast
 from signoff.errors import Forbidden, NotFound, UsageError
 from signoff.ids import new_id
-from signoff.store.records import AuditEntry, Ruling, Vote
+from signoff.store.pending_records import Ruling, Vote
+from signoff.store.records import AuditEntry
 
 if TYPE_CHECKING:
     from signoff.agents import Agent
@@ -44,7 +45,7 @@ if TYPE_CHECKING:
     from signoff.clock import Clock
     from signoff.gate.people import People
     from signoff.store.base import Audit, OutboxRows, PendingDecisions
-    from signoff.store.records import PendingItem, PendingStatus
+    from signoff.store.pending_records import PendingItem, PendingStatus
     from signoff.tools import Tool
 
 __all__ = [

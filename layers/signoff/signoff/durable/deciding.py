@@ -28,7 +28,7 @@ if TYPE_CHECKING:
     from signoff.approver.actors import Actor
     from signoff.durable.decide import Check, Decisions, Verdict
     from signoff.queue.base import Queue
-    from signoff.store.records import PendingItem
+    from signoff.store.pending_records import PendingItem
 
 __all__ = ["AgentSource", "Deciding"]
 

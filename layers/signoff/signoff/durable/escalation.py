@@ -40,7 +40,7 @@ if TYPE_CHECKING:
     from signoff.durable.turns import Turns
     from signoff.gate.policy import EscalationStep
     from signoff.store.base import OutboxWriter, SweptPending
-    from signoff.store.records import PendingItem
+    from signoff.store.pending_records import PendingItem
 
 __all__ = ["Climb", "Escalator"]
 

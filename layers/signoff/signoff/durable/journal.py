@@ -28,7 +28,7 @@ from typing import TYPE_CHECKING, Any
 
 from signoff.errors import Misconfigured, SendFailed, SignoffError
 from signoff.events import ErrorEvent, dump
-from signoff.store.records import Commit, LogChunk
+from signoff.store.session_records import Commit, LogChunk
 
 if TYPE_CHECKING:
     from collections.abc import Callable
@@ -38,7 +38,8 @@ if TYPE_CHECKING:
     from signoff.events import LoopEvent
     from signoff.messages import Message
     from signoff.store.base import TurnSessions
-    from signoff.store.records import OutboxRow, PendingItem, SessionRecord
+    from signoff.store.pending_records import OutboxRow, PendingItem
+    from signoff.store.session_records import SessionRecord
 
 __all__ = ["Journal", "failure_text"]
 

@@ -20,7 +20,7 @@ from signoff.errors import UsageError
 from signoff.events import ApprovalPending
 from signoff.messages import AssistantMessage, UserMessage
 from signoff.notify.lifecycle import subscribers
-from signoff.store.records import OutboxRow, PendingItem
+from signoff.store.pending_records import OutboxRow, PendingItem
 
 if TYPE_CHECKING:
     from collections.abc import Sequence

@@ -16,7 +16,7 @@ if TYPE_CHECKING:
     from signoff.agents.hooks import Fired
     from signoff.engine import Finished
     from signoff.run_channels import RunChannel, Trigger
-    from signoff.store.records import SessionRecord
+    from signoff.store.session_records import SessionRecord
 
 __all__ = ["run_finished", "run_started"]
 

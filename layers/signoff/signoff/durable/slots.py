@@ -33,7 +33,7 @@ if TYPE_CHECKING:
 
     from signoff.clock import Clock
     from signoff.store.base import Slots, TurnSessions
-    from signoff.store.records import SessionRecord
+    from signoff.store.session_records import SessionRecord
 
 __all__ = ["DEPLOYMENT", "RunCap", "RunSlots", "defer"]
 

@@ -30,7 +30,7 @@ from signoff.errors import NotFound, SessionBusy, SignoffError
 from signoff.ids import new_id
 from signoff.notify.message import NotifyMessage
 from signoff.settings import LAMBDA_MAX_TIMEOUT, LEASE_MARGIN
-from signoff.store.records import PendingItem, SessionRecord
+from signoff.store.session_records import SessionRecord
 
 if TYPE_CHECKING:
     from collections.abc import Callable
@@ -44,7 +44,7 @@ if TYPE_CHECKING:
     from signoff.queue.base import Queue
     from signoff.run_channels import RunChannel
     from signoff.store.base import Audit, ClaimFor, TurnPending, TurnSessions
-    from signoff.store.records import OutboxRow
+    from signoff.store.pending_records import OutboxRow, PendingItem
 
 __all__ = ["AgentSource", "Turns"]
 

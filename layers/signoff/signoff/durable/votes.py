@@ -21,14 +21,14 @@ from typing import TYPE_CHECKING, Final, Literal
 
 from signoff.errors import AlreadyVoted, NotFound, StoreUnavailable, UsageError
 from signoff.ids import new_id
-from signoff.store.records import AuditEntry, Vote
+from signoff.store.records import AuditEntry
 
 if TYPE_CHECKING:
     from collections.abc import Sequence
 
     from signoff.gate.policy import ApprovalPolicy
     from signoff.store.base import PendingDecisions
-    from signoff.store.records import PendingItem, PendingStatus
+    from signoff.store.pending_records import PendingItem, PendingStatus, Vote
 
 __all__ = ["cast"]
 

@@ -4,14 +4,23 @@ Rules come from an agent's ``actauth.yml`` (:func:`load_rules`); :func:`decide` 
 a pure function from rules, tool, arguments and scope to a :class:`GateDecision`,
 deciding as actauth 0.0.4 (loopengine's rule engine) does; :func:`rule_warnings`
 lists what ``signoff check`` reports about a file that loads.
+
+The names below are imported on first use (PEP 562), so a module that needs only
+``signoff.gate.policy`` (a pending item's approval policy) loads no rule engine.
+No submodule is named like a name re-exported here (``decide`` lives in
+``decision``): importing it would set the package's attribute to the module.
 """
 
 from __future__ import annotations
 
-from signoff.gate.conditions import Condition, Op, holds
-from signoff.gate.decide import GateDecision, Scope, decide
-from signoff.gate.lint import rule_warnings
-from signoff.gate.rules import Decision, Rule, RuleSet, load_rules, read_rules_file, rules_from
+from importlib import import_module
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from signoff.gate.conditions import Condition, Op, holds
+    from signoff.gate.decision import GateDecision, Scope, decide
+    from signoff.gate.lint import rule_warnings
+    from signoff.gate.rules import Decision, Rule, RuleSet, load_rules, read_rules_file, rules_from
 
 __all__ = [
     "Condition",
@@ -28,3 +37,26 @@ __all__ = [
     "rule_warnings",
     "rules_from",
 ]
+
+_HOMES = {
+    "Condition": "conditions",
+    "Op": "conditions",
+    "holds": "conditions",
+    "GateDecision": "decision",
+    "Scope": "decision",
+    "decide": "decision",
+    "rule_warnings": "lint",
+    "Decision": "rules",
+    "Rule": "rules",
+    "RuleSet": "rules",
+    "load_rules": "rules",
+    "read_rules_file": "rules",
+    "rules_from": "rules",
+}
+
+
+def __getattr__(name: str) -> Any:
+    home = _HOMES.get(name)
+    if home is None:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    return getattr(import_module(f"{__name__}.{home}"), name)

@@ -160,7 +160,7 @@ class ApprovalPolicy(_Policy):
 
 
 class Ballot(Protocol):
-    """A vote as a policy counts it (``signoff.store.records.Vote``)."""
+    """A vote as a policy counts it (``signoff.store.pending_records.Vote``)."""
 
     @property
     def person(self) -> str: ...

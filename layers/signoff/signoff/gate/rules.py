@@ -11,7 +11,7 @@
         when: {field: amount, op: gt, value: 100}
 
 Every file actauth 0.0.4 accepts loads and decides as actauth decides it (see
-``signoff.gate.decide``): rules without a name, duplicate names, keys actauth
+``signoff.gate.decision``): rules without a name, duplicate names, keys actauth
 ignores. Stricter checks are warnings from ``signoff check``
 (``signoff.gate.lint``). A file is refused only when actauth could not use it
 (it would raise) or when it reads one way and actauth would decide another: a

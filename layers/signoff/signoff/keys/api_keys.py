@@ -14,7 +14,7 @@ import string
 from typing import TYPE_CHECKING, Final
 
 from signoff.errors import Unauthorized, UsageError
-from signoff.gate.decide import TENANT
+from signoff.gate.decision import TENANT
 from signoff.store.records import ApiKey
 
 if TYPE_CHECKING:

@@ -14,7 +14,7 @@ from signoff.clock import iso
 
 if TYPE_CHECKING:
     from signoff.keys.tokens import Action, Signer
-    from signoff.store.records import PendingItem
+    from signoff.store.pending_records import PendingItem
 
 __all__ = ["INBOX_LINK_TTL", "Composer", "card_of"]
 

@@ -46,7 +46,7 @@ if TYPE_CHECKING:
     from signoff.clock import Clock
     from signoff.notify.compose import Composer
     from signoff.store.base import NotifierOutbox, PendingReader
-    from signoff.store.records import OutboxRow, PendingItem
+    from signoff.store.pending_records import OutboxRow, PendingItem
 
 __all__ = ["DEFAULT_RETRY_DELAYS", "FanoutReport", "Notifier", "RetrySchedule"]
 

@@ -45,12 +45,13 @@ from signoff.channels.notification import Notification
 from signoff.channels.subject import Subject
 from signoff.clock import iso
 from signoff.run_channels import Trigger
-from signoff.store.records import OutboxRow
+from signoff.store.pending_records import OutboxRow
 
 if TYPE_CHECKING:
     from collections.abc import Mapping, Sequence
 
-    from signoff.store.records import PendingItem, SessionRecord
+    from signoff.store.pending_records import PendingItem
+    from signoff.store.session_records import SessionRecord
 
 __all__ = [
     "Trigger",

@@ -25,18 +25,9 @@ from typing import TYPE_CHECKING, Literal, Protocol
 if TYPE_CHECKING:
     from collections.abc import Iterator
 
-    from signoff.store.records import (
-        ApiKey,
-        AuditEntry,
-        Commit,
-        LogChunk,
-        OutboxRow,
-        PendingItem,
-        PendingStatus,
-        Ruling,
-        SessionRecord,
-        Vote,
-    )
+    from signoff.store.pending_records import OutboxRow, PendingItem, PendingStatus, Ruling, Vote
+    from signoff.store.records import ApiKey, AuditEntry
+    from signoff.store.session_records import Commit, LogChunk, SessionRecord
 
 __all__ = [
     "ApiKeys",

@@ -59,6 +59,8 @@ from signoff.store.keys import (
     api_key_listing_key,
     day_of,
     gated_partition,
+    is_chunk,
+    is_session,
     key_of,
     shard_of,
     sweep_partition,
@@ -66,20 +68,15 @@ from signoff.store.keys import (
     tenant_pending,
     time_key,
 )
-from signoff.store.records import (
-    ApiKey,
-    AuditEntry,
-    LogChunk,
-    OutboxRow,
-    PendingItem,
-    SessionRecord,
-)
+from signoff.store.pending_records import OutboxRow, PendingItem
+from signoff.store.records import ApiKey, AuditEntry, Record
 
 if TYPE_CHECKING:
     from collections.abc import Sequence
 
     from signoff.store.base import Blobs
-    from signoff.store.records import Vote
+    from signoff.store.pending_records import Vote
+    from signoff.store.session_records import SessionRecord
     from signoff.store.table import Item
 
 __all__ = [
@@ -106,8 +103,7 @@ __all__ = [
     "votes_json",
 ]
 
-Record = SessionRecord | LogChunk | PendingItem | OutboxRow | AuditEntry | ApiKey
-R = TypeVar("R", SessionRecord, LogChunk, PendingItem, OutboxRow, AuditEntry, ApiKey)
+R = TypeVar("R", bound=Record)
 
 # DynamoDB refuses items over 400 KB; bodies move to Blobs well before that, so
 # the live attributes and keys always fit next to a blob pointer.
@@ -127,19 +123,12 @@ MAX_RESOLUTION_TEXT: Final = 32 * 1024
 # resumed: the sweep resumes a turn whose resolving process died before it could.
 RESUME_GRACE: Final = 60.0
 
-_KIND: Final[dict[type[Record], str]] = {
-    SessionRecord: "session",
-    LogChunk: "chunk",
-    PendingItem: "pending",
-    OutboxRow: "outbox",
-    AuditEntry: "audit",
-    ApiKey: "api_key",
-}
-
 # Fields kept as top-level attributes instead of in the body: conditions read
 # them, and a claim, a resolution or a sent mark changes them with one update.
-LIVE: Final[dict[type[Record], tuple[str, ...]]] = {
-    SessionRecord: (
+# By the record's ``item_kind``, so the session records are imported only by
+# paths that hold them.
+LIVE: Final[dict[str, tuple[str, ...]]] = {
+    "session": (
         "status",
         "pending_id",
         "lease_owner",
@@ -147,8 +136,8 @@ LIVE: Final[dict[type[Record], tuple[str, ...]]] = {
         "lease_key_at",
         "updated_at",
     ),
-    LogChunk: (),
-    PendingItem: (
+    "chunk": (),
+    "pending": (
         "status",
         "expires_at",
         "resolved_by",
@@ -167,7 +156,7 @@ LIVE: Final[dict[type[Record], tuple[str, ...]]] = {
         "votes",
         "vote_count",
     ),
-    OutboxRow: (
+    "outbox": (
         "created_at",
         "notified_at",
         "failed",
@@ -179,8 +168,8 @@ LIVE: Final[dict[type[Record], tuple[str, ...]]] = {
         "lock_until",
         "receipt",
     ),
-    AuditEntry: (),
-    ApiKey: ("revoked_at",),
+    "audit": (),
+    "api_key": ("revoked_at",),
 }
 
 # Live attributes holding a list of records, stored as one JSON string (a nested
@@ -244,7 +233,7 @@ def ttl_at(when: float | None) -> int | None:
 
 def ttl_of(record: Record) -> int | None:
     """Epoch seconds after which the store may drop the record, if ever."""
-    if isinstance(record, SessionRecord | LogChunk):
+    if is_session(record) or is_chunk(record):
         return ttl_at(record.expires_at)
     if isinstance(record, PendingItem | OutboxRow):
         return ttl_at(record.retain_until)
@@ -274,19 +263,19 @@ def _blob_key(record: Record) -> str:
     # A fresh suffix per write: a writer that lost its lease must not overwrite
     # the blob a newer writer's item already points at.
     unique = uuid.uuid4().hex
-    match record:
-        case SessionRecord():
-            return f"sessions/{record.session_id}/state/{unique}"
-        case LogChunk():
-            return f"sessions/{record.session_id}/chunks/{record.seq:010d}-{unique}"
-        case PendingItem():
-            return f"pending/{record.id}/{unique}"
-        case OutboxRow():
-            return f"pending/{record.pending_id}/outbox/{record.channel}-{unique}"
-        case AuditEntry():
-            return f"audit/{record.subject}/{record.id}-{unique}"
-        case ApiKey():
-            return f"api-keys/{record.key_id}-{unique}"
+    if is_session(record):
+        return f"sessions/{record.session_id}/state/{unique}"
+    if is_chunk(record):
+        return f"sessions/{record.session_id}/chunks/{record.seq:010d}-{unique}"
+    if isinstance(record, PendingItem):
+        return f"pending/{record.id}/{unique}"
+    if isinstance(record, OutboxRow):
+        return f"pending/{record.pending_id}/outbox/{record.channel}-{unique}"
+    if isinstance(record, AuditEntry):
+        return f"audit/{record.subject}/{record.id}-{unique}"
+    if isinstance(record, ApiKey):
+        return f"api-keys/{record.key_id}-{unique}"
+    raise TypeError(f"the store keeps no {type(record).__name__}")
 
 
 class Codec:
@@ -367,7 +356,7 @@ class Codec:
             if record.retry_at is not None:
                 return self.outbox_place(subject, channel, state="retry", at=record.retry_at)
             return self.outbox_place(subject, channel, state="failed", at=record.created_at)
-        if isinstance(record, SessionRecord) and record.status == "running" and record.state:
+        if is_session(record) and record.status == "running" and record.state:
             # Only a turn with a checkpoint can be continued. One that yielded
             # (Continue) holds no lease: it stalls from the moment it stopped, unless
             # its continuation claims it first. A lease extended by a commit keeps the
@@ -397,8 +386,8 @@ class Codec:
             UsageError: the item would exceed DynamoDB's limit even without its body.
         """
         pk, sk = key_of(record)
-        live = LIVE[type(record)]
-        item: Item = {"pk": pk, "sk": sk, "kind": _KIND[type(record)]}
+        live = LIVE[record.item_kind]
+        item: Item = {"pk": pk, "sk": sk, "kind": record.item_kind}
         for name in live:
             value = getattr(record, name)
             if name in JSON_LIVE:
@@ -441,7 +430,7 @@ class Codec:
                     f"{item['pk']} keeps its body in the bucket, and SIGNOFF_BUCKET is not set"
                 )
             body = self.blobs.get(body.removeprefix(BLOB_PREFIX)).decode()
-        live = [name for name in LIVE[model] if name in item]
+        live = [name for name in LIVE[model.item_kind] if name in item]
         if not live:
             # a log chunk, the records read most: parsed and validated in one pass
             return model.model_validate_json(body)

@@ -29,17 +29,15 @@ from __future__ import annotations
 import zlib
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
-from typing import Final
+from typing import TYPE_CHECKING, Final, TypeGuard
 
-from signoff.store.records import (
-    ApiKey,
-    AuditEntry,
-    LogChunk,
-    OutboxRow,
-    PendingItem,
-    SessionRecord,
-)
+from signoff.store.pending_records import OutboxRow, PendingItem
+from signoff.store.records import ApiKey, AuditEntry
 from signoff.store.table import Index, Key
+
+if TYPE_CHECKING:
+    from signoff.store.records import Record
+    from signoff.store.session_records import LogChunk, SessionRecord
 
 __all__ = [
     "DUE",
@@ -69,6 +67,8 @@ __all__ = [
     "due_by",
     "gated_days",
     "gated_partition",
+    "is_chunk",
+    "is_session",
     "key_of",
     "outbox_key",
     "outbox_prefix",
@@ -219,23 +219,34 @@ def gated_days(since: float, until: float) -> list[str]:
     return [str(first + timedelta(days=n)) for n in range((last - first).days + 1)]
 
 
-def key_of(
-    record: SessionRecord | LogChunk | PendingItem | OutboxRow | AuditEntry | ApiKey,
-) -> Key:
+# Which kind a record is, asked of its ``item_kind``: the notifier's path never holds a
+# session, and must not import the session records (and the engine's state behind
+# them) only to ask ``isinstance``.
+def is_session(record: Record) -> TypeGuard[SessionRecord]:
+    """Whether ``record`` is a session."""
+    return record.item_kind == "session"
+
+
+def is_chunk(record: Record) -> TypeGuard[LogChunk]:
+    """Whether ``record`` is a session's log chunk."""
+    return record.item_kind == "chunk"
+
+
+def key_of(record: Record) -> Key:
     """The key a record is stored under."""
-    match record:
-        case SessionRecord():
-            return session_key(record.session_id)
-        case LogChunk():
-            return chunk_key(record.session_id, record.seq)
-        case PendingItem():
-            return pending_key(record.id)
-        case OutboxRow():
-            return outbox_key(record.pending_id, record.channel)
-        case AuditEntry():
-            return audit_key(record.subject, record.at, record.id, rule=record.kind == "rule")
-        case ApiKey():
-            return api_key_key(record.key_hash)
+    if is_session(record):
+        return session_key(record.session_id)
+    if is_chunk(record):
+        return chunk_key(record.session_id, record.seq)
+    if isinstance(record, PendingItem):
+        return pending_key(record.id)
+    if isinstance(record, OutboxRow):
+        return outbox_key(record.pending_id, record.channel)
+    if isinstance(record, AuditEntry):
+        return audit_key(record.subject, record.at, record.id, rule=record.kind == "rule")
+    if isinstance(record, ApiKey):
+        return api_key_key(record.key_hash)
+    raise TypeError(f"the store keeps no {type(record).__name__}")
 
 
 def time_key(at: float, record_id: str = "") -> str:

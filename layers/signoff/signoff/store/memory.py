@@ -13,13 +13,9 @@ from typing import TYPE_CHECKING, Any
 
 from signoff.clock import SystemClock
 from signoff.errors import NotFound
-from signoff.store.api_keys import TableApiKeys
 from signoff.store.codec import Codec, check_size
-from signoff.store.outbox import TableAudit, TableOutbox
-from signoff.store.pending import TablePendingItems
-from signoff.store.sessions import TableSessions
-from signoff.store.slots import TableSlots
 from signoff.store.table import ConditionFailed, Put, Update
+from signoff.store.table_ports import TablePorts
 
 if TYPE_CHECKING:
     from collections.abc import Iterator, Sequence
@@ -164,8 +160,10 @@ class MemoryTable:
             yield []
 
 
-class MemoryStore:
+class MemoryStore(TablePorts):
     """Every store port over one ``MemoryTable``, with large values in ``MemoryBlobs``."""
+
+    table: MemoryTable
 
     def __init__(
         self, *, clock: Clock | None = None, page_size: int = 100, shards: Shards | None = None
@@ -174,17 +172,8 @@ class MemoryStore:
         self.lock = threading.RLock()
         self.blobs = MemoryBlobs(lock=self.lock)
         self.table = MemoryTable(lock=self.lock, page_size=page_size)
-        self.codec = coder = Codec(self.blobs, shards=shards)
-        self.shards = coder.shards
 
         def now() -> float:
             return wall.now().timestamp()
 
-        self.now = now
-
-        self.sessions = TableSessions(self.table, coder, now=now)
-        self.pending = TablePendingItems(self.table, coder, now=now)
-        self.outbox = TableOutbox(self.table, coder, now=now)
-        self.audit = TableAudit(self.table, coder, now=now)
-        self.api_keys = TableApiKeys(self.table, coder, now=now)
-        self.slots = TableSlots(self.table, coder, now=now)
+        super().__init__(Codec(self.blobs, shards=shards), now=now)

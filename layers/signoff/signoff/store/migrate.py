@@ -19,7 +19,8 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Final, Protocol
 
 from signoff.store import keys, rules
-from signoff.store.records import OutboxRow, PendingItem, SessionRecord
+from signoff.store.pending_records import OutboxRow, PendingItem
+from signoff.store.session_records import SessionRecord
 from signoff.store.stored import rows
 from signoff.store.table import Attr, ConditionFailed, Update
 
@@ -86,7 +87,7 @@ class Migrator:
         if not old or model is None:
             return False
         attrs: Item = {}
-        record: PendingItem | OutboxRow | SessionRecord = self._codec.decode(item, model)  # type: ignore[type-var]
+        record: PendingItem | OutboxRow | SessionRecord = self._codec.decode(item, model)
         if isinstance(record, PendingItem) and record.remind_after is None:
             remind = self._remind_after(record.agent)
             if remind is not None:

@@ -9,14 +9,15 @@ from typing import TYPE_CHECKING
 
 from signoff.errors import NotFound, ResolutionError, StoreUnavailable, TransactionConflicted
 from signoff.store import codec, keys, rules
-from signoff.store.records import PendingItem, Ruling
+from signoff.store.pending_records import PendingItem, Ruling
 from signoff.store.stored import Stored, rows
 from signoff.store.table import Attr, ConditionFailed, Item, Put, Update
 
 if TYPE_CHECKING:
     from collections.abc import Iterator
 
-    from signoff.store.records import AuditEntry, PendingStatus, Vote
+    from signoff.store.pending_records import PendingStatus, Vote
+    from signoff.store.records import AuditEntry
     from signoff.store.table import Condition
 
 __all__ = ["TablePendingItems"]

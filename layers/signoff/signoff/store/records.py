@@ -1,260 +1,39 @@
-"""What the durable store keeps: sessions, their log, pending items, outbox rows, audit, API keys.
+"""What every stored record shares, and the two kinds that need nothing else: audit
+entries and API keys.
 
-Times are epoch seconds (floats) so conditions compare numbers in every adapter.
+Each kind lives in the module of what it is about, so a path imports only the
+records it reads: ``signoff.store.pending_records`` (pending items, their votes
+and outbox rows), ``signoff.store.session_records`` (sessions, their log and a
+turn's commit, with the engine's state and messages behind them). Times are
+epoch seconds (floats) so conditions compare numbers in every adapter.
 """
 
 from __future__ import annotations
 
-import json
-from dataclasses import dataclass
-from typing import Any, Literal
+from typing import ClassVar, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from signoff.channels.subject import Subject
-from signoff.engine.state import TurnState  # noqa: TC001 - pydantic needs it at runtime
-from signoff.events import PendingScope  # noqa: TC001
-from signoff.gate.policy import ApprovalPolicy  # noqa: TC001
-from signoff.messages import Message  # noqa: TC001
-
-__all__ = [
-    "ApiKey",
-    "AuditEntry",
-    "Commit",
-    "LogChunk",
-    "OutboxRow",
-    "PendingItem",
-    "PendingStatus",
-    "Ruling",
-    "SessionRecord",
-    "SessionStatus",
-    "Vote",
-]
-
-SessionStatus = Literal["idle", "running", "paused", "done"]
-PendingStatus = Literal["pending", "approved", "denied", "answered", "expired"]
+__all__ = ["ApiKey", "AuditEntry", "Record"]
 
 
-class _Record(BaseModel):
+class Record(BaseModel):
+    """A record the store keeps as one item (``signoff.store.codec``)."""
+
     model_config = ConfigDict(defer_build=True, extra="forbid")
 
-
-class SessionRecord(_Record):
-    """One conversation: where its current turn stands, and who may write it."""
-
-    session_id: str
-    agent: str
-    tenant: str
-    environment: str
-    status: SessionStatus = "idle"
-    # The checkpoint of the current turn (None between turns).
-    state: TurnState | None = None
-    # Log chunks are numbered first_seq, first_seq + 1, …; the next one gets
-    # ``next_seq``. A session starts numbering at its creation time in
-    # milliseconds, so a session id reused after its retention ran out never
-    # reads (or collides with) chunks of its expired predecessor.
-    first_seq: int = 0
-    next_seq: int = 0
-    # The first chunk of the current turn, so a response can carry the turn's events.
-    run_start_seq: int = 0
-    # How many events the log holds, so a watcher's ``?after=N`` reads only the
-    # newest chunks.
-    event_count: int = 0
-    message_count: int = 0
-    pending_id: str | None = None
-    text: str | None = None
-    stop_reason: str | None = None
-    # The lease: one turn per session at a time.
-    lease_owner: str | None = None
-    lease_until: float | None = None
-    # When the lease its claim took ran out: the session's sweep key, which a
-    # commit extending the lease leaves alone (``signoff.store.codec``).
-    lease_key_at: float | None = None
-    updated_at: float = 0.0
-    # The UTC day the agent's gated-sessions listing last listed the session: a
-    # later commit that day gating a call again writes no second entry.
-    gated_day: str | None = None
-    # Epoch seconds after which the store may delete the session and its log:
-    # creation + retention, fixed for the session's life so its chunks expire with it.
-    expires_at: float | None = None
+    # The item's ``kind`` attribute: which record it holds (a turn's ``Commit``,
+    # never stored whole, has none); ``signoff.store.keys.is_session`` asks it.
+    item_kind: ClassVar[str] = ""
 
 
-class LogChunk(_Record):
-    """What one step of a turn added: its messages and its events (wire form)."""
-
-    session_id: str
-    seq: int
-    run_id: str
-    messages: list[Message] = Field(default_factory=list)
-    events: list[dict[str, Any]] = Field(default_factory=list)
-    at: float = 0.0
-    expires_at: float | None = None
-
-
-class Vote(_Record):
-    """One person's vote on an item that needs more than one (``ApprovalPolicy``).
-
-    ``person`` is who counts (the same person through two channels is one vote);
-    ``actor`` and ``channel`` are the identity and channel the vote came through.
-    """
-
-    person: str
-    actor: str
-    channel: str
-    at: float
-    decision: Literal["approve", "deny"]
-    note: str | None = None
-
-
-@dataclass(frozen=True, kw_only=True)
-class Ruling:
-    """What one resolution of a pending item writes (``PendingDecisions.resolve``).
-
-    ``status`` is where it moves (``expired``: the sweeper's move), decided by
-    ``actor`` through ``channel`` at ``now``; ``answer`` a question's, ``note`` the
-    decider's words, ``edited_args_json`` an approval's changed arguments
-    (``signoff.approver.edits``); ``retain_until`` when the store may delete the item.
-    """
-
-    status: PendingStatus
-    actor: str
-    channel: str
-    now: float
-    answer: str | None = None
-    note: str | None = None
-    retain_until: float | None = None
-    edited_args_json: str | None = None
-
-
-class PendingItem(_Record):
-    """An approval or a question waiting for a human."""
-
-    id: str
-    kind: Literal["approval", "question"]
-    status: PendingStatus = "pending"
-    session_id: str
-    run_id: str
-    agent: str
-    tenant: str
-    environment: str
-    call_id: str
-    tool: str | None = None
-    args: dict[str, Any] | None = None
-    scope: PendingScope | None = None
-    reason: str | None = None
-    question: str | None = None
-    options: list[str] | None = None
-    # The decision card's text (signoff.approver.card), fixed when the turn paused: the
-    # one-line summary, the request that started the turn, the agent's words
-    # before the call (None where agent.yaml's approvalCard leaves them out).
-    summary: str | None = None
-    request: str | None = None
-    said: str | None = None
-    channels: list[str] = Field(default_factory=list)
-    requested_at: float
-    expires_at: float
-    # Set by the one resolution that won.
-    resolved_by: str | None = None
-    resolved_via: str | None = None
-    resolved_at: float | None = None
-    answer: str | None = None
-    note: str | None = None
-    # The arguments an approver's changes made (``signoff.approver.edits``), as JSON text:
-    # a top-level string, so the store keeps every nested value exactly.
-    edited_args_json: str | None = None
-    # Whether the turn was resumed after the resolution (the sweeper re-drives if not).
-    resumed: bool = False
-    # ``stuck`` reminders sent while it waited, and when the last one went out;
-    # the count moves only by a conditional write, so two sweeps never send the same one.
-    reminders: int = 0
-    reminded_at: float | None = None
-    # Seconds between ``stuck`` reminders (its agent's ``remindAfter``, fixed at the
-    # pause like the policy; None: no reminders): part of when it is next due.
-    remind_after: float | None = None
-    # Epoch seconds after which the store may delete the item (resolved items).
-    retain_until: float | None = None
-    # What it needs beyond one decision (quorum, escalation), fixed at the pause;
-    # None: one decision, no escalation.
-    policy: ApprovalPolicy | None = None
-    # Votes so far on an item whose policy asks for more than one approval.
-    votes: list[Vote] = Field(default_factory=list)
-    # len(votes): each vote is written on the condition that the count is still the
-    # one its voter read (``signoff.store.rules.votable``), so no vote is lost and
-    # exactly one vote reaches the quorum.
-    vote_count: int = 0
-    # Escalation steps taken so far (0: none), and when the last one was taken.
-    escalation_step: int = 0
-    escalated_at: float | None = None
-
-    @property
-    def tally(self) -> str | None:
-        """The votes as the cards show them ("1 of 2 approvals — alice"), or None when
-        one decision decides the item."""
-        if self.policy is None or not self.policy.counts_votes or self.kind != "approval":
-            return None
-        return self.policy.tally(self.votes)
-
-    @property
-    def edited_args(self) -> dict[str, Any] | None:
-        """The arguments the tool runs with after an approval with changes, else None."""
-        if self.edited_args_json is None:
-            return None
-        edited: dict[str, Any] = json.loads(self.edited_args_json)
-        return edited
-
-
-class OutboxRow(_Record):
-    """One notification to send on one channel; ``notified_at`` is set only after success.
-
-    ``pending_id`` is the text of the row's *subject* (``subject``, parsed): the
-    logical notification it belongs to. For an approval or a question it is the
-    pending item's id, and the notification is composed from the item when it is
-    sent (its links carry a fresh resume token). Every other notification but an
-    escalation step's is stored whole in ``notification`` and its subject names
-    what it is about (``signoff.channels.subject``): a run's start or finish, a
-    reminder, a stalled run.
-    """
-
-    pending_id: str  # the subject's text; see above
-    channel: str
-    run_id: str
-    kind: str
-    created_at: float
-    # The Notification's wire form (camelCase, no resume token) for rows that
-    # have no pending item to compose from.
-    notification: dict[str, Any] | None = None
-    # Epoch seconds after which the store may delete the row (lifecycle rows;
-    # a pending item's rows live as long as the item's partition).
-    retain_until: float | None = None
-    notified_at: float | None = None
-    attempts: int = 0
-    # ``failed`` with ``retry_at``: a permanent failure the sweeper sends again at
-    # ``retry_at`` (a slow schedule, ``failures`` counting them); without: failed for good.
-    failed: bool = False
-    last_error: str | None = None
-    failures: int = 0
-    retry_at: float | None = None
-    lock_owner: str | None = None
-    lock_until: float | None = None
-    # What the channel returned for the send (e.g. Slack's message ts), kept so
-    # the message can be updated later and a resend can be recognised.
-    receipt: dict[str, str] = Field(default_factory=dict)
-
-    @property
-    def subject(self) -> Subject:
-        """The row's subject, parsed from ``pending_id``."""
-        return Subject.parse(self.pending_id)
-
-    @property
-    def idempotency_key(self) -> str:
-        return f"{self.run_id}:{self.pending_id}:{self.channel}"
-
-
-class AuditEntry(_Record):
+class AuditEntry(Record):
     """One decision: by a rule, by a human (with channel), or by expiry; or one
     person's vote on an item that needs several (``vote``: its decision is the
     vote's, ``approve`` or ``deny``; the vote that reaches the quorum is the
     ``human`` entry that resolves the item, naming every voter)."""
+
+    item_kind: ClassVar[str] = "audit"
 
     id: str
     subject: str  # the session id
@@ -272,20 +51,10 @@ class AuditEntry(_Record):
     agent: str | None = None
 
 
-class Commit(_Record):
-    """One atomic write of a turn: the session, what the step added, and for a
-    pause the new pending item with its outbox rows."""
-
-    session: SessionRecord
-    chunk: LogChunk | None = None
-    pending: PendingItem | None = None
-    outbox: list[OutboxRow] = Field(default_factory=list)
-    # Keep the lease (a step inside a running turn) or give it up (pause, finish).
-    release: bool = False
-
-
-class ApiKey(_Record):
+class ApiKey(Record):
     """An API key as the store keeps it: the hash of its secret, never the secret itself."""
+
+    item_kind: ClassVar[str] = "api_key"
 
     key_id: str = Field(min_length=1)  # public: named in listings and in revocations
     tenant: str = Field(min_length=1)

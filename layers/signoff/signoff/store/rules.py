@@ -20,15 +20,9 @@ if TYPE_CHECKING:
     from collections.abc import Sequence
 
     from signoff.store.base import ClaimFor
-    from signoff.store.records import (
-        ApiKey,
-        Commit,
-        PendingItem,
-        PendingStatus,
-        Ruling,
-        SessionRecord,
-        Vote,
-    )
+    from signoff.store.pending_records import PendingItem, PendingStatus, Ruling, Vote
+    from signoff.store.records import ApiKey
+    from signoff.store.session_records import Commit, SessionRecord
     from signoff.store.table import Condition, Item
 
 __all__ = [

@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING
 
 from signoff.errors import LeaseLost
 from signoff.store import codec, keys, rules
-from signoff.store.records import LogChunk, SessionRecord
+from signoff.store.session_records import LogChunk, SessionRecord
 from signoff.store.signal import COMMITS
 from signoff.store.stored import Stored, rows
 from signoff.store.table import Attr, ConditionFailed, Put, Update
@@ -17,7 +17,7 @@ if TYPE_CHECKING:
     from collections.abc import Iterator
 
     from signoff.store.base import ClaimFor
-    from signoff.store.records import Commit
+    from signoff.store.session_records import Commit
 
 __all__ = ["TableSessions"]
 

@@ -22,7 +22,7 @@ from signoff.errors import BadForm
 if TYPE_CHECKING:
     from collections.abc import Mapping
 
-    from signoff.store.records import PendingItem
+    from signoff.store.pending_records import PendingItem
 
 __all__ = [
     "ARG_PREFIX",

@@ -33,7 +33,7 @@ from signoff.web.card_html import CARD_CSS, LOCAL_TIME_JS, SCRIPT_HASH, approval
 from signoff.web.decision_form import decision_fields
 
 if TYPE_CHECKING:
-    from signoff.store.records import PendingItem
+    from signoff.store.pending_records import PendingItem
 
 __all__ = [
     "PAGE_HEADERS",

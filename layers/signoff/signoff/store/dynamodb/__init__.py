@@ -10,14 +10,10 @@ from typing import TYPE_CHECKING, Self
 
 from signoff.clock import SystemClock
 from signoff.settings import Deployment
-from signoff.store.api_keys import TableApiKeys
 from signoff.store.codec import Codec
 from signoff.store.dynamodb.table import DynamoTable
 from signoff.store.keys import Shards
-from signoff.store.outbox import TableAudit, TableOutbox
-from signoff.store.pending import TablePendingItems
-from signoff.store.sessions import TableSessions
-from signoff.store.slots import TableSlots
+from signoff.store.table_ports import TablePorts
 
 if TYPE_CHECKING:
     from mypy_boto3_dynamodb.client import DynamoDBClient
@@ -28,8 +24,11 @@ if TYPE_CHECKING:
 __all__ = ["DynamoStore", "DynamoTable"]
 
 
-class DynamoStore:
-    """Every store port over one DynamoDB table, with large values in ``blobs``."""
+class DynamoStore(TablePorts):
+    """Every store port over one DynamoDB table, with large values in ``blobs``;
+    each port is built on first use (``TablePorts``)."""
+
+    table: DynamoTable
 
     def __init__(
         self,
@@ -44,20 +43,11 @@ class DynamoStore:
         wall = clock or SystemClock()
         self.table = DynamoTable(client, table, page_size=page_size)
         self.blobs = blobs
-        self.codec = coder = Codec(blobs, shards=shards)
-        self.shards = coder.shards
 
         def now() -> float:
             return wall.now().timestamp()
 
-        self.now = now
-
-        self.sessions = TableSessions(self.table, coder, now=now)
-        self.pending = TablePendingItems(self.table, coder, now=now)
-        self.outbox = TableOutbox(self.table, coder, now=now)
-        self.audit = TableAudit(self.table, coder, now=now)
-        self.api_keys = TableApiKeys(self.table, coder, now=now)
-        self.slots = TableSlots(self.table, coder, now=now)
+        super().__init__(Codec(blobs, shards=shards), now=now)
 
     @classmethod
     def from_env(
