@@ -417,8 +417,8 @@ def _captured_emails(stack: LocalStack) -> Counter[tuple[str, str]]:
     The item is the one its link's resume token verifies for; the channel is the
     email channel with the mail's sender and recipients.
     """
-    from signoff.channels.config import EmailSettings
     from signoff.channels.http_notifier import deployment_channels
+    from signoff.channels.settings.email import EmailSettings
 
     config = deployment_channels(stack.agents_dir)
     channels = {

@@ -25,8 +25,8 @@ from urllib.parse import urlsplit, urlunsplit
 from pydantic import ValidationError
 from standardwebhooks.webhooks import Webhook, WebhookVerificationError
 
-from signoff.channels.config import WebhookSettings
 from signoff.channels.notification import Notification
+from signoff.channels.settings.webhook import WebhookSettings
 from signoff_dev.local.gateway import HttpRequest, HttpResponse
 
 if TYPE_CHECKING:

@@ -111,7 +111,7 @@ def capture_emails(config: ChannelsConfig) -> None:
     """Verify the email channels' senders with the emulator's SES, so it takes their mail."""
     import boto3
 
-    from signoff.channels.config import EmailSettings
+    from signoff.channels.settings.email import EmailSettings
 
     senders = {s.sender for s in config.channels.values() if isinstance(s, EmailSettings)}
     ses = boto3.client("sesv2", region_name=REGION)

@@ -24,7 +24,7 @@ from redis.crc import key_slot
 
 from signoff.channels.base import Delivery
 from signoff.channels.build import BuildContext
-from signoff.channels.config import DatabaseSettings, RedisSettings, SecretRef
+from signoff.channels.config import SecretRef
 from signoff.channels.database.channel import (
     DatabaseChannel,
     PendingApprovalRow,
@@ -34,6 +34,8 @@ from signoff.channels.database.channel import (
 )
 from signoff.channels.database.redis import RedisChannel
 from signoff.channels.notification import Notification, idempotency_key
+from signoff.channels.settings.database import DatabaseSettings
+from signoff.channels.settings.redis import RedisSettings
 from signoff.clock import ManualClock, iso
 from signoff.errors import SecretMissing, SendFailed
 from signoff.keys.tokens import signer_from

@@ -21,7 +21,6 @@ from moto.ses.models import ses_backends
 
 from signoff.channels.base import Delivery
 from signoff.channels.build import BuildContext
-from signoff.channels.config import EmailSettings
 from signoff.channels.email import (
     IDEMPOTENCY_HEADER,
     IDEMPOTENCY_TAG,
@@ -29,6 +28,7 @@ from signoff.channels.email import (
     render,
     tag_value,
 )
+from signoff.channels.settings.email import EmailSettings
 from signoff.errors import SendFailed
 from signoff.secrets.memory import MemorySecrets
 from tests.support.aws import mocked_aws

@@ -17,16 +17,14 @@ import yaml
 from signoff.agents import AgentCatalog, load_agent
 from signoff.agents.config import PYTHON_HOMES
 from signoff.agents.describe import describe_agent
-from signoff.channels.config import (
-    DatabaseSettings,
-    EmailSettings,
-    LarkSettings,
-    RedisSettings,
-    SecretRef,
-    SlackSettings,
-    WebhookSettings,
-)
+from signoff.channels.config import SecretRef
 from signoff.channels.http_notifier import deployment_channels
+from signoff.channels.settings.database import DatabaseSettings
+from signoff.channels.settings.email import EmailSettings
+from signoff.channels.settings.lark import LarkSettings
+from signoff.channels.settings.redis import RedisSettings
+from signoff.channels.settings.slack import SlackSettings
+from signoff.channels.settings.webhook import WebhookSettings
 from signoff.errors import ConfigError
 from signoff.gate import Scope, decide
 from tests.support.loopengine import SAMPLE, loopengine_agent

@@ -24,6 +24,7 @@ from signoff.channels.config import ChannelsConfig, check_agent_notify, load_cha
 from signoff.channels.registry import CHANNEL_TYPES, ChannelType
 from signoff.errors import ConfigError
 from signoff.models.registry import PROVIDERS, Provider
+from signoff.plugins import module_of
 from tests.conftest import ROOT
 
 if TYPE_CHECKING:
@@ -218,6 +219,48 @@ def test_a_deployment_loads_only_the_channel_modules_it_configures(tmp_path: Pat
     assert "signoff.channels.webhook" in loaded
     others = {f"signoff.channels.{t}" for t in CHANNEL_TYPES if t != "webhook"}
     assert loaded & others == set()
+
+
+def test_validating_channels_yaml_imports_only_the_settings_models_of_its_types(
+    tmp_path: Path,
+) -> None:
+    # Every function validates channels.yaml at cold start; only the notifier builds
+    # channels. So validating one imports the settings models of the types it uses,
+    # and neither the other types' models nor any channel class (nor its client).
+    (tmp_path / "channels.yaml").write_text(
+        "channels:\n  hook: {type: webhook, url: 'https://h.example.com', secret: {secret: s}}\n"
+    )
+
+    loaded = _loaded_after(
+        f"""
+        from pathlib import Path
+        from signoff.channels.config import check_agent_notify, load_channels
+        config = load_channels(Path({str(tmp_path / "channels.yaml")!r}))
+        check_agent_notify("agent.yaml", {{"hook": ["approval"]}}, config)
+        """
+    )
+
+    assert module_of(CHANNEL_TYPES["webhook"].settings) in loaded
+    others = {module_of(kind.settings) for name, kind in CHANNEL_TYPES.items() if name != "webhook"}
+    assert loaded & others == set()
+    # (the plug-in builder's module is the loader's, which looks installed types up there)
+    channels = {module_of(kind.channel) for name, kind in CHANNEL_TYPES.items() if name != "python"}
+    assert loaded & channels == set()
+
+
+def test_the_implicit_console_channel_imports_its_settings_when_named() -> None:
+    loaded = _loaded_after(
+        """
+        import sys
+        from signoff.channels.config import ChannelsConfig, check_agent_notify
+        config = ChannelsConfig()
+        assert "signoff.channels.settings.console" not in sys.modules
+        check_agent_notify("agent.yaml", {"console": ["approval"]}, config)
+        assert config.settings("console").type == "console"
+        """
+    )
+
+    assert module_of(CHANNEL_TYPES["console"].settings) in loaded
 
 
 def test_an_agent_loads_only_the_provider_it_names() -> None:

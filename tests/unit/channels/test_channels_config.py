@@ -12,18 +12,14 @@ from signoff.agents import AgentCatalog, load_agent
 from signoff.approver.actors import ESCALATION, EXPIRY, LINK, RESERVED_CHANNELS, RULES
 from signoff.channels.addresses import address_problem
 from signoff.channels.build import build_channels
-from signoff.channels.config import (
-    ChannelsConfig,
-    DatabaseSettings,
-    EmailSettings,
-    LarkSettings,
-    RedisSettings,
-    SlackSettings,
-    WebhookSettings,
-    check_agent_notify,
-    load_channels,
-)
+from signoff.channels.config import ChannelsConfig, check_agent_notify, load_channels
 from signoff.channels.email import EmailChannel
+from signoff.channels.settings.database import DatabaseSettings
+from signoff.channels.settings.email import EmailSettings
+from signoff.channels.settings.lark import LarkSettings
+from signoff.channels.settings.redis import RedisSettings
+from signoff.channels.settings.slack import SlackSettings
+from signoff.channels.settings.webhook import WebhookSettings
 from signoff.channels.webhook import WebhookChannel
 from signoff.clock import ManualClock
 from signoff.errors import ConfigError

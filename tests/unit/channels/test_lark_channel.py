@@ -9,9 +9,9 @@ import pytest
 
 from signoff.channels.base import Delivery
 from signoff.channels.build import BuildContext
-from signoff.channels.config import LarkSettings
 from signoff.channels.lark.channel import LarkChannel, lark_uuid, render_card
 from signoff.channels.notification import idempotency_key
+from signoff.channels.settings.lark import LarkSettings
 from signoff.clock import ManualClock
 from signoff.errors import SendFailed
 from signoff.secrets.memory import MemorySecrets

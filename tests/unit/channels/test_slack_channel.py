@@ -11,8 +11,8 @@ import pytest
 
 from signoff.channels.base import Delivery
 from signoff.channels.build import BuildContext
-from signoff.channels.config import SlackSettings
 from signoff.channels.notification import Notification, idempotency_key
+from signoff.channels.settings.slack import SlackSettings
 from signoff.channels.slack.channel import SlackChannel, render_blocks
 from signoff.channels.slack.interactions import parse_slack_action
 from signoff.errors import SendFailed

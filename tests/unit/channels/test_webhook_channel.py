@@ -13,8 +13,9 @@ import pytest
 from standardwebhooks.webhooks import Webhook, WebhookVerificationError
 
 from signoff.channels.build import BuildContext
-from signoff.channels.config import SecretRef, WebhookSettings
+from signoff.channels.config import SecretRef
 from signoff.channels.notification import idempotency_key
+from signoff.channels.settings.webhook import WebhookSettings
 from signoff.channels.webhook import (
     Resolver,
     WebhookChannel,

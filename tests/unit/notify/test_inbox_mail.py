@@ -13,9 +13,9 @@ from urllib.parse import parse_qs, urlsplit
 
 import pytest
 
-from signoff.channels.config import EmailSettings
 from signoff.channels.email import render
 from signoff.channels.memory import RecordingMailbox
+from signoff.channels.settings.email import EmailSettings
 from signoff.clock import ManualClock
 from signoff.errors import TokenForged
 from signoff.keys.tokens import signer_from

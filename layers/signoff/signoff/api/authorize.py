@@ -20,7 +20,6 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from signoff.approver.actors import LINK, Actor, api_caller, link_recipient
-from signoff.channels.config import EmailSettings
 from signoff.durable.decide import not_sent_to
 from signoff.errors import NotFound, SignoffError, TokenForged
 from signoff.keys.tokens import args_hash
@@ -73,6 +72,9 @@ def link_decider(api: Api, token: ResumeToken) -> tuple[Actor, Check]:
     recipient, channel = token.recipient, token.channel
 
     def email_recipient(item: PendingItem, actor: Actor) -> str | None:
+        # loaded already where channels.yaml defines an email channel
+        from signoff.channels.settings.email import EmailSettings
+
         settings = api.agents.channels.channels.get(channel)
         # the channel the link was mailed through still exists and is an email channel
         if not isinstance(settings, EmailSettings):

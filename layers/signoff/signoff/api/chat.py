@@ -19,7 +19,6 @@ from signoff.api.body import JSON, form_body
 from signoff.api.clicks import Click, decide_click
 from signoff.api.context import api_of
 from signoff.api.docs import CHAT_RESPONSES
-from signoff.channels.config import LarkSettings, SlackSettings
 from signoff.errors import BadForm, InvalidSignature, NotFound
 
 __all__ = ["router"]
@@ -43,6 +42,7 @@ def _unauthorized() -> Response[str]:
     openapi_extensions=form_body({"payload": {"type": "string"}}),
 )
 def slack_interactions() -> Response[str]:
+    from signoff.channels.settings.slack import SlackSettings
     from signoff.channels.slack.interactions import parse_slack_action, verify_slack_request
 
     api = api_of(router)
@@ -100,6 +100,7 @@ def slack_interactions() -> Response[str]:
 )
 def lark_callback_route() -> Response[str]:
     from signoff.channels.lark.callbacks import LarkAction, LarkChallenge, lark_callback
+    from signoff.channels.settings.lark import LarkSettings
 
     api = api_of(router)
     chat = api.chat

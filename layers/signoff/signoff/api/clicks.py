@@ -40,7 +40,8 @@ if TYPE_CHECKING:
 
     from signoff.api.context import Api
     from signoff.approver.actors import Actor
-    from signoff.channels.config import LarkSettings, SlackSettings
+    from signoff.channels.settings.lark import LarkSettings
+    from signoff.channels.settings.slack import SlackSettings
     from signoff.store.pending_records import PendingItem
 
 __all__ = ["Click", "ClickOutcome", "decide_click"]

@@ -8,7 +8,9 @@
       support-email: {type: email, to: [ops@example.com], from: signoff@example.com}
 
 A channel's ``type`` names an entry of ``CHANNEL_TYPES`` (``channels/registry.py``),
-whose settings model validates the rest; the built-in types' models are here.
+whose settings model validates the rest (the built-in types' in ``channels/settings/``,
+each imported only when ``channels.yaml`` uses its type); the base model and the
+field types they share are here.
 Secrets are referenced by name (``{secret: name}``, read from the deployment's
 secret source when a channel sends), never written inline. Agents name the
 channels they want in ``agent.yaml``'s ``notify``; ``check_agent_notify``
@@ -18,13 +20,14 @@ signoff writes in the audit by itself (``signoff.approver.actors.RESERVED_CHANNE
 ``expiry``, ``escalation``, ``api``, ``link``, ``inbox``, …): a person's decision
 through it would read as the sweeper's or a built-in way in's. Webhook targets are checked
 against private, loopback and link-local addresses here (literal addresses,
-``channels/addresses.py``) and again when sending (what a hostname resolves to).
+``ChannelSettings.refused_target``) and again when sending (what a hostname resolves to).
 """
 
 from __future__ import annotations
 
 import re
-from typing import TYPE_CHECKING, Annotated, Any, Final, Literal
+from functools import cache
+from typing import TYPE_CHECKING, Annotated, Any, Final
 from urllib.parse import urlsplit
 
 from pydantic import (
@@ -42,8 +45,8 @@ from pydantic_core import InitErrorDetails, PydanticCustomError
 
 from signoff import yamldocs
 from signoff.approver.actors import RESERVED_CHANNELS
-from signoff.channels.addresses import private_webhooks_allowed, public_url_problem
-from signoff.channels.plugin import installed, plugin_class, plugin_options
+from signoff.channels.addresses import private_webhooks_allowed
+from signoff.channels.plugin import installed
 from signoff.channels.registry import CHANNEL_TYPES
 from signoff.errors import ConfigError
 from signoff.plugins import load
@@ -57,17 +60,12 @@ __all__ = [
     "IMPLICIT_CHANNELS",
     "ChannelSettings",
     "ChannelsConfig",
-    "ConsoleSettings",
-    "DatabaseSettings",
-    "EmailSettings",
-    "LarkSettings",
-    "PluginSettings",
-    "RedisSettings",
+    "HttpUrl",
+    "Secret",
     "SecretRef",
-    "SlackSettings",
-    "WebhookSettings",
     "check_agent_notify",
     "load_channels",
+    "validation_error",
 ]
 
 CHANNELS_FILE: Final = "channels.yaml"
@@ -75,14 +73,6 @@ CHANNELS_FILE: Final = "channels.yaml"
 # A channel's name ends up in idempotency keys (``runId:pendingId:channel``) and
 # in secret-free log lines: no colon, no spaces, nothing that needs quoting.
 _NAME: Final = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_-]{0,63}$")
-# No colon (an unquoted address never has one): the pages tell an API key's
-# ``apikey:<key id>@<tenant>`` from an address by it.
-_EMAIL: Final = re.compile(r"^[^@\s<>:]+@[^@\s<>:]+\.[^@\s<>:]+$")
-# A table name is spliced into SQL (quoted, by psycopg.sql.Identifier): only a plain
-# identifier, optionally schema-qualified, gets that far.
-_TABLE: Final = re.compile(r"[A-Za-z_][A-Za-z0-9_]{0,62}(\.[A-Za-z_][A-Za-z0-9_]{0,62})?")
-DEFAULT_TABLE: Final = "signoff_pending_approvals"
-DEFAULT_QUEUE_KEY: Final = "signoff:pending-approvals"
 
 
 class _Settings(BaseModel):
@@ -128,156 +118,41 @@ def _http_url(value: str) -> str:
     return value
 
 
-def _email(value: str) -> str:
-    if not _EMAIL.match(value):
-        raise ValueError(f"{value!r} is not an email address")
-    return value
-
-
-def validate_table(table: str) -> str:
-    """``table`` if it is a plain identifier, optionally ``schema.table``.
-
-    Raises:
-        ValueError: anything else.
-    """
-    if not _TABLE.fullmatch(table):
-        raise ValueError(
-            f"{table!r} is not a table name: letters, digits and '_', optionally schema.table"
-        )
-    return table
-
-
 HttpUrl = Annotated[str, AfterValidator(_http_url)]
-EmailAddress = Annotated[str, AfterValidator(_email)]
 
 
 class ChannelSettings(_Settings):
     """What every channel type's settings share: ``type``, its name in ``CHANNEL_TYPES``.
 
-    A type's own model narrows ``type`` to ``Literal["<name>"]`` and adds its fields.
+    A type's own model narrows ``type`` to ``Literal["<name>"]`` and adds its fields;
+    it may override the checks below, which the loader makes without importing it.
     """
 
     type: str
 
+    def verify(self) -> None:
+        """Checks, once validated at load, what the fields alone cannot (a plug-in's class).
 
-class WebhookSettings(ChannelSettings):
-    """A signed POST (Standard Webhooks) to ``url``."""
+        Raises:
+            ValidationError: at the field at fault.
+        """
 
-    type: Literal["webhook"]
-    url: HttpUrl
-    secret: Secret
-    allow_private: bool = False
+    def refused_target(self, *, allow_private: bool) -> tuple[str, str] | None:
+        """The field and the problem of a target address refused at load; None if none.
 
+        ``allow_private``: the deployment allows private, loopback and link-local ones.
+        """
+        return None
 
-class _ChatSettings(ChannelSettings):
-    """A chat app's channel: ``approvers`` are the app's user ids (empty: anyone)."""
-
-    approvers: list[str] = Field(default_factory=list)
-
-    def allows(self, user_id: str) -> bool:
-        """Whether ``user_id`` may decide from this channel (no list means anyone in it may)."""
-        return not self.approvers or user_id in self.approvers
-
-
-class SlackSettings(_ChatSettings):
-    """A Block Kit message in a Slack channel; ``approvers`` are Slack user ids."""
-
-    type: Literal["slack"]
-    channel_id: str = Field(min_length=1)
-    bot_token: Secret
-    signing_secret: Secret
-    base_url: HttpUrl = "https://slack.com/api"
-
-
-class LarkSettings(_ChatSettings):
-    """An interactive card in one Lark/Feishu chat; ``approvers`` are open ids."""
-
-    type: Literal["lark"]
-    chat_id: str = Field(min_length=1)
-    app_id: str = Field(min_length=1)
-    app_secret: Secret
-    verification_token: Secret
-    encrypt_key: Secret | None = None
-    base_url: HttpUrl = "https://open.larksuite.com"
-
-
-class EmailSettings(ChannelSettings):
-    """Mail through SES v2; ``approvers`` are the addresses that may decide (empty: anyone)."""
-
-    type: Literal["email"]
-    to: list[EmailAddress] = Field(min_length=1)
-    sender: EmailAddress = Field(alias="from")
-    approvers: list[EmailAddress] = Field(default_factory=list)
-    # Each approver's approval mail also links their approvals inbox (``GET /inbox``),
-    # signed for their address: every waiting item of the tenant, not only this one.
-    inbox_link: bool = False
-
-    def mails(self, address: str) -> bool:
-        """Whether ``address`` is one of this channel's recipients (case-insensitively)."""
-        return _folded(address) in {_folded(a) for a in self.to}
-
-    def allows(self, address: str) -> bool:
-        """Whether ``address`` may decide from its link (no approvers listed: any recipient)."""
-        return not self.approvers or _folded(address) in {_folded(a) for a in self.approvers}
-
-
-def _folded(address: str) -> str:
-    # Domains are case-insensitive; local parts are in practice treated alike by every
-    # provider signoff mails through, so one spelling of an approver matches another.
-    return address.strip().lower()
-
-
-class RedisSettings(ChannelSettings):
-    """A pending-approval entry pushed onto a Redis list (approvals only).
-
-    ``url`` names the secret holding ``redis://user:pass@host:6379/0`` (or ``rediss://``).
-    """
-
-    type: Literal["redis"]
-    url: Secret
-    # No braces: the marker key's hash tag is built from this name.
-    queue_key: str = Field(default=DEFAULT_QUEUE_KEY, pattern=r"^[^{}]+$")
-    timeout_seconds: float = Field(default=5.0, gt=0)
-
-
-class DatabaseSettings(ChannelSettings):
-    """A pending-approval row inserted into a PostgreSQL table (approvals only).
-
-    ``dsn`` names the secret holding the libpq DSN (``postgresql://user:pass@host/db``).
-    """
-
-    type: Literal["database"]
-    dsn: Secret
-    table: Annotated[str, AfterValidator(validate_table)] = DEFAULT_TABLE
-    connect_timeout_seconds: int = Field(default=5, ge=1)
-    statement_timeout_seconds: int = Field(default=5, ge=1)
-
-
-class ConsoleSettings(ChannelSettings):
-    """One line per notification on stdout, or to the ``signoff.console`` logger."""
-
-    type: Literal["console"]
-    output: Literal["stdout", "log"] = "stdout"
-    # The confirmation page's link carries a resume token, and a line lands in a log
-    # (deployed: CloudWatch), which must hold no token: shown only when asked for.
-    links: bool = False
-
-
-class PluginSettings(ChannelSettings):
-    """A plug-in channel (``channels/plugin.py``): ``type: python`` or an installed type.
-
-    ``class`` is ``package.module:Class`` (an installed type's comes from its entry
-    point); ``options`` go to the class's ``from_config``.
-    """
-
-    type: str
-    class_path: str = Field(alias="class", min_length=1)
-    options: dict[str, Any] = Field(default_factory=dict)
+    def approval_only(self) -> bool:
+        """Whether the channel takes approvals only (its type's entry in ``CHANNEL_TYPES``)."""
+        return CHANNEL_TYPES[self.type].approval_only
 
 
 # Channels an agent may name without defining them (``notify: console`` works out of
-# the box); a channels.yaml entry of the same name takes their place.
-IMPLICIT_CHANNELS: Final[dict[str, ChannelSettings]] = {"console": ConsoleSettings(type="console")}
+# the box); a channels.yaml entry of the same name takes their place. Validated when
+# first asked for, so a deployment that never names one never imports its type.
+IMPLICIT_CHANNELS: Final[Mapping[str, Mapping[str, Any]]] = {"console": {"type": "console"}}
 
 
 class ChannelsConfig(_Settings):
@@ -312,7 +187,13 @@ class ChannelsConfig(_Settings):
 
     def settings(self, name: str) -> ChannelSettings | None:
         """The channel ``name``'s settings: defined here, else implicit (``console``)."""
-        return self.channels.get(name) or IMPLICIT_CHANNELS.get(name)
+        return self.channels.get(name) or _implicit(name)
+
+
+@cache
+def _implicit(name: str) -> ChannelSettings | None:
+    entry = IMPLICIT_CHANNELS.get(name)
+    return None if entry is None else _typed(dict(entry))
 
 
 def _typed(entry: Any) -> Any:
@@ -332,45 +213,20 @@ def _typed(entry: Any) -> Any:
             f"{given}a channel's type is one of {', '.join(CHANNEL_TYPES)}, "
             "or an installed plug-in's (entry point group signoff.channels)"
         )
-        raise _invalid("channel_type", problem, ("type",), tag)
+        raise validation_error("channel_type", problem, ("type",), tag)
     if kind.plugin is not None:
         if "class" in entry:
             problem = f"a {tag} channel's class is its entry point's ({kind.plugin})"
-            raise _invalid("plugin_class", problem, ("class",), entry["class"])
+            raise validation_error("plugin_class", problem, ("class",), entry["class"])
         entry = {**entry, "class": kind.plugin}
     model: type[ChannelSettings] = load(kind.settings)  # the type's module, imported now
     settings = model.model_validate(entry)
-    if isinstance(settings, PluginSettings):
-        _check_plugin(settings)
+    settings.verify()
     return settings
 
 
-def _check_plugin(settings: PluginSettings) -> None:
-    """Refuses, at load, a plug-in class that cannot be imported or is no channel, and bad options.
-
-    Raises:
-        ValidationError: at ``class`` or ``options.<field>``.
-    """
-    try:
-        cls = plugin_class(settings.class_path)
-    except (ImportError, ValueError) as exc:
-        raise _invalid("plugin_class", str(exc), ("class",), settings.class_path) from exc
-    try:
-        plugin_options(cls, settings.options)
-    except ValidationError as exc:
-        errors = [
-            InitErrorDetails(
-                type=PydanticCustomError(err["type"], err["msg"]),
-                loc=("options", *err["loc"]),
-                input=err.get("input"),
-            )
-            for err in exc.errors(include_url=False)
-        ]
-        raise ValidationError.from_exception_data("PluginSettings", errors) from exc
-
-
-def _invalid(kind: str, problem: str, loc: tuple[str, ...], value: Any) -> ValidationError:
-    """One validation error at ``loc``, worded ``problem``."""
+def validation_error(kind: str, problem: str, loc: tuple[str, ...], value: Any) -> ValidationError:
+    """One validation error at ``loc``, worded ``problem`` (of the error type ``kind``)."""
     return ValidationError.from_exception_data(
         "ChannelSettings",
         [InitErrorDetails(type=PydanticCustomError(kind, problem), loc=loc, input=value)],
@@ -428,10 +284,10 @@ def load_channels(path: Path, *, environ: Mapping[str, str] | None = None) -> Ch
         raise ConfigError(file, field, problem) from exc
     allow_all = private_webhooks_allowed(environ)
     for name, settings in config.channels.items():
-        if isinstance(settings, WebhookSettings) and not (allow_all or settings.allow_private):
-            refused = public_url_problem(settings.url)
-            if refused:
-                raise ConfigError(file, f"channels.{name}.url", refused)
+        refused = settings.refused_target(allow_private=allow_all)
+        if refused:
+            field, problem = refused
+            raise ConfigError(file, f"channels.{name}.{field}", problem)
     return config
 
 
@@ -468,7 +324,7 @@ def check_agent_notify(
         if not events:
             # an empty list would be accepted and then never send anything
             raise ConfigError(agent_file, f"notify.{name}", "lists no events to send")
-        if _approval_only(settings):
+        if settings.approval_only():
             others = sorted({event for event in events if event != "approval"})
             if others:
                 raise ConfigError(
@@ -477,15 +333,6 @@ def check_agent_notify(
                     f"a {settings.type} channel only takes the 'approval' event, "
                     f"not {', '.join(others)}",
                 )
-
-
-def _approval_only(settings: ChannelSettings) -> bool:
-    """Whether the channel takes approvals only: its type's entry says, or a plug-in
-    class's ``approval_only`` attribute (a row or queue backend written as a plug-in)."""
-    if isinstance(settings, PluginSettings):
-        # Imported when channels.yaml was validated: this import is a lookup.
-        return getattr(plugin_class(settings.class_path), "approval_only", False) is True
-    return CHANNEL_TYPES[settings.type].approval_only
 
 
 def _first_error(exc: ValidationError) -> tuple[str, str]:

@@ -19,8 +19,8 @@ from signoff.channels.base import Delivery
 from signoff.errors import SendFailed
 
 if TYPE_CHECKING:
-    from signoff.channels.config import ConsoleSettings
     from signoff.channels.notification import Notification
+    from signoff.channels.settings.console import ConsoleSettings
 
 __all__ = ["ConsoleChannel", "console_line"]
 

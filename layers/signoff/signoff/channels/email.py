@@ -47,8 +47,8 @@ if TYPE_CHECKING:
     from mypy_boto3_sesv2.type_defs import SendEmailRequestTypeDef
 
     from signoff.channels.build import BuildContext
-    from signoff.channels.config import EmailSettings
     from signoff.channels.notification import Notification
+    from signoff.channels.settings.email import EmailSettings
 
 __all__ = ["IDEMPOTENCY_HEADER", "IDEMPOTENCY_TAG", "EmailChannel", "render", "tag_value"]
 

@@ -34,12 +34,11 @@ from typing import TYPE_CHECKING, Any, Final, Literal
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from signoff import yamldocs
-from signoff.channels.addresses import private_webhooks_allowed, public_url_problem
+from signoff.channels.addresses import private_webhooks_allowed
 from signoff.channels.config import (
     CHANNELS_FILE,
     ChannelsConfig,
     ChannelSettings,
-    WebhookSettings,
     load_channels,
 )
 from signoff.errors import ConfigError
@@ -140,23 +139,21 @@ def http_notifier_channel(
             raise ConfigError(file, f"{where}.{key}", f"given twice (as {key} and {target})")
         # loopengine's email `to` is one address; the channel's is a list.
         entry[target] = [value] if notifier.channel == "email" and key == "to" else value
+    back = {target: key for key, target in renamed.items()}  # errors name loopengine's keys
     try:
         config = ChannelsConfig.model_validate({"channels": {channel_name(agent): entry}})
     except ValidationError as exc:
         error = exc.errors(include_url=False)[0]
-        back = {target: key for key, target in renamed.items()}
         loc = [str(part) for part in error["loc"][2:]]  # past "channels", <name>
         if loc and loc[0] in back:
             loc[0] = back[loc[0]]
         field = ".".join([where, *loc]) if loc else where
         raise ConfigError(file, field, error["msg"].removeprefix("Value error, ")) from exc
     settings = config.channels[channel_name(agent)]
-    if isinstance(settings, WebhookSettings) and not (
-        settings.allow_private or private_webhooks_allowed(environ)
-    ):
-        refused = public_url_problem(settings.url)
-        if refused:
-            raise ConfigError(file, f"{where}.webhookUrl", refused)
+    refused = settings.refused_target(allow_private=private_webhooks_allowed(environ))
+    if refused:
+        field, problem = refused
+        raise ConfigError(file, f"{where}.{back.get(field, field)}", problem)
     return settings
 
 

@@ -47,12 +47,10 @@ from __future__ import annotations
 
 import hashlib
 import json
-import re
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, Final, Literal, Self
+from typing import TYPE_CHECKING, Any, Final, Self
 
 import httpx
-from pydantic import Field, field_validator, model_validator
 
 from signoff.approver.card import clip
 from signoff.approver.display import visible
@@ -63,8 +61,8 @@ from signoff.channels.addresses import (
     public_url_problem,
 )
 from signoff.channels.base import Delivery, already_sent
-from signoff.channels.config import ChannelSettings, HttpUrl, Secret
 from signoff.channels.notification import notification_key
+from signoff.channels.settings.openclaw import DEFAULT_HOOKS_PATH, INSTRUCTIONS
 from signoff.channels.webhook import Resolver, resolve_host
 from signoff.errors import SecretMissing, SendFailed, StoreUnavailable
 from signoff.http_errors import RETRYABLE, map_httpx_errors, retry_after
@@ -74,6 +72,7 @@ if TYPE_CHECKING:
 
     from signoff.channels.build import BuildContext
     from signoff.channels.notification import Notification
+    from signoff.channels.settings.openclaw import OpenClawSettings
     from signoff.clock import Clock
 
 __all__ = [
@@ -81,15 +80,10 @@ __all__ = [
     "INSTRUCTIONS",
     "HookRoute",
     "OpenClawChannel",
-    "OpenClawSettings",
     "gateway_key",
     "render_message",
 ]
 
-DEFAULT_HOOKS_PATH: Final = "/hooks"
-# What the receiving agent is asked to do with the message: its reply, not the
-# message, is what reaches the chat when the gateway delivers.
-INSTRUCTIONS: Final = "Pass this signoff notification on to the person as it is, its link included."
 USER_AGENT: Final = "signoff-notifier"
 # The gateway ignores an Idempotency-Key longer than this (and then dedupes nothing).
 _KEY_MAX: Final = 256
@@ -99,55 +93,6 @@ _ERROR_MAX: Final = 200
 # 409: a run the gateway could not admit (its session changed); it caches no
 # replay for it, so the same request may be admitted next time.
 _RETRYABLE: Final = RETRYABLE | {409}
-_PATH: Final = re.compile(r"^/[^\s?#]*$")
-
-
-class OpenClawSettings(ChannelSettings):
-    """An agent turn on an OpenClaw gateway per notification (``POST <hooksPath>/agent``)."""
-
-    type: Literal["openclaw"]
-    gateway_url: HttpUrl
-    hooks_path: str = DEFAULT_HOOKS_PATH
-    # The gateway's hooks.token (not its operator token).
-    token: Secret
-    agent_id: str | None = Field(default=None, min_length=1, max_length=128, pattern=r"^\S+$")
-    deliver: bool | None = None
-    channel: str | None = Field(default=None, pattern=r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$")
-    to: str | None = Field(default=None, min_length=1, max_length=256)
-    hook_name: str = Field(default="signoff", min_length=1, max_length=64)
-    # One OpenClaw session per signoff run: needs hooks.allowRequestSessionKey, and a
-    # prefix the gateway's hooks.allowedSessionKeyPrefixes lists, if it lists any.
-    session_keys: bool = False
-    session_key_prefix: str = Field(default="hook:signoff:", pattern=r"^\S{1,64}$")
-    instructions: str = Field(default=INSTRUCTIONS, max_length=500)
-    allow_private: bool = False
-
-    @field_validator("gateway_url")
-    @classmethod
-    def _no_query(cls, value: str) -> str:
-        if "?" in value or "#" in value:
-            # the gateway refuses a query token, and nothing else belongs there
-            raise ValueError("gatewayUrl takes no query or fragment (the token is a secret)")
-        return value
-
-    @field_validator("hooks_path")
-    @classmethod
-    def _hooks_path(cls, value: str) -> str:
-        # as the gateway reads hooks.path: a leading slash, no trailing one, never "/"
-        path = "/" + value.strip().strip("/")
-        if path == "/" or not _PATH.match(path):
-            raise ValueError("hooksPath is the gateway's hooks.path, such as /hooks")
-        return path
-
-    @model_validator(mode="after")
-    def _delivery(self) -> Self:
-        if self.deliver is False and (self.channel or self.to):
-            raise ValueError("channel and to route a delivery: drop them, or deliver: true")
-        if (self.channel is None) != (self.to is None):
-            raise ValueError("give channel and to together (the gateway wants both or neither)")
-        if self.channel == "last":
-            raise ValueError("channel: last is the gateway's default: leave channel and to out")
-        return self
 
 
 @dataclass(frozen=True, kw_only=True)

@@ -41,7 +41,7 @@ __all__ = [
 
 ENTRY_POINT_GROUP: Final = "signoff.channels"
 _BUILDER: Final = "signoff.channels.plugin:PluginChannel"
-_SETTINGS: Final = "signoff.channels.config:PluginSettings"
+_SETTINGS: Final = "signoff.channels.settings.plugin:PluginSettings"
 
 
 def installed(type_name: str) -> ChannelType | None:

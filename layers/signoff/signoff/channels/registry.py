@@ -27,7 +27,9 @@ class ChannelType:
     """One ``type:`` of ``channels.yaml``: import paths of its channel class and settings."""
 
     channel: str  # "package.module:Class", a channels.build.ChannelClass
-    settings: str  # "package.module:Model", a channels.config.ChannelSettings subclass
+    # "package.module:Model", a channels.config.ChannelSettings subclass; a module
+    # without the channel's client libraries (every function validates channels.yaml)
+    settings: str
     # Row and queue backends hold pending approvals for a dashboard; nobody reads a
     # question or a lifecycle announcement there (loopengine's ApprovalOnlyHttpNotifierEvent).
     approval_only: bool = False
@@ -49,53 +51,56 @@ def inbound_types() -> frozenset[str]:
     return frozenset(name for name, kind in CHANNEL_TYPES.items() if kind.inbound)
 
 
-_CONFIG: Final = "signoff.channels.config"
+_SETTINGS: Final = "signoff.channels.settings"
 
 # Entries may be added at start-up (a plug-in's type); nothing caches this table.
 CHANNEL_TYPES: Final[dict[str, ChannelType]] = {
     "webhook": ChannelType(
-        channel="signoff.channels.webhook:WebhookChannel", settings=f"{_CONFIG}:WebhookSettings"
+        channel="signoff.channels.webhook:WebhookChannel",
+        settings=f"{_SETTINGS}.webhook:WebhookSettings",
     ),
     "slack": ChannelType(
         channel="signoff.channels.slack.channel:SlackChannel",
-        settings=f"{_CONFIG}:SlackSettings",
+        settings=f"{_SETTINGS}.slack:SlackSettings",
         inbound="/slack/interactions",
     ),
     "lark": ChannelType(
         channel="signoff.channels.lark.channel:LarkChannel",
-        settings=f"{_CONFIG}:LarkSettings",
+        settings=f"{_SETTINGS}.lark:LarkSettings",
         inbound="/lark/callback",
     ),
     "email": ChannelType(
-        channel="signoff.channels.email:EmailChannel", settings=f"{_CONFIG}:EmailSettings"
+        channel="signoff.channels.email:EmailChannel", settings=f"{_SETTINGS}.email:EmailSettings"
     ),
     "github": ChannelType(
         channel="signoff.channels.github.channel:GitHubChannel",
-        settings="signoff.channels.github.channel:GitHubSettings",
+        settings=f"{_SETTINGS}.github:GitHubSettings",
     ),
     "openclaw": ChannelType(
         channel="signoff.channels.openclaw:OpenClawChannel",
-        settings="signoff.channels.openclaw:OpenClawSettings",
+        settings=f"{_SETTINGS}.openclaw:OpenClawSettings",
     ),
     "redis": ChannelType(
         channel="signoff.channels.database.redis:RedisChannel",
-        settings=f"{_CONFIG}:RedisSettings",
+        settings=f"{_SETTINGS}.redis:RedisSettings",
         approval_only=True,
         extra="redis",
     ),
     "database": ChannelType(
         channel="signoff.channels.database.channel:DatabaseChannel",
-        settings=f"{_CONFIG}:DatabaseSettings",
+        settings=f"{_SETTINGS}.database:DatabaseSettings",
         approval_only=True,
         extra="database",
     ),
     "console": ChannelType(
-        channel="signoff.channels.console:ConsoleChannel", settings=f"{_CONFIG}:ConsoleSettings"
+        channel="signoff.channels.console:ConsoleChannel",
+        settings=f"{_SETTINGS}.console:ConsoleSettings",
     ),
     # A plug-in class named in channels.yaml (``class: "package.module:Class"``); a
     # type installed through the ``signoff.channels`` entry point joins this table
     # with the same builder when a channel of that type is configured (channels/plugin.py).
     "python": ChannelType(
-        channel="signoff.channels.plugin:PluginChannel", settings=f"{_CONFIG}:PluginSettings"
+        channel="signoff.channels.plugin:PluginChannel",
+        settings=f"{_SETTINGS}.plugin:PluginSettings",
     ),
 }

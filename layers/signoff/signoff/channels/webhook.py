@@ -49,8 +49,8 @@ from signoff.http_errors import RETRYABLE, map_httpx_errors, retry_after
 
 if TYPE_CHECKING:
     from signoff.channels.build import BuildContext
-    from signoff.channels.config import WebhookSettings
     from signoff.channels.notification import Notification
+    from signoff.channels.settings.webhook import WebhookSettings
     from signoff.clock import Clock
 
 __all__ = [

@@ -53,7 +53,6 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Self
 
 from signoff.channels.base import Delivery
-from signoff.channels.config import DEFAULT_TABLE, validate_table
 
 # The row is shared with the Redis channel; re-exported for readers of the table.
 from signoff.channels.database.rows import (
@@ -62,15 +61,16 @@ from signoff.channels.database.rows import (
     approval_row,
     require_extra,
 )
+from signoff.channels.settings.database import DEFAULT_TABLE, validate_table
 from signoff.errors import SendFailed
 
 if TYPE_CHECKING:
     import psycopg
 
     from signoff.channels.build import BuildContext
-    from signoff.channels.config import DatabaseSettings
     from signoff.channels.database.repository import PendingApprovalsRepository
     from signoff.channels.notification import Notification
+    from signoff.channels.settings.database import DatabaseSettings
     from signoff.clock import Clock
 
 __all__ = [

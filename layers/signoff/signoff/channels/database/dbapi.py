@@ -31,8 +31,8 @@ from __future__ import annotations
 import json
 from typing import TYPE_CHECKING, Any
 
-from signoff.channels.config import DEFAULT_TABLE, validate_table
 from signoff.channels.database.channel import quoted_table
+from signoff.channels.settings.database import DEFAULT_TABLE, validate_table
 from signoff.clock import iso
 from signoff.errors import SendFailed
 

@@ -25,16 +25,16 @@ from datetime import timedelta
 from typing import TYPE_CHECKING, Self
 
 from signoff.channels.base import Delivery
-from signoff.channels.config import DEFAULT_QUEUE_KEY
 from signoff.channels.database.rows import approval_row, require_extra
+from signoff.channels.settings.redis import DEFAULT_QUEUE_KEY
 from signoff.errors import SendFailed
 
 if TYPE_CHECKING:
     import redis
 
     from signoff.channels.build import BuildContext
-    from signoff.channels.config import RedisSettings
     from signoff.channels.notification import Notification
+    from signoff.channels.settings.redis import RedisSettings
     from signoff.clock import Clock
 
 __all__ = ["DEFAULT_QUEUE_KEY", "RedisChannel"]

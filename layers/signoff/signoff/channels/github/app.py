@@ -23,15 +23,10 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import TYPE_CHECKING, Final
 
-from pydantic import BaseModel, ConfigDict, Field
-from pydantic.alias_generators import to_camel
-
-from signoff.channels.config import Secret  # noqa: TC001 - pydantic reads it at run time
-
 if TYPE_CHECKING:
     from collections.abc import Callable
 
-__all__ = ["GitHubAppSettings", "InstallationTokens", "app_jwt", "expiry"]
+__all__ = ["InstallationTokens", "app_jwt", "expiry"]
 
 # GitHub refuses a JWT whose lifetime exceeds ten minutes or whose iat is ahead of
 # its clock: issued a minute back, expiring nine minutes on.
@@ -40,23 +35,6 @@ _LIFETIME: Final = 540
 # A token with less than this left is exchanged again, so no send starts with a
 # token that expires on the way.
 _REFRESH_BEFORE: Final = 300.0
-
-
-class GitHubAppSettings(BaseModel):
-    """``{appId, installationId, privateKey: {secret: name}}`` (the key's PEM in the secret)."""
-
-    model_config = ConfigDict(
-        defer_build=True,
-        extra="forbid",
-        frozen=True,
-        alias_generator=to_camel,
-        populate_by_name=True,
-    )
-
-    # The App's id, or its client id (``Iv1.…``), which GitHub also takes as the issuer.
-    app_id: str = Field(min_length=1, pattern=r"^[A-Za-z0-9._-]+$")
-    installation_id: int = Field(ge=1)
-    private_key: Secret
 
 
 def _b64(data: bytes) -> str:

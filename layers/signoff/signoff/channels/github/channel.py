@@ -38,10 +38,9 @@ import math
 import re
 from dataclasses import dataclass
 from datetime import UTC, datetime
-from typing import TYPE_CHECKING, Any, Final, Literal, Self
+from typing import TYPE_CHECKING, Any, Final, Self
 
 import httpx
-from pydantic import Field, model_validator
 
 from signoff.channels._chat import in_transit
 from signoff.channels.addresses import (
@@ -50,9 +49,9 @@ from signoff.channels.addresses import (
     private_webhooks_allowed,
 )
 from signoff.channels.base import Delivery, already_sent
-from signoff.channels.config import ChannelSettings, HttpUrl, Secret
-from signoff.channels.github.app import GitHubAppSettings, InstallationTokens, app_jwt, expiry
+from signoff.channels.github.app import InstallationTokens, app_jwt, expiry
 from signoff.channels.github.markdown import marker, render
+from signoff.channels.settings.github import GITHUB_API
 from signoff.channels.webhook import Resolver, resolve_host
 from signoff.errors import SecretMissing, SendFailed, StoreUnavailable
 from signoff.http_errors import RETRYABLE, map_httpx_errors, retry_after
@@ -62,11 +61,11 @@ if TYPE_CHECKING:
 
     from signoff.channels.build import BuildContext
     from signoff.channels.notification import Notification
+    from signoff.channels.settings.github import GitHubSettings
     from signoff.clock import Clock
 
-__all__ = ["API_VERSION", "GITHUB_API", "GitHubChannel", "GitHubSettings", "marker", "render"]
+__all__ = ["API_VERSION", "GITHUB_API", "GitHubChannel", "marker", "render"]
 
-GITHUB_API: Final = "https://api.github.com"
 API_VERSION: Final = "2022-11-28"
 USER_AGENT: Final = "signoff-notifier"
 # The lookup reads comments created since the row was, less a margin for the
@@ -75,27 +74,6 @@ _PER_PAGE: Final = 100
 _MAX_PAGES: Final = 10
 _CLOCK_MARGIN: Final = 300.0
 _LAST_PAGE: Final = re.compile(r'[?&]page=(\d+)[^>]*>;\s*rel="last"')
-
-
-class GitHubSettings(ChannelSettings):
-    """A comment on ``issue`` (an issue or pull request number) of ``repository``."""
-
-    type: Literal["github"]
-    repository: str = Field(pattern=r"^[A-Za-z0-9][A-Za-z0-9-]*/[A-Za-z0-9._-]+$")
-    issue: int = Field(ge=1)
-    # A personal access token or an installation token, or the App that makes one.
-    token: Secret | None = None
-    app: GitHubAppSettings | None = None
-    api_url: HttpUrl = GITHUB_API
-    allow_private: bool = False
-
-    @model_validator(mode="after")
-    def _one_credential(self) -> Self:
-        if (self.token is None) == (self.app is None):
-            raise ValueError(
-                "give either token: {secret: name} or app: {appId, installationId, privateKey}"
-            )
-        return self
 
 
 @dataclass(frozen=True, kw_only=True)

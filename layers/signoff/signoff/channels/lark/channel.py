@@ -29,8 +29,8 @@ if TYPE_CHECKING:
     import httpx
 
     from signoff.channels.build import BuildContext
-    from signoff.channels.config import LarkSettings
     from signoff.channels.notification import Notification
+    from signoff.channels.settings.lark import LarkSettings
     from signoff.clock import Clock
 
 __all__ = ["LARK_API", "LarkChannel", "lark_uuid", "render_card"]

@@ -52,8 +52,8 @@ if TYPE_CHECKING:
     import httpx
 
     from signoff.channels.build import BuildContext
-    from signoff.channels.config import SlackSettings
     from signoff.channels.notification import Notification
+    from signoff.channels.settings.slack import SlackSettings
 
 __all__ = ["MARKER_EVENT", "SLACK_API", "SlackChannel", "render_blocks"]
 
