@@ -60,7 +60,7 @@ import math
 import sys
 import threading
 import time
-from collections import Counter
+from collections import Counter, defaultdict
 from dataclasses import dataclass, field
 from decimal import Decimal
 from pathlib import Path
@@ -194,7 +194,7 @@ class Recorder:
 
     on: bool = False
     requests: Counter[tuple[str, str, str]] = field(default_factory=Counter)  # fn, svc, op
-    rru: Counter[str] = field(default_factory=Counter)  # by function
+    rru: defaultdict[str, float] = field(default_factory=lambda: defaultdict(float))  # by function
     wru: Counter[str] = field(default_factory=Counter)
     invocations: list[Invocation] = field(default_factory=list)
     batches: int = 0  # SQS batches the event source mapping delivered
@@ -243,7 +243,7 @@ class Recorder:
         from signoff_dev.local.functions import LocalFunction
 
         recorder = self
-        make_api_call = BaseClient._make_api_call
+        make_api_call = BaseClient._make_api_call  # type: ignore[attr-defined]
         invoke = LocalFunction.invoke
         submit = ThreadPoolExecutor.submit
 
@@ -304,13 +304,13 @@ class Recorder:
                         recorder.invocations.append(Invocation(local.name, trigger, seconds))
                         recorder.batches += trigger == "sqs"
 
-        BaseClient._make_api_call = recorded  # type: ignore[method-assign]
-        LocalFunction.invoke = invoked  # type: ignore[method-assign]
-        ThreadPoolExecutor.submit = submitted  # type: ignore[method-assign]
+        BaseClient._make_api_call = recorded  # type: ignore[attr-defined]
+        LocalFunction.invoke = invoked  # type: ignore[assignment, method-assign]
+        ThreadPoolExecutor.submit = submitted  # type: ignore[assignment, method-assign]
 
         def uninstall() -> None:
             ThreadPoolExecutor.submit = submit  # type: ignore[method-assign]
-            BaseClient._make_api_call = make_api_call  # type: ignore[method-assign]
+            BaseClient._make_api_call = make_api_call  # type: ignore[attr-defined]
             LocalFunction.invoke = invoke  # type: ignore[method-assign]
 
         return uninstall
@@ -472,8 +472,8 @@ def per_thousand(key: str, quantity: float) -> Decimal:
 def report(recorder: Recorder, memory: dict[str, int]) -> None:
     print(f"One approval turn on the local stack, priced per {TURNS:,} turns ({PRICES_AS_OF})")
     print("\nAWS requests of one turn, by function, service and operation:")
-    for (function, service, operation), count in sorted(recorder.requests.items()):
-        print(f"  {function:<20} {service:<16} {operation:<22} {count:>3}")
+    for (function, service, operation), made in sorted(recorder.requests.items()):
+        print(f"  {function:<20} {service:<16} {operation:<22} {made:>3}")
     print(f"  {'(event source map)':<20} {'sqs':<16} {'ReceiveMessage':<22} {recorder.batches:>3}")
     print(
         f"  {'(event source map)':<20} {'sqs':<16} {'DeleteMessageBatch':<22} {recorder.batches:>3}"

@@ -157,10 +157,15 @@ def metered_store(
     shards = Shards(sweep=deployment.sweep_shards, listing=deployment.listing_shards)
     store = MemoryStore(clock=clock, shards=shards)
     table = MeteringTable(store.table, indexes)
-    for port in vars(store).values():
+    store.table = table  # type: ignore[assignment]  # a port built from now on is over it
+    for port in vars(store).values():  # one built before: rebound
         if isinstance(port, Stored):
             port._items = table
-    store.table = table  # type: ignore[assignment]
+    for name in ("sessions", "pending", "outbox", "audit", "api_keys", "slots"):
+        port = getattr(store, name)
+        if isinstance(port, Stored) and port._items is not table:
+            # what it wrote would go uncharged: a run metering nothing, passing
+            raise SystemExit(f"the store's {name} port is not over the metering table")
     return store, table
 
 

@@ -98,6 +98,45 @@ def test_a_keys_only_index_is_not_written_when_only_a_non_key_attribute_changes(
     assert ("sweep", "DUE") not in meter.meter.by_partition()
 
 
+def test_a_packed_body_is_charged_its_raw_bytes() -> None:
+    # A Binary attribute (a packed body, ``zbody``) counts its byte length plus its
+    # name: 1,016 bytes fit one write unit (its base64 would take two), 1,036 do not
+    meter = table()
+    meter.put({"pk": "S#1", "sk": "META", "zbody": b"\x00" * 1000})
+    assert wru(meter, TABLE, "S#1") == 1
+    meter.put({"pk": "S#2", "sk": "META", "zbody": b"\x00" * 1020})
+    assert wru(meter, TABLE, "S#2") == 2
+    # and a strongly consistent read of it, under 4 KB, one read unit
+    assert meter.get(("S#2", "META")) is not None
+    assert meter.meter.by_partition()[(TABLE, "S#2")].rru == 1.0
+
+
+def test_a_store_port_not_over_the_metering_table_stops_the_run(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    # Given a store whose sessions port is over a table of its own (what it writes
+    # would go uncharged: a run metering nothing and passing)
+    from signoff.clock import ManualClock
+    from signoff.settings import Deployment
+    from signoff.store.memory import MemoryStore
+    from signoff.store.sessions import TableSessions
+    from signoff_dev.local.template import load_template
+
+    def elsewhere(store: MemoryStore) -> TableSessions:
+        return TableSessions(MemoryTable(), store.codec, now=store.now)
+
+    monkeypatch.setattr(MemoryStore, "sessions", property(elsewhere))
+    template = load_template(capacity.ROOT / "template.yaml")
+    deployment = Deployment.from_env(capacity.deployment_variables(template, capacity.RATE, {}))
+    # Then the bench refuses to run
+    with pytest.raises(SystemExit, match="sessions port"):
+        capacity.metered_store(deployment, global_indexes(template), ManualClock())
+    # and over the store as built, every port is metered
+    monkeypatch.undo()
+    store, metered = capacity.metered_store(deployment, global_indexes(template), ManualClock())
+    assert store.sessions._items is metered and store.pending._items is metered
+
+
 def test_a_moved_key_is_two_writes_one_on_each_partition_and_leaving_is_one() -> None:
     meter = table(KEYS_ONLY)
     meter.put({"pk": "P#1", "sk": "META", "gpk": "DUE#1", "gsk": "0001"})
