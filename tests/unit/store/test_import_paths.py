@@ -78,14 +78,17 @@ def test_the_check_sees_a_heavy_import() -> None:
     )
 
 
-def test_the_lazy_names_are_the_same_objects() -> None:
-    # PEP 562 re-exports: the package's names are the modules' own, on any import order
-    import signoff.gate.decision
-    from signoff.gate import RuleSet, decide
-    from signoff.gate.rules import RuleSet as Rules
-    from signoff.store import Commit, PendingItem
-    from signoff.store.pending_records import PendingItem as Item
-    from signoff.store.session_records import Commit as Written
-
-    assert decide is signoff.gate.decision.decide and callable(decide)
-    assert (RuleSet, PendingItem, Commit) == (Rules, Item, Written)
+def test_the_lazy_names_are_the_modules_own_whatever_was_imported_first() -> None:
+    # PEP 562 re-exports: a submodule imported first must not shadow a name (decide)
+    loaded_after(
+        """
+        import signoff.gate.decision, signoff.store.pending_records
+        from signoff.gate import RuleSet, decide
+        from signoff.gate.rules import RuleSet as Rules
+        from signoff.store import Commit, PendingItem
+        from signoff.store.session_records import Commit as Written
+        assert decide is signoff.gate.decision.decide and callable(decide)
+        assert (RuleSet, Commit) == (Rules, Written)
+        assert PendingItem is signoff.store.pending_records.PendingItem
+        """
+    )
