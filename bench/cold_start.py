@@ -31,13 +31,17 @@ cold start compiling the layer's and the function's modules: a copy of the build
 without its ``__pycache__`` folders (the runtime's boto3 keeps its bytecode, as on
 Lambda). Both modes print the absolute times beside the ratio.
 
-    python bench/cold_start.py [--runs 15] [--no-bytecode] [--importtime 12]
+    python bench/cold_start.py [--runs 15] [--no-bytecode] [--importtime 12] [--baseline BUILD]
 
 ``--importtime N`` adds, per function, where ``-X importtime`` finds the time the
 handler's import spends beyond its reference's: the N third-party modules our code
 imports that cost most (with what they import in turn), and the N modules of our own
 with the most module-level work — what would have to load lazily to bring the
 figure down.
+
+``--baseline BUILD`` times each function of another build (an earlier commit's
+``.aws-sam/build``) in the same interleaved runs and prints its figures below this
+build's: a change's effect measured at one load, which two separate runs cannot give.
 """
 
 from __future__ import annotations
@@ -46,7 +50,6 @@ import argparse
 import json
 import logging
 import os
-import re
 import shutil
 import statistics
 import subprocess
@@ -54,9 +57,11 @@ import sys
 import tempfile
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
 
-import yaml
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+from bench.built_functions import REGION, STACK, Function, built_functions
+from bench.importtime import offenders, print_offenders
 
 ROOT = Path(__file__).resolve().parents[1]
 REFERENCES = ROOT / "bench" / "reference"
@@ -79,9 +84,6 @@ REFERENCE_EVENT = {
     "sqs": "notifier_sqs_batch",
     "schedule": "sweeper_schedule",
 }
-STACK = "signoff-bench"
-ACCOUNT = "123456789012"
-REGION = "us-east-1"
 # Port 9 (discard) on loopback: nothing listens, so a connection is refused at once.
 CLOSED_ENDPOINT = "http://127.0.0.1:9"
 # Top-level packages that are ours, besides each function's handler module.
@@ -128,109 +130,6 @@ sys.addaudithook(audit)
 {statement}
 print(json.dumps(opened))
 """
-
-
-@dataclass(frozen=True)
-class Function:
-    """One built function: the statement that imports its handler, and its sys.path."""
-
-    name: str  # MessageFunction -> message
-    logical_id: str
-    module: str
-    python_path: tuple[Path, ...]
-    agents: Path
-    memory: int
-    variables: dict[str, str]
-    kind: str  # http, sqs or schedule: which reference it is measured against
-
-    @property
-    def layers(self) -> tuple[Path, ...]:
-        return self.python_path[1:]
-
-
-# What ${AWS::…} pseudo parameters resolve to in the stand-in stack.
-PSEUDO = {
-    "AWS::StackName": STACK,
-    "AWS::Region": REGION,
-    "AWS::AccountId": ACCOUNT,
-    "AWS::Partition": "aws",
-    "AWS::URLSuffix": "amazonaws.com",
-}
-
-
-def _fake(value: Any, template: dict[str, Any]) -> str:
-    """A well-formed stand-in for what a template value resolves to in a deployed stack."""
-    if not isinstance(value, dict):
-        return str(value)
-    if isinstance(value.get("Fn::Sub"), str):
-        return re.sub(
-            r"\$\{([^}!.]+)\}",
-            lambda name: PSEUDO.get(name[1]) or _fake({"Ref": name[1]}, template),
-            value["Fn::Sub"],
-        )
-    logical_id = str(value.get("Ref"))
-    if logical_id in PSEUDO:
-        return PSEUDO[logical_id]
-    if logical_id in template.get("Parameters", {}):
-        return str(template["Parameters"][logical_id].get("Default", ""))
-    kind = template["Resources"].get(logical_id, {}).get("Type")
-    if kind == "AWS::DynamoDB::Table":
-        return f"{STACK}-{logical_id}-0A1B2C3D4E5F"
-    if kind == "AWS::S3::Bucket":
-        return f"{STACK}-{logical_id.lower()}-0a1b2c3d4e5f"
-    if kind == "AWS::SQS::Queue":
-        return f"https://sqs.{REGION}.amazonaws.com/{ACCOUNT}/{STACK}-{logical_id}-0A1B2C3D4E5F"
-    if kind == "AWS::SecretsManager::Secret":
-        return f"arn:aws:secretsmanager:{REGION}:{ACCOUNT}:secret:{logical_id}-0A1B2C3D-AbCdEf"
-    if kind in {"AWS::Serverless::HttpApi", "AWS::ApiGatewayV2::Api"}:
-        return "a1b2c3d4e5"
-    raise SystemExit(f"cold_start.py cannot stand in for {value} ({kind}): add a rule")
-
-
-def built_functions(build: Path, original: Path | None = None) -> list[Function]:
-    """The built template's functions, their layers and environment (long-form YAML).
-
-    ``original``: the build ``build`` was copied from. A layer with no build step (the
-    agents folder) is named relative to the build's folder, so it is found from there.
-    """
-    template = yaml.safe_load((build / "template.yaml").read_text())
-    globals_ = template.get("Globals", {}).get("Function", {})
-    functions = []
-    for logical_id, resource in template["Resources"].items():
-        if resource["Type"] != "AWS::Serverless::Function":
-            continue
-        if "AWS_LAMBDA_EXEC_WRAPPER" in resource["Properties"].get("Environment", {}).get(
-            "Variables", {}
-        ):
-            continue  # the stream function: an HTTP server behind the Web Adapter, no handler
-        props = {**globals_, **resource["Properties"]}
-        python_layers, data_layers = [], []
-        for ref in [*globals_.get("Layers", []), *resource["Properties"].get("Layers", [])]:
-            layer = template["Resources"][ref["Ref"]]
-            uri = layer["Properties"]["ContentUri"]
-            if str(layer.get("Metadata", {}).get("BuildMethod", "")).startswith("python"):
-                python_layers.append((build / uri).resolve() / "python")
-            else:
-                data_layers.append(((original or build) / uri).resolve())
-        variables = {
-            **globals_.get("Environment", {}).get("Variables", {}),
-            **resource["Properties"].get("Environment", {}).get("Variables", {}),
-        }
-        triggers = {event["Type"] for event in props.get("Events", {}).values()}
-        kind = "http" if "HttpApi" in triggers else "sqs" if "SQS" in triggers else "schedule"
-        functions.append(
-            Function(
-                name=logical_id.removesuffix("Function").lower(),
-                logical_id=logical_id,
-                module=props["Handler"].rpartition(".")[0],
-                python_path=((build / props["CodeUri"]).resolve(), *python_layers),
-                agents=data_layers[0] if data_layers else Path("/opt"),
-                memory=int(props.get("MemorySize", 128)),
-                variables={name: _fake(value, template) for name, value in variables.items()},
-                kind=kind,
-            )
-        )
-    return functions
 
 
 def environment(
@@ -323,109 +222,6 @@ def signoff_modules(python: Path, env: dict[str, str], module: str) -> int:
     return count
 
 
-IMPORTTIME = re.compile(r"^import time:\s+(\d+) \|\s+(\d+) \| ( *)(\S+)$")
-
-
-@dataclass
-class Imported:
-    """One line of ``-X importtime``: a module, its own time and what it imported."""
-
-    name: str
-    self_us: int
-    children: list[Imported]
-    parent: Imported | None = None
-
-
-def import_tree(python: Path, env: dict[str, str], statement: str) -> list[Imported]:
-    """``-X importtime`` of ``statement`` as a tree (children are printed before parents)."""
-    done = child(python, env, statement, "-X", "importtime")
-    waiting: dict[int, list[Imported]] = {}
-    for line in done.stderr.splitlines():
-        match = IMPORTTIME.match(line)
-        if not match:
-            continue
-        depth = len(match[3]) // 2
-        node = Imported(match[4], int(match[1]), waiting.pop(depth + 1, []))
-        for kid in node.children:
-            kid.parent = node
-        waiting.setdefault(depth, []).append(node)
-    return waiting.get(0, [])
-
-
-def _walk(nodes: list[Imported]) -> list[Imported]:
-    found = []
-    for node in nodes:
-        found.append(node)
-        found += _walk(node.children)
-    return found
-
-
-@dataclass(frozen=True)
-class Offenders:
-    """What the handler's import loads beyond the bare dependencies."""
-
-    total_self_us: int
-    modules: int
-    third_party: list[tuple[str, str, int]]  # (module, imported by, µs beyond the bare set)
-    first_party: list[tuple[str, int]]  # (module, own µs)
-
-
-def offenders(
-    python: Path,
-    env: dict[str, str],
-    reference_env: dict[str, str],
-    function: Function,
-    top: int,
-) -> Offenders:
-    """Where ``import <handler>`` spends its time beyond its reference, by ``-X importtime``.
-
-    A module's cost beyond the reference is its own time plus that of everything it
-    imported that the reference does not import. Third-party entries are the modules our
-    code imports directly; first-party ones are ranked by their own time (module-level
-    work).
-    """
-    reference = f"import {REFERENCE[function.kind]}"
-    bare = {node.name for node in _walk(import_tree(python, reference_env, reference))}
-    app = _walk(import_tree(python, env, f"import {function.module}"))
-    ours = FIRST_PARTY | {function.module}
-
-    def first_party(name: str) -> bool:
-        return name.split(".")[0] in ours
-
-    def beyond(node: Imported) -> int:
-        own = 0 if node.name in bare else node.self_us
-        return own + sum(beyond(kid) for kid in node.children)
-
-    extra = [node for node in app if node.name not in bare]
-    entries = [
-        (node.name, node.parent.name if node.parent else "-", beyond(node))
-        for node in extra
-        if not first_party(node.name) and (node.parent is None or first_party(node.parent.name))
-    ]
-    own = [(node.name, node.self_us) for node in extra if first_party(node.name)]
-    return Offenders(
-        total_self_us=sum(node.self_us for node in extra),
-        modules=len(extra),
-        third_party=sorted(entries, key=lambda entry: entry[2], reverse=True)[:top],
-        first_party=sorted(own, key=lambda entry: entry[1], reverse=True)[:top],
-    )
-
-
-def print_offenders(found: Offenders) -> None:
-    print(
-        f"  -X importtime, beyond the reference: {found.modules} modules,"
-        f" {found.total_self_us / 1e3:.0f} ms of their own time"
-    )
-    print(
-        "  third-party modules our code imports (µs incl. what they import beyond the reference):"
-    )
-    for name, parent, us in found.third_party:
-        print(f"    {us:>8}  {name}  <- {parent}")
-    print("  our own modules (µs of their own module-level work):")
-    for name, us in found.first_party:
-        print(f"    {us:>8}  {name}")
-
-
 @dataclass(frozen=True)
 class Moto:
     """A moto server on loopback holding the built template's resources."""
@@ -500,6 +296,31 @@ def references(scratch: Path, bytecode: bool) -> Path:
     return target
 
 
+def without_bytecode(build: Path, target: Path) -> Path:
+    """A copy of ``build`` without its ``__pycache__`` folders, as plain sam build ships."""
+    shutil.copytree(build, target, ignore=shutil.ignore_patterns("__pycache__"))
+    return target
+
+
+def baseline_needs(build: Path | None) -> tuple[Path, ...]:
+    return () if build is None else (build / "template.yaml",)
+
+
+def print_baseline(
+    python: Path, function: Function, env: dict[str, str], runs: list[Cold], reference: float
+) -> None:
+    """The same function of ``--baseline``'s build, timed in the same interleaved runs."""
+    imported = statistics.median(cold.imported for cold in runs)
+    first = statistics.median(cold.invoked for cold in runs)
+    print(
+        f"  baseline: {imported / reference:.2f}x the reference,"
+        f" {signoff_modules(python, env, function.module)} signoff modules"
+        f"  (import {imported * 1e3:.0f} ms; first invocation {first * 1e3:.0f} ms;"
+        f" cold start {(imported + first) * 1e3:.0f} ms; answered {runs[0].status})",
+        flush=True,
+    )
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--runs", type=int, default=15)
@@ -507,8 +328,9 @@ def main() -> int:
     parser.add_argument("--python", type=Path, default=ROOT / ".venv-lambda" / "bin" / "python")
     parser.add_argument("--no-bytecode", action="store_true")
     parser.add_argument("--importtime", type=int, default=0, metavar="N")
+    parser.add_argument("--baseline", type=Path, metavar="BUILD")
     args = parser.parse_args()
-    for needed in (args.build / "template.yaml", args.python):
+    for needed in (args.build / "template.yaml", args.python, *baseline_needs(args.baseline)):
         if not needed.exists():
             raise SystemExit(f"{needed} missing: `make packaging` builds it")
     ratios = {}
@@ -518,9 +340,14 @@ def main() -> int:
         home = Path(scratch)
         build = args.build
         if args.no_bytecode:  # the build without its .pyc; the runtime's boto3 keeps its own
-            build = home / "build"
-            shutil.copytree(args.build, build, ignore=shutil.ignore_patterns("__pycache__"))
+            build = without_bytecode(args.build, home / "build")
         reference_code = references(home, not args.no_bytecode)
+        baselines = {}
+        if args.baseline:
+            old_build = args.baseline
+            if args.no_bytecode:
+                old_build = without_bytecode(args.baseline, home / "baseline")
+            baselines = {f.name: f for f in built_functions(old_build, args.baseline)}
         moto = start_moto()
         for function in built_functions(build, args.build):
             if not (function.agents / "channels.yaml").is_file():
@@ -542,13 +369,18 @@ def main() -> int:
             )
             reference_event = first_event(REFERENCE_EVENT[function.kind], home)
             reference_module = REFERENCE[function.kind]
+            baseline = baselines.get(function.name)
+            baseline_env = environment(baseline, home, aws) if baseline else {}
             apps: list[Cold] = []
             refs: list[Cold] = []
+            olds: list[Cold] = []
             for _ in range(args.runs):
                 refs.append(
                     cold_start(args.python, reference_env, reference_module, reference_event)
                 )
                 apps.append(cold_start(args.python, env, function.module, event))
+                if baseline:
+                    olds.append(cold_start(args.python, baseline_env, baseline.module, event))
             app = statistics.median(cold.imported for cold in apps)
             ref = statistics.median(cold.imported for cold in refs)
             first = statistics.median(cold.invoked for cold in apps)
@@ -564,8 +396,17 @@ def main() -> int:
                 f" answered {apps[0].status} / {refs[0].status})",
                 flush=True,
             )
+            if baseline:
+                print_baseline(args.python, baseline, baseline_env, olds, ref)
             if args.importtime:
-                found = offenders(args.python, env, reference_env, function, args.importtime)
+                app_report = child(
+                    args.python, env, f"import {function.module}", "-X", "importtime"
+                )
+                reference_report = child(
+                    args.python, reference_env, f"import {reference_module}", "-X", "importtime"
+                )
+                ours = set(FIRST_PARTY | {function.module})
+                found = offenders(app_report.stderr, reference_report.stderr, ours, args.importtime)
                 print_offenders(found)
     over = {name: ratios[name] for name in TARGETED if ratios.get(name, 0) > TARGET}
     verdict = (
