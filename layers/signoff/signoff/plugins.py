@@ -8,9 +8,12 @@ cold start imports only the ones a deployment configures.
 from __future__ import annotations
 
 import importlib
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-__all__ = ["entry_point", "load", "module_of"]
+if TYPE_CHECKING:
+    from collections.abc import Callable, Mapping
+
+__all__ = ["entry_point", "lazy_exports", "load", "module_of"]
 
 
 def load(path: str) -> Any:
@@ -28,6 +31,22 @@ def load(path: str) -> Any:
     for part in attr.split("."):
         found = getattr(found, part)
     return found
+
+
+def lazy_exports(package: str, homes: Mapping[str, str]) -> Callable[[str], Any]:
+    """A package's module ``__getattr__`` (PEP 562) re-exporting each name of ``homes``
+    from its submodule (``name -> submodule``), imported when the name is first read.
+
+    So importing one submodule of the package does not load the others.
+    """
+
+    def __getattr__(name: str) -> Any:
+        home = homes.get(name)
+        if home is None:
+            raise AttributeError(f"module {package!r} has no attribute {name!r}")
+        return load(f"{package}.{home}:{name}")
+
+    return __getattr__
 
 
 def module_of(path: str) -> str:

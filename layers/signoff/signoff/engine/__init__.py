@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from signoff.engine.state import (
     Answered,
@@ -16,6 +16,7 @@ from signoff.engine.state import (
     Resolution,
     TurnState,
 )
+from signoff.plugins import lazy_exports
 
 if TYPE_CHECKING:
     from signoff.engine.turn import Engine
@@ -35,11 +36,6 @@ __all__ = [
 ]
 
 
-def __getattr__(name: str) -> Any:
-    # The loop (and the gate, budget and events it pulls in) loads on first use:
-    # the store's records need only the state, and the notifier never runs a turn.
-    if name == "Engine":
-        from signoff.engine.turn import Engine
-
-        return Engine
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+# The loop (and the gate, budget and events it pulls in) loads on first use: the
+# session records need only the state.
+__getattr__ = lazy_exports(__name__, {"Engine": "turn"})

@@ -13,8 +13,9 @@ No submodule is named like a name re-exported here (``decide`` lives in
 
 from __future__ import annotations
 
-from importlib import import_module
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
+
+from signoff.plugins import lazy_exports
 
 if TYPE_CHECKING:
     from signoff.gate.conditions import Condition, Op, holds
@@ -55,8 +56,4 @@ _HOMES = {
 }
 
 
-def __getattr__(name: str) -> Any:
-    home = _HOMES.get(name)
-    if home is None:
-        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    return getattr(import_module(f"{__name__}.{home}"), name)
+__getattr__ = lazy_exports(__name__, _HOMES)

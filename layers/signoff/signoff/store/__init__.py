@@ -9,8 +9,9 @@ the session records nor the engine's state behind them.
 
 from __future__ import annotations
 
-from importlib import import_module
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
+
+from signoff.plugins import lazy_exports
 
 if TYPE_CHECKING:
     from signoff.store.base import Audit, Blobs, ClaimFor, Outbox, PendingItems, Sessions
@@ -53,8 +54,4 @@ _HOMES = {
 }
 
 
-def __getattr__(name: str) -> Any:
-    home = _HOMES.get(name)
-    if home is None:
-        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    return getattr(import_module(f"{__name__}.{home}"), name)
+__getattr__ = lazy_exports(__name__, _HOMES)
