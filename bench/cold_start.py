@@ -32,6 +32,7 @@ without its ``__pycache__`` folders (the runtime's boto3 keeps its bytecode, as 
 Lambda). Both modes print the absolute times beside the ratio.
 
     python bench/cold_start.py [--runs 15] [--no-bytecode] [--importtime 12] [--baseline BUILD]
+                               [--only message,resolve,notifier,sweeper,sweepworker]
 
 ``--importtime N`` adds, per function, where ``-X importtime`` finds the time the
 handler's import spends beyond its reference's: the N third-party modules our code
@@ -229,6 +230,23 @@ class Moto:
     endpoint: str
     variables: dict[str, dict[str, str]]  # function logical id -> its resolved variables
 
+    def empty_queues(self) -> None:
+        """Every queue emptied: what a first invocation sent must not slow the next one
+        (moto's SendMessageBatch slows as a queue fills; SQS's does not)."""
+        import boto3
+
+        sqs = boto3.client("sqs", endpoint_url=self.endpoint, region_name=REGION)
+        for url in sqs.list_queues().get("QueueUrls", []):
+            # received and deleted, ten at a time: moto allows one PurgeQueue a minute
+            while batch := sqs.receive_message(QueueUrl=url, MaxNumberOfMessages=10).get(
+                "Messages", []
+            ):
+                entries = [
+                    {"Id": str(n), "ReceiptHandle": message["ReceiptHandle"]}
+                    for n, message in enumerate(batch)
+                ]
+                sqs.delete_message_batch(QueueUrl=url, Entries=entries)
+
 
 def start_moto() -> Moto:
     """moto's server in this process, with the template's tables, queues, bucket, secrets."""
@@ -329,6 +347,7 @@ def main() -> int:
     parser.add_argument("--no-bytecode", action="store_true")
     parser.add_argument("--importtime", type=int, default=0, metavar="N")
     parser.add_argument("--baseline", type=Path, metavar="BUILD")
+    parser.add_argument("--only", metavar="NAMES", help="these functions (message,notifier,…)")
     args = parser.parse_args()
     for needed in (args.build / "template.yaml", args.python, *baseline_needs(args.baseline)):
         if not needed.exists():
@@ -350,6 +369,8 @@ def main() -> int:
             baselines = {f.name: f for f in built_functions(old_build, args.baseline)}
         moto = start_moto()
         for function in built_functions(build, args.build):
+            if args.only and function.name not in args.only.split(","):
+                continue
             if not (function.agents / "channels.yaml").is_file():
                 raise SystemExit(f"{function.name}: no agents folder at {function.agents}")
             audit_env = environment(function, home)
@@ -379,8 +400,10 @@ def main() -> int:
                     cold_start(args.python, reference_env, reference_module, reference_event)
                 )
                 apps.append(cold_start(args.python, env, function.module, event))
+                moto.empty_queues()
                 if baseline:
                     olds.append(cold_start(args.python, baseline_env, baseline.module, event))
+                    moto.empty_queues()
             app = statistics.median(cold.imported for cold in apps)
             ref = statistics.median(cold.imported for cold in refs)
             first = statistics.median(cold.invoked for cold in apps)
