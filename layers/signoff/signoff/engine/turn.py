@@ -146,8 +146,9 @@ class Engine:
         channel: RunChannel | None = None,
     ) -> Outcome:
         """Run a new user message to its end or its first pause (on ``channel``, recorded)."""
-        # The engine's own values (state, calls, replies, results) are made of validated
-        # parts: unvalidated, a fresh process's first turn builds no schema to check them.
+        # Made of validated parts, once a turn: unvalidated, a fresh process's first turn
+        # builds no schema to check it. (What a step appends is validated: constructing
+        # it unvalidated costs more per step than the schemas save once.)
         state = TurnState.model_construct(
             agent=self.agent.name,
             tenant=tenant,
@@ -245,7 +246,7 @@ class Engine:
             if (refused := stops.refusal(response)) is not None:
                 text = stops.refusal_text(response, refused)
                 state.last_text = text
-                run.history.append(AssistantMessage.model_construct(content=text))
+                run.history.append(AssistantMessage(content=text))
                 run.emit(LoopDone(text=text, refused=refused))
                 return Finished(state=state, text=text, events=run.events)
             if stops.is_unreadable(response):
@@ -263,17 +264,15 @@ class Engine:
             if response.text:
                 state.last_text = response.text
             if not response.tool_calls:
-                run.history.append(AssistantMessage.model_construct(content=response.text))
+                run.history.append(AssistantMessage(content=response.text))
                 run.emit(LoopDone(text=response.text))
                 return Finished(state=state, text=response.text, events=run.events)
             if response.text:
                 run.emit(AssistantText(text=response.text))
             run.history.append(
-                AssistantMessage.model_construct(
-                    content=response.text, tool_calls=response.tool_calls
-                )
+                AssistantMessage(content=response.text, tool_calls=response.tool_calls)
             )
-            state.batch = [CallState.model_construct(call=call) for call in response.tool_calls]
+            state.batch = [CallState(call=call) for call in response.tool_calls]
 
     def _correct(self, run: _Run, response: ModelResponse) -> None:
         """Tell the model its reply's tool calls could not be read; a bounded number of times.
@@ -440,7 +439,7 @@ class Engine:
                 return Continue(state=state, events=run.events)
         for cs in state.batch:
             run.history.append(
-                ToolResultMessage.model_construct(
+                ToolResultMessage(
                     call_id=cs.call.id,
                     name=cs.call.name,
                     content=cs.content or "",
