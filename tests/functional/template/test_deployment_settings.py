@@ -58,7 +58,6 @@ def test_an_invalid_variable_fails_the_cold_start_naming_it(
         ("message", "SIGNOFF_NOTIFY_QUEUE_URL"),
         ("message", "SIGNOFF_CONTINUE_FUNCTION"),
         ("notifier", "SIGNOFF_TABLE"),
-        ("sweeper", "SIGNOFF_BUCKET"),
         ("sweep_worker", "SIGNOFF_TABLE"),
     ],
 )
@@ -70,6 +69,29 @@ def test_a_missing_variable_fails_the_cold_start_naming_it(
 
     with pytest.raises(UsageError, match=f"{variable} is not set"):
         import_handler(function)
+
+
+def test_the_planning_sweeper_needs_its_queue_and_nothing_of_the_store(
+    environment: pytest.MonkeyPatch,
+) -> None:
+    # With its sweep queue the sweeper only plans: no table or bucket is read
+    environment.delenv("SIGNOFF_TABLE")
+    environment.delenv("SIGNOFF_BUCKET")
+    sweeper = import_handler("sweeper")
+
+    planned = sweeper.handler(load_event("sweeper_schedule"), FakeLambdaContext())
+
+    assert planned["planned"] == 1 + 4 * Deployment.from_env().sweep_shards
+
+
+def test_without_a_sweep_queue_the_sweeper_builds_the_whole_sweep_and_needs_the_store(
+    environment: pytest.MonkeyPatch,
+) -> None:
+    environment.delenv("SIGNOFF_SWEEP_QUEUE_URL")
+    environment.delenv("SIGNOFF_BUCKET")
+
+    with pytest.raises(UsageError, match="SIGNOFF_BUCKET is not set"):
+        import_handler("sweeper")
 
 
 def test_the_settings_are_read_once_at_cold_start(environment: pytest.MonkeyPatch) -> None:
