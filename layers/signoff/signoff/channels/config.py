@@ -63,6 +63,7 @@ __all__ = [
     "HttpUrl",
     "Secret",
     "SecretRef",
+    "SettingsModel",
     "check_agent_notify",
     "load_channels",
     "validation_error",
@@ -75,7 +76,10 @@ CHANNELS_FILE: Final = "channels.yaml"
 _NAME: Final = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_-]{0,63}$")
 
 
-class _Settings(BaseModel):
+class SettingsModel(BaseModel):
+    """What every part of ``channels.yaml`` is: frozen, no unknown keys, camelCase or
+    snake_case keys alike."""
+
     model_config = ConfigDict(
         defer_build=True,
         extra="forbid",
@@ -85,7 +89,7 @@ class _Settings(BaseModel):
     )
 
 
-class SecretRef(_Settings):
+class SecretRef(SettingsModel):
     """``{secret: name}``: the name of a secret in the deployment's secret source."""
 
     secret: str = Field(min_length=1)
@@ -121,7 +125,7 @@ def _http_url(value: str) -> str:
 HttpUrl = Annotated[str, AfterValidator(_http_url)]
 
 
-class ChannelSettings(_Settings):
+class ChannelSettings(SettingsModel):
     """What every channel type's settings share: ``type``, its name in ``CHANNEL_TYPES``.
 
     A type's own model narrows ``type`` to ``Literal["<name>"]`` and adds its fields;
@@ -155,7 +159,7 @@ class ChannelSettings(_Settings):
 IMPLICIT_CHANNELS: Final[Mapping[str, Mapping[str, Any]]] = {"console": {"type": "console"}}
 
 
-class ChannelsConfig(_Settings):
+class ChannelsConfig(SettingsModel):
     """The contents of ``channels.yaml``: channel settings by channel name.
 
     Each entry is validated by the settings model its ``type`` names in the

@@ -4,26 +4,17 @@ from __future__ import annotations
 
 from typing import Final, Literal, Self
 
-from pydantic import BaseModel, ConfigDict, Field, model_validator
-from pydantic.alias_generators import to_camel
+from pydantic import Field, model_validator
 
-from signoff.channels.config import ChannelSettings, HttpUrl, Secret
+from signoff.channels.config import ChannelSettings, HttpUrl, Secret, SettingsModel
 
 __all__ = ["GITHUB_API", "GitHubAppSettings", "GitHubSettings"]
 
 GITHUB_API: Final = "https://api.github.com"
 
 
-class GitHubAppSettings(BaseModel):
+class GitHubAppSettings(SettingsModel):
     """``{appId, installationId, privateKey: {secret: name}}`` (the key's PEM in the secret)."""
-
-    model_config = ConfigDict(
-        defer_build=True,
-        extra="forbid",
-        frozen=True,
-        alias_generator=to_camel,
-        populate_by_name=True,
-    )
 
     # The App's id, or its client id (``Iv1.…``), which GitHub also takes as the issuer.
     app_id: str = Field(min_length=1, pattern=r"^[A-Za-z0-9._-]+$")
