@@ -43,6 +43,12 @@ figure down.
 ``--baseline BUILD`` times each function of another build (an earlier commit's
 ``.aws-sam/build``) in the same interleaved runs and prints its figures below this
 build's: a change's effect measured at one load, which two separate runs cannot give.
+
+``--snapstart`` adds, in the same interleaved runs, the function's cold start as an
+environment restored from a SnapStart snapshot has it: after the import, the
+runtime's before-snapshot hooks (``signoff.aws.snapstart.prime``, timed apart: it
+runs once per published version, not per cold start) and after-restore hooks, then
+the first invocation.
 """
 
 from __future__ import annotations
@@ -108,10 +114,19 @@ os.environ["_X_AMZN_TRACE_ID"] = "Root=1-5759e988-bd862e3fe1be46a994272793;Sampl
 started = time.perf_counter()
 import {module} as handler_module
 imported = time.perf_counter()
+figures = [imported - started]
+primed = 0.0
+if os.environ.get("BENCH_SNAPSTART"):  # the hooks SnapStart runs (signoff's stand-in)
+    from signoff.aws import snapshot_restore
+    snapshot_restore.run_before_snapshot()
+    primed = time.perf_counter() - imported
+    snapshot_restore.run_after_restore()
+    imported = time.perf_counter()
 answer = handler_module.handler(event, Context())
 invoked = time.perf_counter()
 status = answer.get("statusCode", 200) if isinstance(answer, dict) else 200
-sys.stdout.write("\\n" + json.dumps([imported - started, invoked - imported, status]) + "\\n")
+figures += [invoked - imported, status, primed]
+sys.stdout.write("\\n" + json.dumps(figures) + "\\n")
 """
 # Run inside the child: the handler's import, then the signoff modules it loaded (the
 # lists tests/packaging/import_paths/ keeps), counted as the last line.
@@ -200,14 +215,18 @@ class Cold:
     imported: float
     invoked: float
     status: int
+    primed: float = 0.0  # under --snapstart: the before-snapshot hooks' time
 
 
-def cold_start(python: Path, env: dict[str, str], module: str, event: Path) -> Cold:
-    done = child(python, {**env, "BENCH_EVENT": str(event)}, TIMED.format(module=module))
-    imported, invoked, status = json.loads(done.stdout.strip().splitlines()[-1])
+def cold_start(
+    python: Path, env: dict[str, str], module: str, event: Path, *, snapstart: bool = False
+) -> Cold:
+    extra = {"BENCH_SNAPSTART": "1"} if snapstart else {}
+    done = child(python, {**env, **extra, "BENCH_EVENT": str(event)}, TIMED.format(module=module))
+    imported, invoked, status, primed = json.loads(done.stdout.strip().splitlines()[-1])
     if status >= 500:
         raise SystemExit(f"{module} answered its first invocation with {status}:\n{done.stdout}")
-    return Cold(imported, invoked, status)
+    return Cold(imported, invoked, status, primed)
 
 
 def sockets_opened(python: Path, env: dict[str, str], statement: str) -> list[list[str]]:
@@ -339,6 +358,17 @@ def print_baseline(
     )
 
 
+def print_restored(runs: list[Cold]) -> None:
+    """The function's first invocation in an environment restored from a SnapStart snapshot."""
+    first = statistics.median(cold.invoked for cold in runs)
+    primed = statistics.median(cold.primed for cold in runs)
+    print(
+        f"  restored by SnapStart: first invocation {first * 1e3:.0f} ms"
+        f" (primed before the snapshot in {primed * 1e3:.0f} ms; answered {runs[0].status})",
+        flush=True,
+    )
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--runs", type=int, default=15)
@@ -348,6 +378,7 @@ def main() -> int:
     parser.add_argument("--importtime", type=int, default=0, metavar="N")
     parser.add_argument("--baseline", type=Path, metavar="BUILD")
     parser.add_argument("--only", metavar="NAMES", help="these functions (message,notifier,…)")
+    parser.add_argument("--snapstart", action="store_true", help="also as restored by SnapStart")
     args = parser.parse_args()
     for needed in (args.build / "template.yaml", args.python, *baseline_needs(args.baseline)):
         if not needed.exists():
@@ -395,6 +426,7 @@ def main() -> int:
             apps: list[Cold] = []
             refs: list[Cold] = []
             olds: list[Cold] = []
+            restored: list[Cold] = []
             for _ in range(args.runs):
                 refs.append(
                     cold_start(args.python, reference_env, reference_module, reference_event)
@@ -403,6 +435,11 @@ def main() -> int:
                 moto.empty_queues()
                 if baseline:
                     olds.append(cold_start(args.python, baseline_env, baseline.module, event))
+                    moto.empty_queues()
+                if args.snapstart:
+                    restored.append(
+                        cold_start(args.python, env, function.module, event, snapstart=True)
+                    )
                     moto.empty_queues()
             app = statistics.median(cold.imported for cold in apps)
             ref = statistics.median(cold.imported for cold in refs)
@@ -421,6 +458,8 @@ def main() -> int:
             )
             if baseline:
                 print_baseline(args.python, baseline, baseline_env, olds, ref)
+            if restored:
+                print_restored(restored)
             if args.importtime:
                 app_report = child(
                     args.python, env, f"import {function.module}", "-X", "importtime"

@@ -40,6 +40,7 @@ pytestmark = pytest.mark.slow
 PROBE = '''\
 """{module}.{handler} with a snapshot that two environments are restored from."""
 
+import gc
 import json
 import os
 
@@ -62,8 +63,17 @@ def owners():
     return found
 
 
+def unbuilt():
+    """How many of the boto3 clients the function made are not built yet."""
+    from signoff.awsclients import LazyClient
+
+    return sum(isinstance(o, LazyClient) and not o.built for o in gc.get_objects())
+
+
 def report(moment):
-    line = json.dumps({{"moment": moment, "pid": os.getpid(), "owners": owners()}})
+    line = json.dumps(
+        {{"moment": moment, "pid": os.getpid(), "owners": owners(), "unbuilt": unbuilt()}}
+    )
     with open(os.environ["SNAPSTART_PROBE_REPORT"], "a") as out:
         out.write(line + "\\n")
 
@@ -162,5 +172,10 @@ def test_two_environments_restored_from_one_snapshot_get_owner_ids_of_their_own(
     assert set(first) == set(second) == set(snapshot["owners"])
     for part, initial in snapshot["owners"].items():
         assert len({initial, first[part], second[part]}) == 3, (logical_id, part)
+    # and the clients init made, unbuilt when the probe's hook ran (the runtime runs the
+    # last registered first), were built by signoff's before-snapshot hook: a restored
+    # environment's first request does not build them
+    assert snapshot["unbuilt"] > 0, snapshot
+    assert [r["unbuilt"] for r in restored] == [0, 0], restored
     for answer in answers:
         assert served is not None and answer["statusCode"] == served[1], answer

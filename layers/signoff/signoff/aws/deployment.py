@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from signoff.api.context import Api
 from signoff.aws.channels import chat_from_env
-from signoff.aws.snapstart import renew_after_restore
+from signoff.aws.snapstart import prime_before_snapshot, renew_after_restore
 from signoff.aws.turns import checked_agents, turns_from_env
 from signoff.clock import SystemClock
 from signoff.continuations.aws import LambdaContinuations
@@ -56,6 +56,8 @@ def api_from_env(deployment: Deployment | None = None) -> Api:
         allow_anonymous=settings.allow_anonymous,
         deployment=settings,
     )
-    # Under SnapStart each restored environment takes a lease owner id of its own.
+    # Under SnapStart each restored environment takes a lease owner id of its own, and
+    # the clients and models the first request would build are in the snapshot.
     renew_after_restore(turns, api=api)
+    prime_before_snapshot()
     return api

@@ -8,7 +8,7 @@ agents' loader nor the durable runner: ``channels.yaml`` and each ``agent.yaml``
 from __future__ import annotations
 
 from signoff.aws.channels import deployment_secrets
-from signoff.aws.snapstart import renew_after_restore
+from signoff.aws.snapstart import prime_before_snapshot, renew_after_restore
 from signoff.channels.build import BuildContext, ChannelSet
 from signoff.channels.http_notifier import deployment_channels
 from signoff.clock import SystemClock
@@ -63,4 +63,5 @@ def notifier_from_env(deployment: Deployment | None = None) -> Notifier:
     )
     # Under SnapStart each restored environment takes a send-lock owner id of its own.
     renew_after_restore(notifier)
+    prime_before_snapshot()
     return notifier

@@ -12,6 +12,7 @@ from __future__ import annotations
 import dataclasses
 from typing import TYPE_CHECKING, Any, Final
 
+from signoff.aws.snapstart import prime_before_snapshot
 from signoff.durable.sweep_plan import task_bodies
 from signoff.queue.sqs import SqsQueue
 from signoff.settings import Deployment
@@ -44,6 +45,7 @@ def scheduled_sweep(deployment: Deployment | None = None) -> Callable[[float], d
     settings = deployment or Deployment.from_env()
     queue = sweep_queue_from_env(settings)
     if queue is not None:
+        prime_before_snapshot()  # its queue's client, built before a SnapStart snapshot
         return lambda deadline: plan_sweep(settings.sweep_shards, queue)
     from signoff.aws.sweeper import sweeper_from_env
 

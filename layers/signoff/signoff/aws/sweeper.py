@@ -21,7 +21,7 @@ from aws_lambda_powertools.utilities.batch import (
     process_partial_response,
 )
 
-from signoff.aws.snapstart import renew_after_restore
+from signoff.aws.snapstart import prime_before_snapshot, renew_after_restore
 from signoff.aws.turns import checked_agents, turns_from_env
 from signoff.clock import SystemClock
 from signoff.durable.sweeper import Sweeper, SweepTask
@@ -59,6 +59,7 @@ def sweeper_from_env(deployment: Deployment | None = None, clock: Clock | None =
     turns = turns_from_env(settings, agents=agents, store=store, queue=queue, clock=clock)
     # Under SnapStart each restored environment re-drives turns under an owner id of its own.
     renew_after_restore(turns)
+    prime_before_snapshot()
     return Sweeper(
         turns=turns,
         sessions=store.sessions,
