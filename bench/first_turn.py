@@ -7,14 +7,22 @@ writes DynamoDB) and runs two one-step turns on new sessions, printing each
 phase's milliseconds as one JSON line. Whatever a first turn builds lazily
 (pydantic's deferred validators and serializers, a tool's JSON schema, the
 engine itself) is in ``first``; ``second`` is the same turn once it is built.
+With ``--primed`` the process first runs what SnapStart runs before its snapshot
+(``signoff.aws.snapstart.prime``, timed as ``priming``): the first turn of an
+environment restored from one.
 
-    python bench/first_turn.py             # one process's figures, JSON
+The processes run on the functions' runtime when ``make packaging`` has made it
+(``.venv-lambda``'s python3.13, the built layer's libraries, this checkout's
+``signoff`` first on the path), else on this interpreter; ``line`` names which.
+
+    python bench/first_turn.py [--primed]   # one process's figures, JSON
     python bench/first_turn.py --profile 30  # cProfile of its first turn instead
 """
 
 from __future__ import annotations
 
 import json
+import os
 import statistics
 import subprocess
 import sys
@@ -29,13 +37,15 @@ if TYPE_CHECKING:
     from signoff.agents import Agent
 
 ROOT = Path(__file__).resolve().parents[1]
-# each phase runs from one mark to the next: import, build, wire, turn, turn again
-PHASES = ("import", "agent", "wiring", "first", "second")
+# each phase runs from one mark to the next: import, build, wire, prime, turn, turn again
+PHASES = ("import", "agent", "wiring", "priming", "first", "second")
 TARGET_MS = 5.0
+LAMBDA_PYTHON = ROOT / ".venv-lambda" / "bin" / "python"
+BUILT_LIBRARIES = ROOT / ".aws-sam" / "build" / "EngineLayer" / "python"
 
 
 class _One:
-    """The catalog of one agent (``AgentSource``)."""
+    """The catalog of one agent (``AgentSource``; ``snapstart.Agents`` for its priming)."""
 
     def __init__(self, agent: Agent) -> None:
         self.agent = agent
@@ -43,8 +53,14 @@ class _One:
     def get(self, name: str) -> Agent:
         return self.agent
 
+    def names(self) -> list[str]:
+        return ["bench"]
 
-def _fresh(profile_top: int = 0) -> dict[str, float] | str:
+    def problems(self) -> dict[str, object]:
+        return {}
+
+
+def _fresh(profile_top: int = 0, *, primed: bool = False) -> dict[str, float] | str:
     """This process's phases in ms, or (``profile_top``) the profile of its first turn."""
     started = time.perf_counter()
     # What a message function has imported before its first turn, and the workload.
@@ -60,8 +76,9 @@ def _fresh(profile_top: int = 0) -> dict[str, float] | str:
     clock = SystemClock()
     store = MemoryStore(clock=clock)
     model = one_step()
+    catalog = _One(agent)
     turns = Turns(
-        catalog=_One(agent),
+        catalog=catalog,
         sessions=store.sessions,
         pending=store.pending,
         audit=store.audit,
@@ -70,6 +87,11 @@ def _fresh(profile_top: int = 0) -> dict[str, float] | str:
         model_for=lambda _agent: model,
     )
     wired = time.perf_counter()
+    if primed:
+        from signoff.aws.snapstart import prime
+
+        prime([catalog])
+    ready = time.perf_counter()
 
     def turn() -> None:
         result = turns.send("bench", "go", tenant="default", environment="production")
@@ -81,7 +103,7 @@ def _fresh(profile_top: int = 0) -> dict[str, float] | str:
     first = time.perf_counter()
     turn()
     second = time.perf_counter()
-    marks = (started, imported, built, wired, first, second)
+    marks = (started, imported, built, wired, ready, first, second)
     # wiring (stores, Turns) is what a function does once at import, after it
     spans = zip(PHASES, pairwise(marks), strict=True)
     return {phase: (end - begin) * 1e3 for phase, (begin, end) in spans}
@@ -101,20 +123,41 @@ def _profiled(turn: Callable[[], None], top: int) -> str:
     return out.getvalue()
 
 
+def runtime() -> tuple[list[str], dict[str, str], str]:
+    """The command, environment and name of the interpreter the fresh processes run on."""
+    if LAMBDA_PYTHON.exists() and BUILT_LIBRARIES.is_dir():
+        path = os.pathsep.join(map(str, (ROOT / "layers" / "signoff", BUILT_LIBRARIES, ROOT)))
+        env = {**os.environ, "PYTHONPATH": path}
+        return [str(LAMBDA_PYTHON), "-s"], env, "the functions' python3.13"
+    version = ".".join(map(str, sys.version_info[:2]))
+    return [sys.executable], dict(os.environ), f"python{version} (no .venv-lambda)"
+
+
 def _spawn(*args: str) -> str:
+    command, env, _ = runtime()
     done = subprocess.run(
-        [sys.executable, str(Path(__file__)), *args],
+        [*command, str(Path(__file__)), *args],
         capture_output=True,
         text=True,
         check=True,
         cwd=ROOT,
+        env=env,
     )
-    return done.stdout
+    return done.stdout.strip().splitlines()[-1] if args[:1] != ("--profile",) else done.stdout
 
 
-def medians(runs: int) -> dict[str, float]:
-    """Each phase's median over ``runs`` fresh processes, run one after another."""
-    samples = [json.loads(_spawn()) for _ in range(runs)]
+def medians(runs: int) -> tuple[dict[str, float], dict[str, float]]:
+    """Each phase's median over ``runs`` fresh processes, and over ``runs`` primed ones
+    (the two kinds alternate)."""
+    plain: list[dict[str, float]] = []
+    primed: list[dict[str, float]] = []
+    for _ in range(runs):
+        plain.append(json.loads(_spawn()))
+        primed.append(json.loads(_spawn("--primed")))
+    return _medians(plain), _medians(primed)
+
+
+def _medians(samples: list[dict[str, float]]) -> dict[str, float]:
     return {phase: statistics.median(s[phase] for s in samples) for phase in PHASES}
 
 
@@ -123,19 +166,21 @@ def profile(top: int) -> str:
     return _spawn("--profile", str(top))
 
 
-def line(figures: dict[str, float]) -> str:
+def line(figures: tuple[dict[str, float], dict[str, float]]) -> str:
+    plain, primed = figures
     return (
-        f"fresh process: first one-step turn {figures['first']:.1f} ms after import "
-        f"(second turn {figures['second']:.1f} ms), building the agent "
-        f"{figures['agent']:.1f} ms (import {figures['import']:.0f} ms); "
-        f"target < {TARGET_MS:.0f} ms"
+        f"fresh process on {runtime()[2]}: first one-step turn {plain['first']:.1f} ms after"
+        f" import (second turn {plain['second']:.1f} ms), building the agent"
+        f" {plain['agent']:.1f} ms (import {plain['import']:.0f} ms); restored from a"
+        f" SnapStart snapshot (primed in {primed['priming']:.0f} ms before it):"
+        f" first turn {primed['first']:.1f} ms; target < {TARGET_MS:.0f} ms"
     )
 
 
 def main(argv: list[str]) -> None:
     sys.path.insert(0, str(ROOT))
     top = int(argv[1]) if argv[:1] == ["--profile"] else 0
-    result: Any = _fresh(top)
+    result: Any = _fresh(top, primed=argv[:1] == ["--primed"])
     print(result if isinstance(result, str) else json.dumps(result), end="")
 
 

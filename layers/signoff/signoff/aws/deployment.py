@@ -59,5 +59,5 @@ def api_from_env(deployment: Deployment | None = None) -> Api:
     # Under SnapStart each restored environment takes a lease owner id of its own, and
     # the clients and models the first request would build are in the snapshot.
     renew_after_restore(turns, api=api)
-    prime_before_snapshot()
+    prime_before_snapshot(agents)
     return api

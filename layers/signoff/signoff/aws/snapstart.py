@@ -37,9 +37,10 @@ Safe to keep as the snapshot holds them:
 
 Built ahead for the snapshot (``prime_before_snapshot``), by a before-snapshot hook,
 which the runtime runs only when it takes a snapshot: the boto3 clients made so far
-(``signoff.awsclients``) and the validators and serializers of every loaded signoff
-model (pydantic builds them on first use). A restored environment's first request
-would build them otherwise; without SnapStart nothing moves into init.
+(``signoff.awsclients``), the validators and serializers of every loaded signoff
+model (pydantic builds them on first use), and the agents' tool specs (their JSON
+schemas). A restored environment's first request would build them otherwise;
+without SnapStart nothing moves into init.
 """
 
 from __future__ import annotations
@@ -55,12 +56,15 @@ from signoff.ids import new_id
 from signoff.telemetry import logger
 
 if TYPE_CHECKING:
+    from collections.abc import Iterable, Mapping
     from types import ModuleType
 
+    from signoff.agents import Agent
     from signoff.api.context import Api
 
 __all__ = [
     "API_LAZY_PARTS",
+    "Agents",
     "Owned",
     "prime",
     "prime_before_snapshot",
@@ -76,6 +80,16 @@ class Owned(Protocol):
     """What holds a lease or a lock under an owner id of its own (Turns, Notifier)."""
 
     owner: str
+
+
+class Agents(Protocol):
+    """The agents whose tools ``prime`` builds (``AgentCatalog``)."""
+
+    def names(self) -> list[str]: ...
+
+    def problems(self) -> Mapping[str, object]: ...
+
+    def get(self, name: str) -> Agent: ...
 
 
 def restore_hooks() -> ModuleType:
@@ -115,33 +129,37 @@ def _renew(refs: tuple[weakref.ref[Owned], ...], api_ref: weakref.ref[Api] | Non
 
 
 _primed = False
+# The agents of the builders that asked, for their tools' specs; held weakly.
+_catalogs: weakref.WeakSet[Agents] = weakref.WeakSet()
 
 
-def prime_before_snapshot() -> None:
-    """Have the runtime ``prime`` the process before it takes a SnapStart snapshot.
+def prime_before_snapshot(agents: Agents | None = None) -> None:
+    """Have the runtime ``prime`` the process (and ``agents``' tools) before it takes a
+    SnapStart snapshot.
 
     Called by the builders at init; registers once per process however many call it.
     """
     global _primed
+    if agents is not None:
+        _catalogs.add(agents)
     if not _primed:
         _primed = True
-        restore_hooks().register_before_snapshot(prime)
+        restore_hooks().register_before_snapshot(lambda: prime(list(_catalogs)))
 
 
-def prime() -> tuple[int, int]:
-    """Build what the first request would build lazily and every copy may share: the
-    boto3 clients made so far and the loaded signoff models' validators and
-    serializers. Returns how many of each were built."""
+def prime(agents: Iterable[Agents] = ()) -> dict[str, int]:
+    """Build what a first request would build lazily and every copy may share: the boto3
+    clients made so far, the loaded signoff models' validators and serializers, and
+    the tool specs of ``agents``. Returns how many of each were built."""
     started = time.perf_counter()
     from signoff.awsclients import build_made
 
-    clients = build_made()
-    models = _build_models()
+    built = {"clients": build_made(), "models": _build_models(), "tools": _build_tools(agents)}
     logger.info(
         "primed before the snapshot",
-        extra={"clients": clients, "models": models, "ms": (time.perf_counter() - started) * 1e3},
+        extra={**built, "ms": round((time.perf_counter() - started) * 1e3, 1)},
     )
-    return clients, models
+    return built
 
 
 def _build_models() -> int:
@@ -160,4 +178,19 @@ def _build_models() -> int:
                     built += bool(value.model_rebuild(raise_errors=False))
             elif isinstance(value, TypeAdapter) and not value.pydantic_complete:
                 built += bool(value.rebuild(raise_errors=False))
+    return built
+
+
+def _build_tools(agents: Iterable[Agents]) -> int:
+    """Each healthy agent's tool specs (a misconfigured one was logged at init)."""
+    built = 0
+    for catalog in agents:
+        broken = catalog.problems()
+        for name in catalog.names():
+            if name in broken:
+                continue
+            for tool in catalog.get(name).tools.values():
+                tool.arguments.model_rebuild(raise_errors=False)
+                _ = tool.spec  # a cached_property: the JSON schema, built once
+                built += 1
     return built

@@ -59,7 +59,7 @@ def sweeper_from_env(deployment: Deployment | None = None, clock: Clock | None =
     turns = turns_from_env(settings, agents=agents, store=store, queue=queue, clock=clock)
     # Under SnapStart each restored environment re-drives turns under an owner id of its own.
     renew_after_restore(turns)
-    prime_before_snapshot()
+    prime_before_snapshot(agents)
     return Sweeper(
         turns=turns,
         sessions=store.sessions,
