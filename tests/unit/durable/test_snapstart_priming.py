@@ -10,6 +10,7 @@ this test process already used would prove nothing.
 from __future__ import annotations
 
 import json
+import logging
 import subprocess
 import sys
 import textwrap
@@ -17,6 +18,7 @@ from typing import Any
 
 import pytest
 
+from signoff import awsclients
 from signoff.aws import snapshot_restore
 from signoff.aws import snapstart as snapstart_module
 from tests.conftest import ROOT
@@ -28,6 +30,7 @@ INIT = """\
 import gc, json, os, sys
 from pydantic import BaseModel
 from signoff.awsclients import LazyClient
+from signoff import awsclients
 from signoff.aws import snapshot_restore
 from signoff.aws.deployment import api_from_env
 from signoff.aws.notifier import notifier_from_env
@@ -137,3 +140,24 @@ def test_priming_is_registered_once_however_many_builders_ask(
     snapstart_module.prime_before_snapshot()
 
     assert len(snapshot_restore._before_snapshot) == 1
+
+
+def test_a_part_that_fails_is_logged_and_left_to_its_first_use(
+    monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
+) -> None:
+    # Given clients that cannot be built before the snapshot (a failure there would
+    # fail the version's publication)
+    def unbuildable() -> int:
+        raise RuntimeError("no region")
+
+    monkeypatch.setattr(awsclients, "build_made", unbuildable)
+
+    # When the process is primed
+    with caplog.at_level(logging.WARNING, logger="signoff"):
+        built = snapstart_module.prime()
+
+    # Then the other parts are built, and the log says which part was not and why
+    assert "clients" not in built
+    assert set(built) == {"models", "tools"}
+    logged = [r.__dict__ for r in caplog.records if r.getMessage() == "not primed"]
+    assert [(r["part"], r["error"]) for r in logged] == [("clients", "RuntimeError('no region')")]

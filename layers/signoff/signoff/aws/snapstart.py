@@ -56,7 +56,7 @@ from signoff.ids import new_id
 from signoff.telemetry import logger
 
 if TYPE_CHECKING:
-    from collections.abc import Iterable, Mapping
+    from collections.abc import Callable, Iterable, Mapping
     from types import ModuleType
 
     from signoff.agents import Agent
@@ -150,11 +150,25 @@ def prime_before_snapshot(agents: Agents | None = None) -> None:
 def prime(agents: Iterable[Agents] = ()) -> dict[str, int]:
     """Build what a first request would build lazily and every copy may share: the boto3
     clients made so far, the loaded signoff models' validators and serializers, and
-    the tool specs of ``agents``. Returns how many of each were built."""
+    the tool specs of ``agents``. Returns how many of each were built.
+
+    A part that fails is logged and left to be built on first use, as without
+    SnapStart: an error raised here would fail the version's publication instead.
+    """
     started = time.perf_counter()
     from signoff.awsclients import build_made
 
-    built = {"clients": build_made(), "models": _build_models(), "tools": _build_tools(agents)}
+    parts: dict[str, Callable[[], int]] = {
+        "clients": build_made,
+        "models": _build_models,
+        "tools": lambda: _build_tools(agents),
+    }
+    built: dict[str, int] = {}
+    for part, build in parts.items():
+        try:
+            built[part] = build()
+        except Exception as exc:  # a failure here would fail the publication (docstring)
+            logger.warning("not primed", extra={"part": part, "error": repr(exc)[:500]})
     logger.info(
         "primed before the snapshot",
         extra={**built, "ms": round((time.perf_counter() - started) * 1e3, 1)},
