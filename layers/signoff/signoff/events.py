@@ -6,14 +6,12 @@ gives the wire form with absent optional fields left out, and
 ``protocol/loop-event.schema.json``.
 """
 
-from __future__ import annotations
-
 from typing import TYPE_CHECKING, Annotated, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, TypeAdapter
 from pydantic.alias_generators import to_camel
 
-from signoff.messages import Refusal  # noqa: TC001 - pydantic needs it at runtime
+from signoff.messages import Refusal
 from signoff.scopes import PendingScope  # re-exported: events stays its public home
 
 if TYPE_CHECKING:
@@ -220,7 +218,7 @@ _ADAPTER: TypeAdapter[LoopEvent] = TypeAdapter(LoopEvent, config=ConfigDict(defe
 SCHEMA_ID = "https://signoff.dev/protocol/v1/loop-event.schema.json"
 
 
-def tool_result(call: ToolCall, status_text: str, detail_text: str | None = None) -> ToolResult:
+def tool_result(call: "ToolCall", status_text: str, detail_text: str | None = None) -> ToolResult:
     """The ``tool:result`` that ends ``call``, however it ended (ran, denied, answered,
     skipped, refused as invalid): the call's id, tool and arguments, and how it ended."""
     return ToolResult(

@@ -4,8 +4,6 @@ Provider adapters translate these to and from their own wire formats; nothing
 else in signoff knows a provider's message shape.
 """
 
-from __future__ import annotations
-
 from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field

@@ -5,8 +5,6 @@ apart from ``signoff.events`` (every loop event, which re-exports it) so a path
 that reads pending items loads none of the events.
 """
 
-from __future__ import annotations
-
 from pydantic import BaseModel, ConfigDict
 from pydantic.alias_generators import to_camel
 

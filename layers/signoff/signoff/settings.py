@@ -11,8 +11,6 @@ It is a leaf (pydantic only), so the composition root, the adapters and the core
 can all take it without importing one another.
 """
 
-from __future__ import annotations
-
 import os
 import re
 from pathlib import Path
@@ -124,7 +122,7 @@ class Deployment(BaseModel):
     secret_ids: dict[str, str] = Field(default_factory=dict)
 
     @model_validator(mode="after")
-    def _lease_outlasts_the_function(self) -> Deployment:
+    def _lease_outlasts_the_function(self) -> "Deployment":
         # A lease shorter than the function lets a second process take a live turn's
         # session: the first one's commits are refused (LeaseLost) and its work lost.
         timeout, ttl_ms = self.function_timeout, self.claim_ttl_ms
@@ -135,7 +133,7 @@ class Deployment(BaseModel):
         return self
 
     @classmethod
-    def from_env(cls, environ: Mapping[str, str] | None = None) -> Deployment:
+    def from_env(cls, environ: "Mapping[str, str] | None" = None) -> "Deployment":
         """The settings in ``environ`` (the process environment by default).
 
         An empty variable counts as unset (a template parameter left blank).

@@ -6,8 +6,6 @@ thing. A parameter annotated ``ToolContext`` is filled in by the engine and left
 out of the schema.
 """
 
-from __future__ import annotations
-
 import inspect
 import json
 from dataclasses import dataclass
@@ -60,7 +58,7 @@ class Tool:
 
     name: str
     description: str
-    function: Callable[..., Any]
+    function: "Callable[..., Any]"
     arguments: type[BaseModel]
     context_param: str | None = None
     safe: bool = False
@@ -84,7 +82,7 @@ class Tool:
             name=self.name, description=self.description, parameters=self.parameters
         )
 
-    def validate(self, args: Mapping[str, Any]) -> dict[str, Any]:
+    def validate(self, args: "Mapping[str, Any]") -> dict[str, Any]:
         """Arguments coerced to the signature's types.
 
         Raises:
@@ -103,7 +101,7 @@ class Tool:
             ) from exc
         return {name: getattr(model, name) for name in type(model).model_fields}
 
-    def call(self, args: Mapping[str, Any], context: ToolContext) -> Any:
+    def call(self, args: "Mapping[str, Any]", context: ToolContext) -> Any:
         """Run the tool on already-validated arguments."""
         kwargs = dict(args)
         if self.context_param:
@@ -112,7 +110,7 @@ class Tool:
 
 
 @overload
-def tool(function: Callable[..., Any], /) -> Tool: ...
+def tool(function: "Callable[..., Any]", /) -> Tool: ...
 
 
 @overload
@@ -123,11 +121,11 @@ def tool(
     name: str | None = None,
     summary: str | None = None,
     editable: bool = False,
-) -> Callable[[Callable[..., Any]], Tool]: ...
+) -> "Callable[[Callable[..., Any]], Tool]": ...
 
 
 def tool(
-    function: Callable[..., Any] | None = None,
+    function: "Callable[..., Any] | None" = None,
     /,
     *,
     safe: bool = False,
@@ -135,10 +133,10 @@ def tool(
     name: str | None = None,
     summary: str | None = None,
     editable: bool = False,
-) -> Tool | Callable[[Callable[..., Any]], Tool]:
+) -> "Tool | Callable[[Callable[..., Any]], Tool]":
     """Turn a typed function into a ``Tool``; usable bare or with options."""
 
-    def wrap(fn: Callable[..., Any]) -> Tool:
+    def wrap(fn: "Callable[..., Any]") -> Tool:
         return _build(
             fn, safe=safe, idempotent=idempotent, name=name, summary=summary, editable=editable
         )
@@ -147,7 +145,7 @@ def tool(
 
 
 def _build(
-    fn: Callable[..., Any],
+    fn: "Callable[..., Any]",
     *,
     safe: bool,
     idempotent: bool,

@@ -1,17 +1,15 @@
 """``agent.yaml``: the validated shape of an agent's configuration."""
 
-from __future__ import annotations
-
 from typing import Annotated, Any, Final, Literal, get_args
 
 from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, field_validator, model_validator
 from pydantic.alias_generators import to_camel
 from pydantic_core import PydanticCustomError
 
-from signoff.channels.http_notifier import HttpNotifierConfig  # noqa: TC001 - pydantic needs it at runtime
+from signoff.channels.http_notifier import HttpNotifierConfig
 from signoff.gate.decision import TENANT
 from signoff.gate.policy import Duration, EscalationStep, check_ladder, seconds
-from signoff.gate.rules import Decision  # noqa: TC001 - pydantic needs it at runtime
+from signoff.gate.rules import Decision
 from signoff.models.settings import ModelSettings
 
 __all__ = [

@@ -1,7 +1,5 @@
 """The HTTP API's bodies: what clients send and what they get back (protocol v1 shapes)."""
 
-from __future__ import annotations
-
 from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field

@@ -12,8 +12,6 @@ a tab or a carriage return) is written with a ``'`` before it: tool names,
 reasons and actors come from models and users (OWASP's "CSV injection").
 """
 
-from __future__ import annotations
-
 import base64
 import io
 import json
@@ -155,7 +153,7 @@ class AuditFilter:
     actor: str | None = None
     channel: str | None = None
 
-    def keeps(self, entry: AuditEntry) -> bool:
+    def keeps(self, entry: "AuditEntry") -> bool:
         """Whether ``entry`` passes every field filter (the time range is the query's)."""
         wanted = (
             (self.agent, entry.agent),
@@ -171,7 +169,7 @@ def _when(epoch: float) -> str:
     return iso(datetime.fromtimestamp(epoch, UTC))
 
 
-def _rule(item: PendingItem) -> str | None:
+def _rule(item: "PendingItem") -> str | None:
     """The rule that asked: the item's policy names it; before policies, its reason did."""
     policy = getattr(item, "policy", None)
     named = getattr(policy, "rule", None)
@@ -181,7 +179,7 @@ def _rule(item: PendingItem) -> str | None:
     return found.group(1) if found else None
 
 
-def inbox_row(item: PendingItem, now: float) -> InboxItem:
+def inbox_row(item: "PendingItem", now: float) -> InboxItem:
     """The inbox's row of one pending item at ``now``."""
     policy = getattr(item, "policy", None)
     votes = [
@@ -216,7 +214,7 @@ def inbox_row(item: PendingItem, now: float) -> InboxItem:
     )
 
 
-def history_row(entry: AuditEntry) -> HistoryEntry:
+def history_row(entry: "AuditEntry") -> HistoryEntry:
     """The history's row of one audit entry."""
     return HistoryEntry(
         id=entry.id,
@@ -270,13 +268,13 @@ def _page_size(limit: int) -> int:
 # --- the lists -------------------------------------------------------------------------------
 
 
-def pending_rows(items: InboxPending, tenant: str, now: float) -> list[InboxItem]:
+def pending_rows(items: "InboxPending", tenant: str, now: float) -> list[InboxItem]:
     """Every item waiting for the tenant's approvers at ``now``, oldest request first."""
     return [inbox_row(item, now) for item in items.of_tenant(tenant, now)]
 
 
 def inbox_page(
-    items: InboxPending, tenant: str, now: float, *, limit: int = 50, cursor: str | None = None
+    items: "InboxPending", tenant: str, now: float, *, limit: int = 50, cursor: str | None = None
 ) -> InboxPage:
     """One page of the tenant's pending items, and the cursor of the next.
 
@@ -295,19 +293,19 @@ def inbox_page(
 
 
 def _entries(
-    audit: Audit, tenant: str, filters: AuditFilter, before: tuple[float, str] | None = None
-) -> Iterator[AuditEntry]:
+    audit: "Audit", tenant: str, filters: AuditFilter, before: tuple[float, str] | None = None
+) -> "Iterator[AuditEntry]":
     found = audit.of_tenant(tenant, since=filters.since, until=filters.until, before=before)
     return (entry for entry in found if filters.keeps(entry))
 
 
-def history(audit: Audit, tenant: str, filters: AuditFilter) -> list[HistoryEntry]:
+def history(audit: "Audit", tenant: str, filters: AuditFilter) -> list[HistoryEntry]:
     """Every entry of the tenant the filters keep, newest first (the exports' rows)."""
     return [history_row(entry) for entry in _entries(audit, tenant, filters)]
 
 
 def history_page(
-    audit: Audit,
+    audit: "Audit",
     tenant: str,
     filters: AuditFilter,
     *,
@@ -343,7 +341,7 @@ def csv_cell(value: Any) -> str:
     return "'" + text if text.startswith(_FORMULA_START) else text
 
 
-def history_csv(rows: Iterable[HistoryEntry]) -> str:
+def history_csv(rows: "Iterable[HistoryEntry]") -> str:
     """The rows as CSV: a header row of ``CSV_COLUMNS``, then one row per entry (RFC 4180)."""
     import csv  # only the export writes CSV: not on the resolve function's import path
 

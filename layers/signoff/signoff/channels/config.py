@@ -23,8 +23,6 @@ against private, loopback and link-local addresses here (literal addresses,
 ``ChannelSettings.refused_target``) and again when sending (what a hostname resolves to).
 """
 
-from __future__ import annotations
-
 import re
 from functools import cache
 from typing import TYPE_CHECKING, Annotated, Any, Final
@@ -156,7 +154,7 @@ class ChannelSettings(SettingsModel):
 # Channels an agent may name without defining them (``notify: console`` works out of
 # the box); a channels.yaml entry of the same name takes their place. Validated when
 # first asked for, so a deployment that never names one never imports its type.
-IMPLICIT_CHANNELS: Final[Mapping[str, Mapping[str, Any]]] = {"console": {"type": "console"}}
+IMPLICIT_CHANNELS: "Final[Mapping[str, Mapping[str, Any]]]" = {"console": {"type": "console"}}
 
 
 class ChannelsConfig(SettingsModel):
@@ -250,7 +248,7 @@ def _within(name: str, exc: ValidationError) -> list[InitErrorDetails]:
     ]
 
 
-def load_channels(path: Path, *, environ: Mapping[str, str] | None = None) -> ChannelsConfig:
+def load_channels(path: "Path", *, environ: "Mapping[str, str] | None" = None) -> ChannelsConfig:
     """Load and validate ``channels.yaml``; a missing file is a deployment without channels.
 
     Raises:
@@ -308,7 +306,7 @@ def _reserved(name: str, text: str) -> str:
 
 
 def check_agent_notify(
-    agent_file: str, notify: Mapping[str, Sequence[str]], channels: ChannelsConfig
+    agent_file: str, notify: "Mapping[str, Sequence[str]]", channels: ChannelsConfig
 ) -> None:
     """Check an agent's ``notify`` against the defined channels.
 

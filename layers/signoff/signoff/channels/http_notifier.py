@@ -27,8 +27,6 @@ there (its rows fail as "no channel"); the agent itself fails to load, naming
 the field, so one bad agent does not take the others' channels down.
 """
 
-from __future__ import annotations
-
 from typing import TYPE_CHECKING, Any, Final, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
@@ -109,7 +107,7 @@ def http_notifier_channel(
     notifier: HttpNotifierConfig,
     file: str,
     *,
-    environ: Mapping[str, str] | None = None,
+    environ: "Mapping[str, str] | None" = None,
 ) -> ChannelSettings:
     """``notifier`` as the settings of a ``channels.yaml`` channel of its type.
 
@@ -158,7 +156,7 @@ def http_notifier_channel(
 
 
 def deployment_channels(
-    agents_dir: Path, *, environ: Mapping[str, str] | None = None
+    agents_dir: "Path", *, environ: "Mapping[str, str] | None" = None
 ) -> ChannelsConfig:
     """``channels.yaml`` plus each agent's valid ``httpNotifier`` channel.
 
@@ -191,7 +189,7 @@ def deployment_channels(
     return config.model_copy(update={"channels": {**config.channels, **extra}})
 
 
-def _declared(file: Path) -> HttpNotifierConfig | None:
+def _declared(file: "Path") -> HttpNotifierConfig | None:
     """The ``httpNotifier`` of an ``agent.yaml``, if it has a valid one."""
     try:
         raw = yamldocs.safe_load(file.read_text(encoding="utf-8"))

@@ -12,8 +12,6 @@ drop the second copy: ``<runId>:<approvalId>`` for an approval (and
 table on ``notification_key``).
 """
 
-from __future__ import annotations
-
 from datetime import datetime
 from typing import Any, Literal
 

@@ -10,8 +10,6 @@ continues it. That invocation receives a continuation event::
 the sender and the handler share one definition of the shape.
 """
 
-from __future__ import annotations
-
 from collections.abc import Mapping
 from typing import Any, Final, Literal, Protocol
 

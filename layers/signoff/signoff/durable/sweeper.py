@@ -34,8 +34,6 @@ It drives ``Turns`` (expire, re-drive), so it sits in ``signoff.durable`` above
 the notifications it writes (``signoff.notify.lifecycle``), not beside them.
 """
 
-from __future__ import annotations
-
 import logging
 import threading
 from dataclasses import dataclass, field, fields
@@ -98,13 +96,13 @@ class SweepReport:
     # items given this release's keys (``<pk>/<sk>``), by the ``legacy`` task
     rewritten: list[str] = field(default_factory=list)
 
-    def add(self, other: SweepReport) -> None:
+    def add(self, other: "SweepReport") -> None:
         """Append what ``other`` (another task of the same sweep) did."""
         for name in (f.name for f in fields(self)):
             getattr(self, name).extend(getattr(other, name))
 
 
-def session_of(row: OutboxRow, pending: PendingReader) -> str | None:
+def session_of(row: "OutboxRow", pending: "PendingReader") -> str | None:
     """The session a row's queue message names; None when its pending item is gone."""
     if row.notification is not None:
         return str(row.notification.get("sessionId", ""))
@@ -126,15 +124,15 @@ class Sweeper:
     def __init__(
         self,
         *,
-        turns: Turns,
-        sessions: StalledSessions,
-        pending: SweptPending,
-        outbox: SweeperOutbox,
-        queue: Queue,
-        clock: Clock,
+        turns: "Turns",
+        sessions: "StalledSessions",
+        pending: "SweptPending",
+        outbox: "SweeperOutbox",
+        queue: "Queue",
+        clock: "Clock",
         grace: float = 60.0,
         shards: int = Shards().sweep,
-        migrator: Migrator | None = None,
+        migrator: "Migrator | None" = None,
     ) -> None:
         self.turns = turns
         self.sessions = sessions
@@ -224,7 +222,7 @@ class Sweeper:
         for subject, session_id in subjects.items():
             self._enqueue(subject, session_id)
 
-    def _session_of(self, row: OutboxRow) -> str | None:
+    def _session_of(self, row: "OutboxRow") -> str | None:
         return session_of(row, self.pending)
 
     # -- what is due on pending items -------------------------------------------------------
@@ -245,7 +243,7 @@ class Sweeper:
             if climbed is not None:
                 self._remind(climbed, now, report)
 
-    def _expire(self, item: PendingItem, report: SweepReport, deadline: float | None) -> None:
+    def _expire(self, item: "PendingItem", report: SweepReport, deadline: float | None) -> None:
         try:
             decided = self.turns.expire(item, deadline=deadline)
         except (AlreadyResolved, NotFound):
@@ -255,8 +253,8 @@ class Sweeper:
             report.resumed.append(decided.item.id)
 
     def _escalate(
-        self, item: PendingItem, now: float, report: SweepReport, deadline: float | None
-    ) -> PendingItem | None:
+        self, item: "PendingItem", now: float, report: SweepReport, deadline: float | None
+    ) -> "PendingItem | None":
         """Climb the item's ladder as far as is due: the item as the steps left it, or
         None when the ladder's end decided it (or another sweep is climbing it)."""
         if item.policy is None or not item.policy.escalate:
@@ -271,7 +269,9 @@ class Sweeper:
             report.resumed.append(decided.id)
         return None
 
-    def _resume_owed(self, item: PendingItem, report: SweepReport, deadline: float | None) -> None:
+    def _resume_owed(
+        self, item: "PendingItem", report: SweepReport, deadline: float | None
+    ) -> None:
         """Resume the turn of a decided item whose deciding process died before it could."""
         try:
             result = self.turns.proceed(item.session_id, deadline=deadline)
@@ -291,7 +291,7 @@ class Sweeper:
 
     # -- remind about what still waits ----------------------------------------------------
 
-    def _remind(self, current: PendingItem, now: float, report: SweepReport) -> None:
+    def _remind(self, current: "PendingItem", now: float, report: SweepReport) -> None:
         # fixed at the pause (None: its agent wanted no reminders then)
         interval = current.remind_after
         since = current.reminded_at if current.reminded_at is not None else current.requested_at
@@ -310,7 +310,7 @@ class Sweeper:
             self.pending.note_reminder(current.id, current.reminders, now=now, item=current)
 
     def _send_reminder(
-        self, item: PendingItem, channels: list[str], now: float, report: SweepReport
+        self, item: "PendingItem", channels: list[str], now: float, report: SweepReport
     ) -> None:
         number = item.reminders + 1
         subject = Subject.stuck(item.id, number)
@@ -359,7 +359,7 @@ class Sweeper:
                 report.rewritten.append(f"{item['pk']}/{item['sk']}")
 
     def _announce_stall(
-        self, agent: Agent, session: SessionRecord, now: float, report: SweepReport
+        self, agent: "Agent", session: "SessionRecord", now: float, report: SweepReport
     ) -> None:
         channels = lifecycle.subscribers(agent.config.notify, "stuck")
         if not channels or session.state is None:
@@ -378,7 +378,7 @@ class Sweeper:
 
     # -- shared ---------------------------------------------------------------------------
 
-    def _agent(self, name: str) -> Agent | None:
+    def _agent(self, name: str) -> "Agent | None":
         """The agent named ``name``, or None when the deployment no longer has it."""
         seen: dict[str, Agent | None] = self._task.__dict__.setdefault("agents", {})
         if name not in seen:

@@ -5,15 +5,13 @@ paused turn needs besides the conversation itself (which lives in the session
 log), so it stays small however long the session gets.
 """
 
-from __future__ import annotations
-
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Literal
 
 from pydantic import BaseModel, ConfigDict
 
-from signoff.messages import ToolCall  # noqa: TC001 - pydantic needs it at runtime
-from signoff.run_channels import RunChannel  # noqa: TC001 - pydantic needs it at runtime
+from signoff.messages import ToolCall
+from signoff.run_channels import RunChannel
 
 if TYPE_CHECKING:
     from signoff.events import ApprovalPending, LoopEvent, QuestionPending
@@ -136,7 +134,7 @@ class Finished:
     state: TurnState
     text: str
     stop_reason: Literal["max_turns", "denied"] | None = None
-    events: list[LoopEvent] = field(default_factory=list)
+    events: "list[LoopEvent]" = field(default_factory=list)
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -145,9 +143,9 @@ class Paused:
     ``policy`` the one the gate's verdict fixed for it (``signoff.engine.pauses.Pause``)."""
 
     state: TurnState
-    pending: ApprovalPending | QuestionPending
-    policy: ApprovalPolicy | None = None
-    events: list[LoopEvent] = field(default_factory=list)
+    pending: "ApprovalPending | QuestionPending"
+    policy: "ApprovalPolicy | None" = None
+    events: "list[LoopEvent]" = field(default_factory=list)
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -155,7 +153,7 @@ class Continue:
     """The turn yielded before its deadline; continue it with ``Engine.proceed``."""
 
     state: TurnState
-    events: list[LoopEvent] = field(default_factory=list)
+    events: "list[LoopEvent]" = field(default_factory=list)
 
 
 Outcome = Finished | Paused | Continue

@@ -9,8 +9,6 @@ Python's own (so ``true == 1`` and ``'a' in 'cat'``), and a comparison that rais
 ``TypeError`` is false. Evaluation walks plain data and never calls ``eval``.
 """
 
-from __future__ import annotations
-
 import operator
 from collections.abc import Callable, Mapping
 from typing import Any, Literal
@@ -51,8 +49,8 @@ class Condition(BaseModel):
     field: str | None = None
     op: Op | None = None
     value: Any = None
-    all_: tuple[Condition | None, ...] | None = Field(default=None, alias="all")
-    any_: tuple[Condition | None, ...] | None = Field(default=None, alias="any")
+    all_: "tuple[Condition | None, ...] | None" = Field(default=None, alias="all")
+    any_: "tuple[Condition | None, ...] | None" = Field(default=None, alias="any")
 
     @model_validator(mode="before")
     @classmethod

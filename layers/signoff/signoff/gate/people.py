@@ -24,8 +24,6 @@ nobody a rule's ``from`` names. A rule's ``from`` names people and groups;
 and never reads as an API key's actor id.
 """
 
-from __future__ import annotations
-
 import re
 from functools import cached_property
 from typing import TYPE_CHECKING, Annotated, Final
@@ -68,7 +66,7 @@ class Person(_Entry):
         default=(), alias="apiKeys"
     )
 
-    def identities(self) -> list[tuple[IdentityKind, str]]:
+    def identities(self) -> "list[tuple[IdentityKind, str]]":
         """The identities this person decides as, by kind (an API key under any tenant)."""
         found: list[tuple[IdentityKind, str | None]] = [
             ("slack", self.slack),
@@ -93,7 +91,7 @@ class People(_Entry):
     )
 
     @model_validator(mode="after")
-    def _consistent(self) -> People:
+    def _consistent(self) -> "People":
         for kind, names in (("people", self.people), ("groups", self.groups)):
             for name in names:
                 if not _NAME.match(name):
@@ -113,14 +111,14 @@ class People(_Entry):
         return self
 
     @cached_property
-    def _by_identity(self) -> dict[tuple[IdentityKind, str], str]:
+    def _by_identity(self) -> "dict[tuple[IdentityKind, str], str]":
         return {
             identity: name
             for name, person in self.people.items()
             for identity in person.identities()
         }
 
-    def person_of(self, identity: Identity) -> str | None:
+    def person_of(self, identity: "Identity") -> str | None:
         """The person ``identity`` belongs to, found by its kind and value; None: nobody listed.
 
         An API key is its key id, whatever tenant it acts in (a key id is unique in the
@@ -139,11 +137,11 @@ class People(_Entry):
             return None
         return self._by_identity.get((kind, value))
 
-    def unknown(self, names: Iterable[str]) -> list[str]:
+    def unknown(self, names: "Iterable[str]") -> list[str]:
         """The names that are neither a person nor a group."""
         return [name for name in names if name not in self.people and name not in self.groups]
 
-    def expand(self, names: Iterable[str]) -> frozenset[str]:
+    def expand(self, names: "Iterable[str]") -> frozenset[str]:
         """The people ``names`` (people and groups) stand for."""
         found: set[str] = set()
         for name in names:
@@ -151,7 +149,7 @@ class People(_Entry):
         return frozenset(found)
 
 
-def load_people(path: Path) -> People:
+def load_people(path: "Path") -> People:
     """Load and validate ``people.yaml``; a missing file is a deployment without a directory.
 
     Raises:
@@ -176,7 +174,7 @@ def load_people(path: Path) -> People:
         raise ConfigError(file, field, str(error["msg"]).removeprefix("Value error, ")) from exc
 
 
-def check_policies(rules: Iterable[Rule], people: People, rules_file: str) -> None:
+def check_policies(rules: "Iterable[Rule]", people: People, rules_file: str) -> None:
     """Refuse a rule whose ``from`` names nobody known, or fewer people than it needs.
 
     Raises:

@@ -20,8 +20,6 @@ actauth ignores keys it does not know, so such a file still decides the same
 quorum of an item already waiting.
 """
 
-from __future__ import annotations
-
 import re
 from itertools import pairwise
 from typing import TYPE_CHECKING, Annotated, Any, Literal, Protocol
@@ -80,7 +78,7 @@ class EscalationStep(_Policy):
     then: Literal["deny", "approve"] | None = None
 
     @model_validator(mode="after")
-    def _does_something(self) -> EscalationStep:
+    def _does_something(self) -> "EscalationStep":
         if not self.notify and self.then is None:
             raise ValueError("an escalation step notifies channels (notify) or ends it (then)")
         return self
@@ -140,14 +138,14 @@ class ApprovalPolicy(_Policy):
         """Whether a decision is a vote: more than one approval, or deny, decides it."""
         return self.approvals > 1 or self.deny_quorum > 1
 
-    def outcome(self, votes: Sequence[Ballot]) -> Literal["approved", "denied"] | None:
+    def outcome(self, votes: "Sequence[Ballot]") -> Literal["approved", "denied"] | None:
         """What ``votes`` (one per person) decide, or None while they decide nothing."""
         approvals = sum(vote.decision == "approve" for vote in votes)
         if len(votes) - approvals >= self.deny_quorum:
             return "denied"
         return "approved" if approvals >= self.approvals else None
 
-    def tally(self, votes: Sequence[Ballot]) -> str:
+    def tally(self, votes: "Sequence[Ballot]") -> str:
         """``1 of 2 approvals — alice`` (and the denies so far, when there are any)."""
         approvers = [vote.person for vote in votes if vote.decision == "approve"]
         deniers = [vote.person for vote in votes if vote.decision != "approve"]

@@ -21,8 +21,6 @@ agent segment (``*/production`` applies, in actauth, only to an agent named
 ``production``).
 """
 
-from __future__ import annotations
-
 from collections.abc import Mapping
 from functools import cache
 from typing import TYPE_CHECKING, Any, Final, Literal
@@ -40,7 +38,7 @@ from pydantic import (
 
 from signoff import yamldocs
 from signoff.errors import ConfigError, UsageError
-from signoff.gate.conditions import Condition  # noqa: TC001 - pydantic needs it at runtime
+from signoff.gate.conditions import Condition
 from signoff.gate.policy import ApprovalPolicy, EscalationStep, Names, check_ladder, fixed
 
 if TYPE_CHECKING:
@@ -107,7 +105,7 @@ class Rule(_Frozen):
     escalate: tuple[EscalationStep, ...] | None = None
 
     @model_validator(mode="after")
-    def _ladder_in_order(self) -> Rule:
+    def _ladder_in_order(self) -> "Rule":
         if self.escalate is not None:
             check_ladder(self.escalate, may_approve=True)
         return self
@@ -182,7 +180,7 @@ class RuleSet(_Frozen):
     rules: tuple[Rule, ...] = ()
 
 
-def load_rules(path: Path, agent: str) -> RuleSet:
+def load_rules(path: "Path", agent: str) -> RuleSet:
     """The rule set in an ``actauth.yml`` of ``agent``.
 
     Raises:
@@ -195,7 +193,7 @@ def load_rules(path: Path, agent: str) -> RuleSet:
     return rules_from(read_rules_file(path), file, agent)
 
 
-def read_rules_file(path: Path) -> dict[str, Any]:
+def read_rules_file(path: "Path") -> dict[str, Any]:
     """The mapping in an ``actauth.yml`` (empty for an empty file), not yet validated.
 
     Raises:
@@ -252,7 +250,7 @@ def _parse_yaml(text: str) -> Any:
 
 
 @cache
-def _unique_key_loader() -> type[yaml.SafeLoader]:
+def _unique_key_loader() -> "type[yaml.SafeLoader]":
     """A safe loader that refuses a key repeated in one mapping (PyYAML imported here:
     a deployed cold start reads the build's snapshot, ``signoff.yamldocs``)."""
     import yaml
@@ -282,7 +280,7 @@ def _unique_key_loader() -> type[yaml.SafeLoader]:
     return UniqueKeyLoader
 
 
-def describe_yaml_error(exc: yaml.YAMLError) -> str:
+def describe_yaml_error(exc: "yaml.YAMLError") -> str:
     """What is wrong and where, on one line: ``<problem> (line N, column M)``."""
     import yaml
 
@@ -303,7 +301,7 @@ def _config_error(file: str, raw: Mapping[str, Any], exc: ValidationError) -> Co
     return ConfigError(file, _field_path(loc, raw), problem)
 
 
-def _problem(error: ErrorDetails) -> str:
+def _problem(error: "ErrorDetails") -> str:
     if error["type"] in _PROBLEMS:
         return _PROBLEMS[error["type"]]
     if error["type"] == "literal_error":

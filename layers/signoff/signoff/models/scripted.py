@@ -19,8 +19,6 @@ step's text and calls when any result of the previous batch was an error, a
 denial or a skip.
 """
 
-from __future__ import annotations
-
 import json
 import re
 from dataclasses import dataclass
@@ -78,7 +76,7 @@ class Script(BaseModel):
 class ScriptedModel:
     """A ``ModelCall`` whose answers come from ``respond``."""
 
-    def __init__(self, respond: Callable[[ModelRequest], ModelResponse]) -> None:
+    def __init__(self, respond: "Callable[[ModelRequest], ModelResponse]") -> None:
         self._respond = respond
         self.requests: list[ModelRequest] = []
 
@@ -87,7 +85,7 @@ class ScriptedModel:
         return self._respond(request)
 
     @classmethod
-    def from_config(cls, settings: ModelSettings, agent_dir: Path) -> ScriptedModel:
+    def from_config(cls, settings: "ModelSettings", agent_dir: "Path") -> "ScriptedModel":
         """The model playing the agent's ``script`` file.
 
         Raises:
@@ -96,7 +94,7 @@ class ScriptedModel:
         return cls.from_file(agent_dir / settings.script)
 
     @classmethod
-    def from_file(cls, path: Path) -> ScriptedModel:
+    def from_file(cls, path: "Path") -> "ScriptedModel":
         """A model playing the script at ``path``.
 
         Raises:

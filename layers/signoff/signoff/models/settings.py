@@ -5,8 +5,6 @@ from it (``from_config(settings, agent_dir)``), and the agents' configuration
 only embeds it, so ``agents`` depends on ``models`` and never the other way.
 """
 
-from __future__ import annotations
-
 from typing import Annotated, Literal, Self
 
 from pydantic import AfterValidator, BaseModel, ConfigDict, Field, model_validator

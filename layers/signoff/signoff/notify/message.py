@@ -17,13 +17,11 @@ text (``signoff.channels.subject``), ``sessionId`` the session the subject
 belongs to (empty for a stored notification that names none).
 """
 
-from __future__ import annotations
-
 from typing import TYPE_CHECKING, Any, Self
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from signoff.channels.subject import Subject  # noqa: TC001 - pydantic needs it at runtime
+from signoff.channels.subject import Subject
 
 if TYPE_CHECKING:
     from collections.abc import Mapping
@@ -46,7 +44,7 @@ class NotifyMessage(BaseModel):
         return cls(subject=subject, session_id=session_id)
 
     @classmethod
-    def parse(cls, body: str | bytes | Mapping[str, Any]) -> Self:
+    def parse(cls, body: "str | bytes | Mapping[str, Any]") -> Self:
         """The message a body holds: an SQS record's text, or its JSON read already
         (what ``MemoryQueue.receive`` hands back).
 

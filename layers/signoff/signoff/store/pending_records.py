@@ -5,8 +5,6 @@ rows of every other notification (a run's start or finish, a reminder) are the
 same record. Nothing here imports the engine: the notifier reads these alone.
 """
 
-from __future__ import annotations
-
 import json
 from dataclasses import dataclass
 from typing import Any, ClassVar, Literal
@@ -14,8 +12,8 @@ from typing import Any, ClassVar, Literal
 from pydantic import Field
 
 from signoff.channels.subject import Subject
-from signoff.gate.policy import ApprovalPolicy  # noqa: TC001 - pydantic needs it at runtime
-from signoff.scopes import PendingScope  # noqa: TC001
+from signoff.gate.policy import ApprovalPolicy
+from signoff.scopes import PendingScope
 from signoff.store.records import Record
 
 __all__ = ["OutboxRow", "PendingItem", "PendingStatus", "Ruling", "Vote"]

@@ -8,8 +8,6 @@ turn's commit, with the engine's state and messages behind them). Times are
 epoch seconds (floats) so conditions compare numbers in every adapter.
 """
 
-from __future__ import annotations
-
 from typing import ClassVar, Literal
 
 from pydantic import BaseModel, ConfigDict, Field

@@ -5,15 +5,13 @@ so these import the engine's state; paths that read only pending items and outbo
 rows use ``signoff.store.pending_records`` instead.
 """
 
-from __future__ import annotations
-
 from typing import Any, ClassVar, Literal
 
 from pydantic import Field
 
-from signoff.engine.state import TurnState  # noqa: TC001 - pydantic needs it at runtime
-from signoff.messages import Message  # noqa: TC001
-from signoff.store.pending_records import OutboxRow, PendingItem  # noqa: TC001
+from signoff.engine.state import TurnState
+from signoff.messages import Message
+from signoff.store.pending_records import OutboxRow, PendingItem
 from signoff.store.records import Record
 
 __all__ = ["Commit", "LogChunk", "SessionRecord", "SessionStatus"]

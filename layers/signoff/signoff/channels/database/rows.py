@@ -7,8 +7,6 @@ record, that kind check and the check for the channel's optional extra live
 here once; each channel keeps its own write and its own failure translation.
 """
 
-from __future__ import annotations
-
 import importlib
 from datetime import datetime
 from typing import TYPE_CHECKING, Any, Self
@@ -61,7 +59,7 @@ class PendingApprovalRow(BaseModel):
     @classmethod
     def from_notification(
         cls,
-        notification: Notification,
+        notification: "Notification",
         *,
         channel: str,
         environment: str | None,
@@ -103,7 +101,7 @@ class PendingApprovalRow(BaseModel):
 
 
 def approval_row(
-    notification: Notification, *, channel: str, environment: str | None, clock: Clock
+    notification: "Notification", *, channel: str, environment: str | None, clock: "Clock"
 ) -> PendingApprovalRow | None:
     """The row to store for ``notification``; ``None`` for any kind but approval.
 

@@ -1,7 +1,5 @@
 """What the settings of the chat apps' channels (Slack, Lark) share."""
 
-from __future__ import annotations
-
 from pydantic import Field
 
 from signoff.channels.config import ChannelSettings

@@ -1,7 +1,5 @@
 """The console channel's settings (``type: console``, implicit as ``console``)."""
 
-from __future__ import annotations
-
 from typing import Literal
 
 from signoff.channels.config import ChannelSettings

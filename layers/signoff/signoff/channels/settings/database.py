@@ -1,7 +1,5 @@
 """A PostgreSQL table channel's settings (``type: database``)."""
 
-from __future__ import annotations
-
 import re
 from typing import Annotated, Final, Literal
 

@@ -1,7 +1,5 @@
 """An email channel's settings (``type: email``)."""
 
-from __future__ import annotations
-
 import re
 from typing import Annotated, Final, Literal
 

@@ -1,7 +1,5 @@
 """A GitHub channel's settings (``type: github``): a token, or the App that makes one."""
 
-from __future__ import annotations
-
 from typing import Final, Literal, Self
 
 from pydantic import Field, model_validator

@@ -1,7 +1,5 @@
 """An OpenClaw gateway channel's settings (``type: openclaw``)."""
 
-from __future__ import annotations
-
 import re
 from typing import Final, Literal, Self
 

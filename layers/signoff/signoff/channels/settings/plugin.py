@@ -1,7 +1,5 @@
 """A plug-in channel's settings (``type: python``, or an installed type's)."""
 
-from __future__ import annotations
-
 from typing import Any
 
 from pydantic import Field, ValidationError

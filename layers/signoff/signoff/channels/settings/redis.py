@@ -1,7 +1,5 @@
 """A Redis list channel's settings (``type: redis``)."""
 
-from __future__ import annotations
-
 from typing import Final, Literal
 
 from pydantic import Field

@@ -1,15 +1,10 @@
 """A Slack channel's settings (``type: slack``)."""
 
-from __future__ import annotations
-
 from typing import Literal
 
 from pydantic import Field
 
-from signoff.channels.config import (
-    HttpUrl,  # noqa: TC001 - pydantic reads it at run time
-    Secret,  # noqa: TC001 - pydantic reads it at run time
-)
+from signoff.channels.config import HttpUrl, Secret
 from signoff.channels.settings.chat import ChatSettings
 
 __all__ = ["SlackSettings"]

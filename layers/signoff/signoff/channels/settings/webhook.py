@@ -1,7 +1,5 @@
 """A webhook channel's settings (``type: webhook``)."""
 
-from __future__ import annotations
-
 from typing import Literal
 
 from signoff.channels.addresses import public_url_problem
