@@ -8,6 +8,9 @@ from typing import Any
 import pytest
 
 from bench import capacity
+from bench.capacity_families import kind_of, shapes, tenant_of
+from bench.capacity_wiring import deployment_variables, metered_store
+from bench.capacity_workload import RATE, ROOT
 from bench.metering import TABLE, GlobalIndex, MeteringTable, Usage, global_indexes
 from signoff.store.memory import MemoryTable
 from signoff.store.table import Attr, ConditionFailed, Index, Put, Update
@@ -59,7 +62,7 @@ def test_the_indexes_and_their_projections_come_from_the_template() -> None:
     # the real template: every index the store queries is there
     from signoff_dev.local.template import load_template
 
-    names = {index.name for index in global_indexes(load_template(capacity.ROOT / "template.yaml"))}
+    names = {index.name for index in global_indexes(load_template(ROOT / "template.yaml"))}
     assert {"pending-by-expiry", "by-tenant"} <= names
 
 
@@ -126,14 +129,14 @@ def test_a_store_port_not_over_the_metering_table_stops_the_run(
         return TableSessions(MemoryTable(), store.codec, now=store.now)
 
     monkeypatch.setattr(MemoryStore, "sessions", property(elsewhere))
-    template = load_template(capacity.ROOT / "template.yaml")
-    deployment = Deployment.from_env(capacity.deployment_variables(template, capacity.RATE, {}))
+    template = load_template(ROOT / "template.yaml")
+    deployment = Deployment.from_env(deployment_variables(template, RATE, {}))
     # Then the bench refuses to run
     with pytest.raises(SystemExit, match="sessions port"):
-        capacity.metered_store(deployment, global_indexes(template), ManualClock())
+        metered_store(deployment, global_indexes(template), ManualClock())
     # and over the store as built, every port is metered
     monkeypatch.undo()
-    store, metered = capacity.metered_store(deployment, global_indexes(template), ManualClock())
+    store, metered = metered_store(deployment, global_indexes(template), ManualClock())
     assert store.sessions._items is metered and store.pending._items is metered
 
 
@@ -252,12 +255,12 @@ def test_a_partition_key_value_is_grouped_by_its_shape() -> None:
         ("by-tenant", "T#tenant-12#PENDING"),
         ("pending-by-expiry", "PENDING"),
     ]
-    shapes = capacity.shapes(keys)
-    assert shapes[(TABLE, f"S#{ulid}")] == "S#<id>"
-    assert shapes[("sweep", "DUE")] == "DUE#<n>"  # shard 0 is the base itself
-    assert shapes[("pending-by-expiry", "PENDING")] == "PENDING"
-    assert capacity.tenant_of("T#tenant-12#PENDING#3") == "tenant-12"  # not tenant-1's
-    assert [capacity.kind_of(shapes[key]) for key in keys] == [
+    shaped = shapes(keys)
+    assert shaped[(TABLE, f"S#{ulid}")] == "S#<id>"
+    assert shaped[("sweep", "DUE")] == "DUE#<n>"  # shard 0 is the base itself
+    assert shaped[("pending-by-expiry", "PENDING")] == "PENDING"
+    assert tenant_of("T#tenant-12#PENDING#3") == "tenant-12"  # not tenant-1's
+    assert [kind_of(shaped[key]) for key in keys] == [
         "per item",
         "constant",
         "constant",
