@@ -164,7 +164,7 @@ class TemplateAccount:
             self._resources = None  # built again by the next test
             return
         for service in KEPT_SERVICES:
-            account = get_backend(service)[ACCOUNT_ID]  # type: ignore[call-overload]
+            account = get_backend(service)[ACCOUNT_ID]
             self._held[service] = {region: account.pop(region) for region in list(account)}
         ours = [
             name
