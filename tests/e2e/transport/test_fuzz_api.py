@@ -3,10 +3,11 @@ schema-valid and schema-breaking requests, with a valid API key and without one.
 
 Each response must be no server error, have a status the document lists for its route,
 a documented content type, and a body valid against the documented schema. The pass is
-bounded — ``EXAMPLES`` cases per route, mode and caller, derandomized (the same cases on
-every run), no deadline, and ``BUDGET`` seconds of wall time after which no further
-route starts — so it adds about a minute to ``make test``. The scripted model answers
-turns at once, so a generated message never waits on a provider.
+bounded by a count, never by the clock: at most ``EXAMPLES`` cases per route, mode and
+caller, derandomized (the same cases on every run), no deadline. Every route is fuzzed
+however slow the machine is — a loaded CI machine takes longer, it does not cover less —
+and the pass adds under a minute to ``make test`` on a quiet one. The scripted model
+answers turns at once, so a generated message never waits on a provider.
 """
 
 from __future__ import annotations
@@ -39,7 +40,6 @@ pytestmark = pytest.mark.slow
 EXAMPLES = 15
 # The sample agent whose turns run (scripted model): routes with {name} are fuzzed at it too.
 AGENT = "customer-service"
-BUDGET = 75.0
 CHECKS = [
     not_a_server_error,
     status_code_conformance,
@@ -63,8 +63,9 @@ def _fuzz(
     headers: dict[str, str],
     mode: Any,
     path_parameters: dict[str, str] | None = None,
-) -> int:
-    """Run ``EXAMPLES`` cases of ``operation`` in ``mode``; how many ran."""
+) -> int | None:
+    """Run ``EXAMPLES`` cases of ``operation`` in ``mode``; how many ran (None: the
+    mode has no case to send)."""
     ran = 0
     checks = NEGATIVE_CHECKS if mode.is_negative else CHECKS
 
@@ -89,6 +90,7 @@ def _fuzz(
         # its negative pass has no case to send.
         if not mode.is_negative:
             raise
+        return None
     return ran
 
 
@@ -102,19 +104,27 @@ def test_every_route_answers_as_its_openapi_document_says(stack: LocalStack) -> 
     operations = [result.ok() for result in schema.get_all_operations()]
     assert len(operations) >= 13, "every route of the API is in the document"
     # When each route is fuzzed, with the key and without one (the anonymous caller)
-    started, cases, fuzzed = time.monotonic(), 0, set()
+    cases: dict[str, int] = {}
+    # A mode with no case to send for a route has none for either caller (the cases are
+    # generated from the route alone): it is looked for once, not twice.
+    unbreakable: set[str] = set()
     for operation in operations:
-        if time.monotonic() - started > BUDGET:
-            break
+        cases[operation.label] = 0
         # From the stack's own origin, as its pages send: the local guard lets the link
         # form through to its handler (a cross-site form is the guard's own test).
         for headers in ({"x-api-key": clear, "origin": stack.url}, {"origin": stack.url}):
             for mode in MODES:
-                cases += _fuzz(operation, stack, headers, mode)
+                if mode.is_negative and operation.label in unbreakable:
+                    continue
+                ran = _fuzz(operation, stack, headers, mode)
+                if ran is None:
+                    unbreakable.add(operation.label)
+                cases[operation.label] += ran or 0
             if "{name}" in operation.path:  # a real agent: turns run, sessions exist
-                cases += _fuzz(operation, stack, headers, MODES[0], {"name": AGENT})
-        fuzzed.add(operation.label)
-    # Then every check held (a failure raises above); the budget only trims, never skips all
-    assert len(fuzzed) >= len(operations) // 2, f"only {sorted(fuzzed)} ran in {BUDGET} s"
-    print(f"schemathesis: {cases} cases over {len(fuzzed)} routes")
-    assert cases >= 100
+                cases[operation.label] += (
+                    _fuzz(operation, stack, headers, MODES[0], {"name": AGENT}) or 0
+                )
+    # Then every check held (a failure raises above), and every route was sent cases
+    assert [label for label, sent in cases.items() if not sent] == []
+    print(f"schemathesis: {sum(cases.values())} cases over {len(cases)} routes")
+    assert sum(cases.values()) >= 100
