@@ -337,7 +337,9 @@ def test_session_status_long_polls_with_wait(lambdas: Lambdas) -> None:
     answered = body(lambdas.invoke("resolve", status_event(20)))
     took = time.monotonic() - started
     decide.join()
-    assert 0.3 <= took < 5.0
+    # After the decision, and well before the 20 s wait ran out (a wait that runs out
+    # answers no sooner): half of it is room for a loaded machine, not a speed bound.
+    assert 0.3 <= took < 20 / 2, f"answered after {took:.1f} s of a 20 s wait"
     assert answered["events"] and answered["next"] == after + len(answered["events"])
     assert refund_results(answered["events"]) == ["Denied."]
     # More than API Gateway allows is refused, as any bad query.
