@@ -7,7 +7,6 @@ import asyncio
 import logging
 import re
 import threading
-import time
 from pathlib import Path
 
 import pytest
@@ -148,14 +147,17 @@ def test_a_slow_hook_holds_the_caller_no_longer_than_the_bound(
 ) -> None:
     monkeypatch.setattr(hooks_module, "HOOK_WAIT", 0.3)
     release = threading.Event()
-    hooks = Hooks(agent="support", on_run_finish=lambda ctx: release.wait(30))
-    began = time.monotonic()
-    with caplog.at_level(logging.WARNING, logger="signoff.agents.hooks"):
-        fired = hooks.run_finished(FINISH)
-        assert fired is not None and fired.wait() is False
-    assert time.monotonic() - began < 2.0
-    assert "still runs" in caplog.records[0].getMessage()
-    release.set()
+    # The hook ends when released below, or by itself after a minute: a caller held until
+    # the hook ends sees it end (True); one held only for the bound goes on while it runs.
+    hooks = Hooks(agent="support", on_run_finish=lambda ctx: release.wait(60))
+    try:
+        with caplog.at_level(logging.WARNING, logger="signoff.agents.hooks"):
+            fired = hooks.run_finished(FINISH)
+            assert fired is not None
+            assert fired.wait() is False, "the bound ended the wait, not the hook"
+    finally:
+        release.set()
+    assert "still runs after 0.3s" in caplog.records[0].getMessage()
 
 
 def test_tenant_for_sees_only_the_verified_tenant_and_key_id() -> None:
