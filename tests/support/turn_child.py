@@ -18,13 +18,15 @@ from signoff.settings import Deployment
 from signoff.store.dynamodb import DynamoStore
 
 if TYPE_CHECKING:
+    from signoff.clock import Clock
     from signoff.durable.turns import Turns
 
 
-def deployed_turns() -> Turns:
-    """Turns as a function builds them from its environment (a memory queue for SQS)."""
+def deployed_turns(clock: Clock | None = None) -> Turns:
+    """Turns as a function builds them from its environment (a memory queue for SQS), on
+    ``clock`` (None: the system's)."""
     deployment = Deployment.from_env()
-    clock = SystemClock()
+    clock = clock or SystemClock()
     store = DynamoStore.from_env(clock=clock, deployment=deployment)
     return turns_from_env(
         deployment,
