@@ -16,7 +16,7 @@ from signoff.durable.decide import verdict_of
 from signoff.errors import StoreUnavailable
 from signoff_dev.local.lambda_api import LambdaInvokeApi
 from tests.support.actors import person
-from tests.support.local_stack import REFUND, eventually
+from tests.support.local_stack import REFUND, WAIT, eventually
 from tests.support.local_stack import http as http
 from tests.support.local_stack import stack as stack
 
@@ -65,7 +65,7 @@ def test_the_deployed_adapter_invokes_the_function_with_the_continuation_event(
 ) -> None:
     served, recorder = api
     _continuations(served, "signoff-message").schedule("s-1")
-    assert recorder.called.wait(5.0)
+    assert recorder.called.wait(WAIT)
     assert recorder.events == [{"signoff": "continue", "sessionId": "s-1"}]
 
 
@@ -75,7 +75,7 @@ def test_a_name_with_a_qualifier_invokes_the_function(
     # The template's continuations name the message function's alias (<stack>-message:live)
     served, recorder = api
     _continuations(served, "signoff-message:live").schedule("s-1")
-    assert recorder.called.wait(5.0)
+    assert recorder.called.wait(WAIT)
     assert recorder.events == [{"signoff": "continue", "sessionId": "s-1"}]
 
 
