@@ -260,11 +260,13 @@ class Moto:
             while batch := sqs.receive_message(QueueUrl=url, MaxNumberOfMessages=10).get(
                 "Messages", []
             ):
-                entries = [
-                    {"Id": str(n), "ReceiptHandle": message["ReceiptHandle"]}
-                    for n, message in enumerate(batch)
-                ]
-                sqs.delete_message_batch(QueueUrl=url, Entries=entries)
+                sqs.delete_message_batch(
+                    QueueUrl=url,
+                    Entries=[
+                        {"Id": str(n), "ReceiptHandle": message["ReceiptHandle"]}
+                        for n, message in enumerate(batch)
+                    ],
+                )
 
 
 def start_moto() -> Moto:
