@@ -33,16 +33,16 @@ def environment(aws: AwsResources, monkeypatch: pytest.MonkeyPatch) -> pytest.Mo
     return monkeypatch
 
 
-@pytest.mark.parametrize(
-    ("variable", "value"),
-    [
-        ("SIGNOFF_RETENTION_DAYS", "thirty"),
-        ("SIGNOFF_RETENTION_DAYS", "-1"),
-        ("SIGNOFF_ALLOW_ANONYMOUS", "yes"),
-        ("SIGNOFF_SWEEP_SHARDS", "0"),
-    ],
-)
-@pytest.mark.parametrize("function", ["message", "resolve", "sweeper", "sweep_worker"])
+INVALID = [
+    ("SIGNOFF_RETENTION_DAYS", "thirty"),
+    ("SIGNOFF_RETENTION_DAYS", "-1"),
+    ("SIGNOFF_ALLOW_ANONYMOUS", "yes"),
+    ("SIGNOFF_SWEEP_SHARDS", "0"),
+]
+
+
+@pytest.mark.parametrize(("variable", "value"), INVALID)
+@pytest.mark.parametrize("function", ["message", "resolve", "sweep_worker"])
 def test_an_invalid_variable_fails_the_cold_start_naming_it(
     environment: pytest.MonkeyPatch, function: str, variable: str, value: str
 ) -> None:
@@ -50,6 +50,35 @@ def test_an_invalid_variable_fails_the_cold_start_naming_it(
 
     with pytest.raises(UsageError, match=variable):
         import_handler(function)
+
+
+@pytest.mark.parametrize(("variable", "value"), INVALID)
+def test_the_planning_sweeper_fails_its_cold_start_on_what_it_reads_alone(
+    environment: pytest.MonkeyPatch, variable: str, value: str
+) -> None:
+    # It reads the sweep queue and the shard count (SweepPlanning), no other variable:
+    # the functions that use the others fail on them (above).
+    environment.setenv(variable, value)
+
+    if variable == "SIGNOFF_SWEEP_SHARDS":
+        with pytest.raises(UsageError, match=variable):
+            import_handler("sweeper")
+    else:
+        environment.setenv("SIGNOFF_SWEEP_SHARDS", "3")
+        planned = import_handler("sweeper").handler(
+            load_event("sweeper_schedule"), FakeLambdaContext()
+        )
+        assert planned["planned"] == 1 + 4 * 3
+
+
+def test_without_a_sweep_queue_the_sweeper_reads_every_variable(
+    environment: pytest.MonkeyPatch,
+) -> None:
+    environment.delenv("SIGNOFF_SWEEP_QUEUE_URL")
+    environment.setenv("SIGNOFF_RETENTION_DAYS", "thirty")
+
+    with pytest.raises(UsageError, match="SIGNOFF_RETENTION_DAYS"):
+        import_handler("sweeper")
 
 
 @pytest.mark.parametrize(
@@ -151,6 +180,8 @@ def test_the_shard_counts_are_whole_numbers_of_one_or_more_twelve_and_four_by_de
     assert raised.sweep_queue_url == "https://sqs.us-east-1.amazonaws.com/1/sweep"
 
     for variable in ("SIGNOFF_SWEEP_SHARDS", "SIGNOFF_LISTING_SHARDS"):
-        for value in ("0", "-3", "2.5", "twelve"):
+        for value in ("0", "-3", "2.5", "twelve", "1_2", "1e1", "12.", "\u0661\u0662", "true"):
             with pytest.raises(UsageError, match=variable):
                 Deployment.from_env({variable: value})
+        # a Number parameter's value, as CloudFormation may pass it
+        assert getattr(Deployment.from_env({variable: "+6.0"}), variable[8:].lower()) == 6

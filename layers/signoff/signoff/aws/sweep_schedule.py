@@ -2,7 +2,8 @@
 
 Planning needs the shard count and the sweep queue, nothing of the store, the
 agents or the turns, so the scheduled function loads only this (and the sweep
-workers, ``signoff.aws.sweeper``, everything else). Without a sweep queue
+workers, ``signoff.aws.sweeper``, everything else): it reads its two variables
+with ``SweepPlanning``, so its cold start imports no pydantic. Without a sweep queue
 (``SIGNOFF_SWEEP_QUEUE_URL`` unset: a template before the sweep queue, a test) the
 function runs every task itself and builds the whole sweeper for it.
 """
@@ -13,9 +14,10 @@ import dataclasses
 from typing import TYPE_CHECKING, Any, Final
 
 from signoff.aws.snapstart import prime_before_snapshot
+from signoff.awsclients import lazy_client
 from signoff.durable.sweep_plan import task_bodies
 from signoff.queue.sqs import SqsQueue
-from signoff.settings import Deployment
+from signoff.settings.variables import SweepPlanning
 from signoff.telemetry import logger
 
 if TYPE_CHECKING:
@@ -23,13 +25,14 @@ if TYPE_CHECKING:
 
     from signoff.durable.sweeper import Sweeper
     from signoff.queue.base import BatchQueue
+    from signoff.settings import Deployment
 
 __all__ = [
     "SAFETY_MARGIN",
     "plan_sweep",
     "scheduled_sweep",
     "sweep_here",
-    "sweep_queue_from_env",
+    "sweep_queue",
 ]
 
 # Seconds kept back from an invocation's time, so a re-driven turn checkpoints first.
@@ -40,24 +43,31 @@ def scheduled_sweep(deployment: Deployment | None = None) -> Callable[[float], d
     """What the sweeper function does each minute, given its invocation's deadline (monotonic).
 
     With a sweep queue: plan onto it. Without one, every task runs here: only then is
-    the whole sweeper (the store, the agents, the turns) built.
+    the whole sweeper (the store, the agents, the turns) built, and every variable read.
+
+    Raises:
+        UsageError: a variable it reads is invalid, or (without a sweep queue) one the
+            whole sweeper needs is missing; the message names it.
     """
-    settings = deployment or Deployment.from_env()
-    queue = sweep_queue_from_env(settings)
+    planning = (
+        SweepPlanning.from_env()
+        if deployment is None
+        else SweepPlanning(deployment.sweep_queue_url, deployment.sweep_shards)
+    )
+    queue = sweep_queue(planning)
     if queue is not None:
         prime_before_snapshot()  # its queue's client, built before a SnapStart snapshot
-        return lambda deadline: plan_sweep(settings.sweep_shards, queue)
+        return lambda deadline: plan_sweep(planning.shards, queue)
     from signoff.aws.sweeper import sweeper_from_env
+    from signoff.settings import Deployment
 
-    sweeper = sweeper_from_env(settings)
+    sweeper = sweeper_from_env(deployment or Deployment.from_env())
     return lambda deadline: sweep_here(sweeper, deadline=deadline)
 
 
-def sweep_queue_from_env(deployment: Deployment | None = None) -> SqsQueue | None:
+def sweep_queue(planning: SweepPlanning) -> SqsQueue | None:
     """The queue the sweep's tasks go to (``SIGNOFF_SWEEP_QUEUE_URL``); None when unset."""
-    from signoff.awsclients import lazy_client
-
-    url = (deployment or Deployment.from_env()).sweep_queue_url
+    url = planning.queue_url
     return None if url is None else SqsQueue(url, lazy_client("sqs"))
 
 

@@ -8,13 +8,14 @@ from typing import TYPE_CHECKING, Any, Final, Self
 from botocore.exceptions import BotoCoreError, ClientError
 
 from signoff.errors import StoreUnavailable
-from signoff.settings import Deployment
 
 if TYPE_CHECKING:
     from collections.abc import Sequence
 
     from mypy_boto3_sqs.client import SQSClient
     from mypy_boto3_sqs.type_defs import SendMessageBatchRequestEntryTypeDef
+
+    from signoff.settings import Deployment
 
 __all__ = ["SqsQueue"]
 
@@ -37,6 +38,7 @@ class SqsQueue:
             UsageError: ``SIGNOFF_NOTIFY_QUEUE_URL`` is not set.
         """
         from signoff.awsclients import lazy_client
+        from signoff.settings import Deployment
 
         url = (deployment or Deployment.from_env()).need("notify_queue_url")
         return cls(url, lazy_client("sqs"))
