@@ -13,8 +13,9 @@ DynamoDB client, plus, for an HTTP function, ``APIGatewayHttpResolver(
 enable_validation=True)`` with one pydantic-validated route, for an SQS function
 ``BatchProcessor`` (a scheduled one gets the shared stack alone). Both run ``--runs``
 times, interleaved; the figure is median(app import) / median(reference import),
-target <= 1.10 for message, resolve and notifier. The first invocation is printed
-beside it: a cold start pays both, so an import moved into the first call shows there.
+target <= 1.10 for message and resolve, <= 1.25 for the notifier and the sweeper. The
+first invocation is printed beside it: a cold start pays both, so an import moved into
+the first call shows there.
 So is the number of ``signoff`` modules the handler's import loads, from one more fresh
 process after the timed ones (what ``tests/packaging/import_paths/`` lists by name).
 
@@ -74,8 +75,8 @@ ROOT = Path(__file__).resolve().parents[1]
 REFERENCES = ROOT / "bench" / "reference"
 # The reference module of each kind of function (by its template trigger).
 REFERENCE = {"http": "http_app", "sqs": "sqs_app", "schedule": "schedule_app"}
-TARGET = 1.10
-TARGETED = ("message", "resolve", "notifier")
+# Issue 27's bars for the import ratio, by function.
+TARGETS = {"message": 1.10, "resolve": 1.10, "notifier": 1.25, "sweeper": 1.25}
 # The events/ file each function's first invocation gets; the reference of its kind
 # gets the one of the same trigger. Placeholders get ids nobody stored (a 404, a
 # record for no item): the first call still runs the route, the store and the client.
@@ -472,13 +473,14 @@ def main() -> int:
                 ours = set(FIRST_PARTY | {function.module})
                 found = offenders(app_report.stderr, reference_report.stderr, ours, args.importtime)
                 print_offenders(found)
-    over = {name: ratios[name] for name in TARGETED if ratios.get(name, 0) > TARGET}
+    over = {name: ratios[name] for name, bar in TARGETS.items() if ratios.get(name, 0) > bar}
     verdict = (
         "ok"
         if not over
         else "over target: " + ", ".join(f"{name} {ratio:.2f}x" for name, ratio in over.items())
     )
-    print(f"target <= {TARGET:.2f}x for {', '.join(TARGETED)} ({bytecode}): {verdict}")
+    bars = ", ".join(f"{name} <= {bar:.2f}x" for name, bar in TARGETS.items())
+    print(f"targets {bars} ({bytecode}): {verdict}")
     return 0
 
 
