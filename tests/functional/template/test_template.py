@@ -15,6 +15,7 @@ from urllib.parse import parse_qs
 import pytest
 from aws_lambda_powertools.utilities.parser.models import APIGatewayProxyEventV2Model
 
+from signoff.settings.variables import MAX_SHARDS
 from tests.support.aws import TEMPLATE, Tag, load_template
 
 if TYPE_CHECKING:
@@ -436,6 +437,7 @@ def test_the_shard_counts_are_parameters_every_function_reads_which_only_go_up(
         assert variables[variable] == Tag("Ref", parameter)
         spec = parameters[parameter]
         assert (spec["Type"], spec["Default"], spec["MinValue"]) == ("Number", default, 1)
+        assert spec["MaxValue"] == MAX_SHARDS  # what the functions accept
         # raising one on a live table is safe, lowering one loses items
         assert "never lower it" in spec["Description"], parameter
         assert "docs/scale.md" in spec["Description"], parameter

@@ -12,14 +12,15 @@ from hypothesis import strategies as st
 
 from signoff.errors import UsageError
 from signoff.settings import Deployment, SweepPlanning
-from signoff.settings.variables import shard_count
+from signoff.settings.variables import MAX_SHARDS, shard_count
 
 QUEUE = "https://sqs.us-east-1.amazonaws.com/123456789012/signoff-SweepQueue"
 
 # Texts a shard count may be given as: digits in the shapes a Number parameter takes,
 # and what must be refused beside them.
 shard_texts = st.one_of(
-    st.integers(min_value=-3, max_value=10**6).map(str),
+    st.integers(min_value=-3, max_value=MAX_SHARDS + 3).map(str),
+    st.integers(min_value=0, max_value=10**30).map(str),
     st.builds(lambda n, zeros: f"{n}.{'0' * zeros}", st.integers(0, 99), st.integers(0, 3)),
     st.builds(lambda n: f"+{n}", st.integers(0, 99)),
     st.sampled_from(["", " ", "1_2", "1e1", "12.5", "0x1", "\u0661\u0662", "true", "twelve"]),
@@ -57,10 +58,11 @@ def test_unset_or_blank_variables_take_the_defaults() -> None:
         )
 
 
-@pytest.mark.parametrize("value", [0, -1, True, 2.0, None, "4.5"])
-def test_a_shard_count_is_a_whole_number_of_at_least_one(value: object) -> None:
-    with pytest.raises(ValueError, match="whole number of at least 1"):
+@pytest.mark.parametrize("value", [0, -1, True, 2.0, None, "4.5", 1001, "1" + "0" * 20])
+def test_a_shard_count_is_a_whole_number_from_one_to_a_thousand(value: object) -> None:
+    with pytest.raises(ValueError, match="whole number from 1 to 1000"):
         shard_count(value)
+    assert shard_count(1000) == shard_count("1000") == 1000
 
 
 def test_the_planning_path_imports_no_pydantic() -> None:

@@ -22,6 +22,7 @@ if TYPE_CHECKING:
 __all__ = [
     "DEFAULT_LISTING_SHARDS",
     "DEFAULT_SWEEP_SHARDS",
+    "MAX_SHARDS",
     "PREFIX",
     "SWEEP_QUEUE_URL",
     "SWEEP_SHARDS",
@@ -35,6 +36,10 @@ SWEEP_QUEUE_URL: Final = "SIGNOFF_SWEEP_QUEUE_URL"
 SWEEP_SHARDS: Final = "SIGNOFF_SWEEP_SHARDS"
 DEFAULT_SWEEP_SHARDS: Final = 12
 DEFAULT_LISTING_SHARDS: Final = 4
+# template.yaml's MaxValue of both shard parameters: far above what docs/scale.md
+# sizes (12 and 4 for 1,000 turns a second), and a typo's 10**20 is refused here
+# instead of planning 4 x 10**20 tasks.
+MAX_SHARDS: Final = 1000
 
 # What the template's Number parameters pass: "12", and "12.0" from a float-typed
 # override; nothing of int()'s wider syntax ("1_2", non-ASCII digits).
@@ -53,16 +58,16 @@ def signoff_values(environ: Mapping[str, str] | None = None) -> dict[str, str]:
 
 
 def shard_count(value: object) -> int:
-    """A shard count: a whole number of at least 1, as an int or its text.
+    """A shard count: a whole number from 1 to ``MAX_SHARDS``, as an int or its text.
 
     Raises:
         ValueError: anything else (the message says what is wanted).
     """
     if isinstance(value, str) and (whole := _WHOLE.fullmatch(value.strip())):
         value = int(whole.group(1))
-    if isinstance(value, int) and not isinstance(value, bool) and value >= 1:
+    if isinstance(value, int) and not isinstance(value, bool) and 1 <= value <= MAX_SHARDS:
         return value
-    raise ValueError("must be a whole number of at least 1")
+    raise ValueError(f"must be a whole number from 1 to {MAX_SHARDS}")
 
 
 @dataclass(frozen=True)
