@@ -60,8 +60,12 @@ class Recorder:
             return sum(self._running.values())
 
     def function_now(self) -> str | None:
+        """The function a request now is, or None for one not to record: the
+        recorder's own (``private``, inside a function's write too) or the workload's."""
+        if getattr(self._local, "private", False):
+            return None
         named: str | None = getattr(self._local, "function", None)
-        if named is not None or getattr(self._local, "private", False):
+        if named is not None:
             return named
         if threading.current_thread().name in {"sqs-poller", "MainThread"}:
             return None  # the event source mapping's own polls; the workload's requests

@@ -98,3 +98,57 @@ def test_a_binary_attribute_counts_its_raw_bytes_as_a_packed_body_is_stored() ->
     assert isinstance(wire["zbody"]["B"], bytes)
     assert item_size(wire) == stored_size(item) == 2 + 3 + 2 + 10 + 5 + 1024
     assert write_units(item_size(wire)) == 2
+
+
+def test_the_recorders_own_image_reads_are_not_the_functions_requests(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    # Given a recorder installed over botocore, reading each write's images with a
+    # client of its own, and a table on moto
+    import boto3
+    from moto import mock_aws
+
+    for name, value in {
+        "AWS_ACCESS_KEY_ID": "testing",
+        "AWS_SECRET_ACCESS_KEY": "testing",
+        "AWS_DEFAULT_REGION": "us-east-1",
+    }.items():
+        monkeypatch.setenv(name, value)
+    with mock_aws():
+        client = boto3.client("dynamodb")
+        client.create_table(
+            TableName="t",
+            KeySchema=[
+                {"AttributeName": "pk", "KeyType": "HASH"},
+                {"AttributeName": "sk", "KeyType": "RANGE"},
+            ],
+            AttributeDefinitions=[
+                {"AttributeName": "pk", "AttributeType": "S"},
+                {"AttributeName": "sk", "AttributeType": "S"},
+            ],
+            BillingMode="PAY_PER_REQUEST",
+        )
+        reader = boto3.client("dynamodb")
+        recorder = Recorder(on=True)
+
+        def images(table: str, key: dict[str, Any]) -> Any:
+            return reader.get_item(TableName=table, Key=key, ConsistentRead=True).get("Item")
+
+        uninstall = recorder.install(images)
+        try:
+            # When a function puts an item and reads it back
+            recorder._local.function = "Message"
+            key = {"pk": {"S": "a"}, "sk": {"S": "META"}}
+            client.put_item(TableName="t", Item={**key, "b": text(10)})
+            client.get_item(TableName="t", Key=key)
+        finally:
+            recorder._local.function = None
+            uninstall()
+
+    # Then its two requests are recorded, and not the two image reads around the put
+    assert dict(recorder.requests) == {
+        ("Message", "dynamodb", "PutItem"): 1,
+        ("Message", "dynamodb", "GetItem"): 1,
+    }
+    assert recorder.wru["Message"] == 1
+    assert recorder.rru["Message"] == 0.5  # the function's own read, eventually consistent
