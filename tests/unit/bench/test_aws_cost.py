@@ -108,12 +108,9 @@ def test_the_recorders_own_image_reads_are_not_the_functions_requests(
     import boto3
     from moto import mock_aws
 
-    for name, value in {
-        "AWS_ACCESS_KEY_ID": "testing",
-        "AWS_SECRET_ACCESS_KEY": "testing",
-        "AWS_DEFAULT_REGION": "us-east-1",
-    }.items():
-        monkeypatch.setenv(name, value)
+    from tests.support.aws import fake_credentials
+
+    fake_credentials(monkeypatch)
     with mock_aws():
         client = boto3.client("dynamodb")
         client.create_table(
