@@ -58,7 +58,7 @@ def test_unset_or_blank_variables_take_the_defaults() -> None:
         )
 
 
-@pytest.mark.parametrize("value", [0, -1, True, 2.0, None, "4.5", 1001, "1" + "0" * 20])
+@pytest.mark.parametrize("value", [0, -1, True, 2.0, None, "4.5", 1001, "1" + "0" * 20, "9" * 5000])
 def test_a_shard_count_is_a_whole_number_from_one_to_a_thousand(value: object) -> None:
     with pytest.raises(ValueError, match="whole number from 1 to 1000"):
         shard_count(value)

@@ -12,7 +12,7 @@ sweeper function, which only plans, reads its two with :class:`SweepPlanning`
 (``variables``, no pydantic), parsed by the same functions. The names below are
 imported on first use (PEP 562), so importing ``variables`` loads no pydantic.
 
-It is a leaf (pydantic only), so the composition root, the adapters and the core
+It is a leaf (pydantic, errors and plugins only), so the composition root, the adapters and the core
 can all take it without importing one another.
 """
 

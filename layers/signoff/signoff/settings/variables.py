@@ -64,7 +64,9 @@ def shard_count(value: object) -> int:
         ValueError: anything else (the message says what is wanted).
     """
     if isinstance(value, str) and (whole := _WHOLE.fullmatch(value.strip())):
-        value = int(whole.group(1))
+        digits = whole.group(1).lstrip("0") or "0"
+        # past int()'s digit limit it would raise its own message; any such is too many
+        value = int(digits) if len(digits) <= len(str(MAX_SHARDS)) else MAX_SHARDS + 1
     if isinstance(value, int) and not isinstance(value, bool) and 1 <= value <= MAX_SHARDS:
         return value
     raise ValueError(f"must be a whole number from 1 to {MAX_SHARDS}")
